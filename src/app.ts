@@ -1,0 +1,155 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { bodyLimit } from 'hono/body-limit';
+import { cors } from 'hono/cors';
+import { methodNotAllowed } from 'hono/method-not-allowed';
+import type { Config } from './config.js';
+import type { Database } from './db/client.js';
+import { registerDevRoutes } from './features/dev/routes.js';
+import { registerEmployerRoutes } from './features/employers/routes.js';
+import { EmployersService } from './features/employers/service.js';
+import { registerOpsRoutes, type ReadinessCheck } from './features/ops/routes.js';
+import { UsersService } from './features/users/service.js';
+import { requireUser } from './http/auth.js';
+import type { AppEnv } from './http/context.js';
+import { AppError, errorResponse, handleError } from './http/errors.js';
+import { idempotency } from './http/idempotency.js';
+import { HttpMetrics } from './http/metrics.js';
+import { requestContext } from './http/request-context.js';
+import { validationHook } from './http/validation.js';
+import type { Logger } from './log.js';
+import type { DevIdentityProvider } from './providers/identity/dev-idp.js';
+import type { IdentityVerifier } from './providers/identity/verifier.js';
+
+export interface AppDependencies {
+  config: Config;
+  database: Database;
+  log: Logger;
+  verifyIdentity: IdentityVerifier;
+  /** Present in local mode only. */
+  devIdentityProvider: DevIdentityProvider | null;
+  readiness: ReadinessCheck[];
+  /** Node process metrics (off in tests, where many apps share one process). */
+  processMetrics?: boolean;
+}
+
+export interface Services {
+  users: UsersService;
+  employers: EmployersService;
+}
+
+const EXPOSED_HEADERS = [
+  'WWW-Authenticate',
+  'Payment-Receipt',
+  'PAYMENT-REQUIRED',
+  'PAYMENT-RESPONSE',
+  'X-PAYMENT-RESPONSE',
+  'X-Request-Id',
+  'Idempotent-Replayed',
+];
+const ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Idempotency-Key',
+  'X-Request-Id',
+  'X-PAYMENT',
+  'PAYMENT-SIGNATURE',
+  'X-Agent-Identifier',
+  'X-Agent-Timestamp',
+  'X-Agent-Signature',
+];
+
+export function createServices(deps: Pick<AppDependencies, 'config' | 'database'>): Services {
+  const users = new UsersService(deps.database, deps.config.adminUserIds);
+  return { users, employers: new EmployersService(deps.database, users) };
+}
+
+/** Builds the HTTP app from the feature modules. No I/O happens here. */
+export function buildApp(deps: AppDependencies, services: Services = createServices(deps)) {
+  const { config } = deps;
+  const metrics = new HttpMetrics({ processMetrics: deps.processMetrics ?? false });
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+
+  app.use('*', requestContext(deps.log, metrics));
+  app.use(
+    '*',
+    cors({
+      origin: config.http.corsOrigins,
+      allowHeaders: ALLOWED_HEADERS,
+      exposeHeaders: EXPOSED_HEADERS,
+      allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+      maxAge: 600,
+    }),
+  );
+  app.use(
+    '*',
+    methodNotAllowed({
+      app,
+      onMethodNotAllowed: (c, methods) =>
+        errorResponse(
+          c,
+          new AppError(405, 'METHOD_NOT_ALLOWED', `${c.req.method} is not allowed here.`, { allow: methods }, {
+            Allow: methods.join(', '),
+          }),
+        ),
+    }),
+  );
+  app.use(
+    '/api/*',
+    bodyLimit({
+      maxSize: config.http.maxBodyBytes,
+      onError: (c) =>
+        errorResponse(
+          c,
+          new AppError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${config.http.maxBodyBytes} bytes.`),
+        ),
+    }),
+  );
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'Identity-provider JWT (internal routes).',
+  });
+
+  const authenticated = requireUser(deps.verifyIdentity, services.users);
+  const idempotent = idempotency(deps.database);
+
+  let openApiDocument: object | undefined;
+  registerOpsRoutes(app, {
+    metrics,
+    readiness: deps.readiness,
+    // Built on first request, after every route has registered itself.
+    openApiDocument: () => (openApiDocument ??= buildOpenApiDocument(app, config)),
+  });
+  if (deps.devIdentityProvider) registerDevRoutes(app, deps.devIdentityProvider);
+  registerEmployerRoutes(app, { employers: services.employers, requireUser: authenticated, idempotency: idempotent });
+
+  app.notFound((c) => errorResponse(c, new AppError(404, 'NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`)));
+  app.onError(handleError);
+  return app;
+}
+
+export type App = ReturnType<typeof buildApp>;
+
+function buildOpenApiDocument(app: OpenAPIHono<AppEnv>, config: Config): object {
+  const document = app.getOpenAPIDocument({
+    openapi: '3.0.3',
+    info: {
+      title: 'Payroll and agent payments API',
+      version: '1.0.0',
+      description:
+        'Payroll on stablecoin rails, pay-per-call routes over HTTP 402 (MPP and x402), agent payments and escrow. ' +
+        'Amounts are decimal strings in USD; the service stores integer base units (6 decimals).',
+    },
+    servers: [{ url: config.publicBaseUrl }],
+  });
+  return {
+    ...document,
+    'x-mcp-server': {
+      url: `${config.publicBaseUrl}/api/mcp`,
+      transport: 'streamable-http',
+      auth: 'oauth2.1',
+    },
+  };
+}

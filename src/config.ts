@@ -1,0 +1,165 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Every environment variable the service reads, in one schema. Nothing else in the code reads
+ * process.env: features take what they need from the typed Config.
+ */
+const optionalString = z
+  .string()
+  .trim()
+  .transform((s) => (s === '' ? undefined : s))
+  .optional();
+const optionalUrl = optionalString.pipe(z.url().optional());
+
+const envSchema = z.object({
+  MODE: z.enum(['local', 'live']).optional(),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: optionalString,
+  DATA_DIR: z.string().trim().min(1).default('./data'),
+  DATABASE_URL: optionalUrl,
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  PUBLIC_BASE_URL: optionalUrl,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SERVICE_SLUG: z
+    .string()
+    .regex(/^[a-z][a-z0-9]{0,30}$/, 'lower-case letters and digits, starting with a letter')
+    .default('svc'),
+  ADMIN_USER_IDS: optionalString,
+  IDP_JWKS_URL: optionalUrl,
+  IDP_ISSUER: optionalString,
+  IDP_AUDIENCE: optionalString,
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(50 * 1024 * 1024).default(1024 * 1024),
+  CORS_ORIGINS: z.string().trim().default('*'),
+  JOBS_ENABLED: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
+  // Live-mode infrastructure; local mode runs embedded replacements for each of these.
+  TEMPO_RPC_URL: optionalUrl,
+  BASE_RPC_URL: optionalUrl,
+  SOLANA_RPC_URL: optionalUrl,
+  X402_FACILITATOR_URL: optionalUrl,
+  MPP_SECRET_KEY: optionalString.pipe(z.string().min(32, 'at least 32 characters').optional()),
+  SMTP_URL: optionalUrl,
+});
+
+type Env = z.infer<typeof envSchema>;
+
+/** Settings live mode cannot run without. Local mode has an embedded stand-in for each. */
+const LIVE_REQUIRED = [
+  'DATABASE_URL',
+  'PUBLIC_BASE_URL',
+  'IDP_JWKS_URL',
+  'IDP_ISSUER',
+  'IDP_AUDIENCE',
+  'TEMPO_RPC_URL',
+  'BASE_RPC_URL',
+  'SOLANA_RPC_URL',
+  'X402_FACILITATOR_URL',
+  'MPP_SECRET_KEY',
+  'SMTP_URL',
+] as const satisfies readonly (keyof Env)[];
+
+export type Mode = 'local' | 'live';
+
+export interface Config {
+  mode: Mode;
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  dbPoolMax: number;
+  publicBaseUrl: string;
+  logLevel: Env['LOG_LEVEL'];
+  serviceSlug: string;
+  adminUserIds: ReadonlySet<string>;
+  idp: { jwksUrl: string | undefined; issuer: string; audience: string };
+  http: { maxBodyBytes: number; corsOrigins: '*' | string[] };
+  jobsEnabled: boolean;
+  live: {
+    tempoRpcUrl: string | undefined;
+    baseRpcUrl: string | undefined;
+    solanaRpcUrl: string | undefined;
+    x402FacilitatorUrl: string | undefined;
+    mppSecretKey: string | undefined;
+    smtpUrl: string | undefined;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration: ${problems.join('; ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** The local development identity provider's issuer and audience (docs/decisions.md). */
+export const LOCAL_IDP_ISSUER = 'urn:local-dev-idp';
+export const LOCAL_IDP_AUDIENCE = 'payroll-internal-api';
+/** Seeded by local mode; an admin so a newcomer can open the admin pages at once. */
+export const LOCAL_DEMO_ADMIN_ID = 'demo-admin';
+
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const problems: string[] = [];
+  const present = (key: string) => (source[key] ?? '').trim() !== '';
+  // Without an explicit MODE, a configured live chain means live mode: a half-configured live
+  // deployment then refuses to start instead of silently running on embedded chains.
+  const liveChainConfigured = present('TEMPO_RPC_URL') || present('BASE_RPC_URL') || present('SOLANA_RPC_URL');
+  if ((source.MODE?.trim() || (liveChainConfigured ? 'live' : 'local')) === 'live') {
+    const missing = LIVE_REQUIRED.filter((key) => !present(key));
+    if (missing.length > 0) problems.push(`live mode is missing required settings: ${missing.join(', ')}`);
+  }
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      problems.push(`${issue.path.join('.') || 'environment'}: ${issue.message}`);
+    }
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  const env = parsed.data;
+  const mode: Mode = env.MODE ?? (liveChainConfigured ? 'live' : 'local');
+
+  const port = env.PORT;
+  const adminIds = (env.ADMIN_USER_IDS ?? (mode === 'local' ? LOCAL_DEMO_ADMIN_ID : ''))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+  return {
+    mode,
+    port,
+    // Local mode mints tokens for anyone through /api/dev: never listen beyond loopback by default.
+    host: env.HOST ?? (mode === 'local' ? '127.0.0.1' : '0.0.0.0'),
+    dataDir: path.resolve(env.DATA_DIR),
+    databaseUrl: env.DATABASE_URL,
+    dbPoolMax: env.DB_POOL_MAX,
+    publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    logLevel: env.LOG_LEVEL,
+    serviceSlug: env.SERVICE_SLUG,
+    adminUserIds: new Set(adminIds),
+    idp: {
+      jwksUrl: env.IDP_JWKS_URL,
+      issuer: env.IDP_ISSUER ?? LOCAL_IDP_ISSUER,
+      audience: env.IDP_AUDIENCE ?? LOCAL_IDP_AUDIENCE,
+    },
+    http: {
+      maxBodyBytes: env.MAX_BODY_BYTES,
+      corsOrigins:
+        env.CORS_ORIGINS === '*'
+          ? '*'
+          : env.CORS_ORIGINS.split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+    },
+    jobsEnabled: env.JOBS_ENABLED,
+    live: {
+      tempoRpcUrl: env.TEMPO_RPC_URL,
+      baseRpcUrl: env.BASE_RPC_URL,
+      solanaRpcUrl: env.SOLANA_RPC_URL,
+      x402FacilitatorUrl: env.X402_FACILITATOR_URL,
+      mppSecretKey: env.MPP_SECRET_KEY,
+      smtpUrl: env.SMTP_URL,
+    },
+  };
+}

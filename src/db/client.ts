@@ -1,0 +1,154 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import { lockDataDir } from './datadir-lock.js';
+
+/**
+ * A query handle: the pool outside a transaction, or one connection inside it. Stores take it as
+ * their first argument so a caller inside a transaction always passes the transaction's handle.
+ */
+export type Db = NodePgDatabase;
+
+/** One open transaction: drizzle over its connection, and raw SQL for libraries (pg-boss). */
+export interface Tx {
+  db: Db;
+  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+}
+
+export interface Database {
+  engine: 'pglite' | 'postgres';
+  /**
+   * Pool-level handle, for work that needs no transaction. Never use it while a transaction is
+   * open in the same flow: on PGlite the query would wait for that transaction forever.
+   */
+  db: Db;
+  pool: pg.Pool;
+  /** How other clients (pg-boss) connect to the same database. */
+  connection: pg.PoolConfig;
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** PostgreSQL connection string; when absent, embedded PGlite is used. */
+  url?: string | undefined;
+  /** PGlite files live under `<dataDir>/pglite`; null keeps PGlite in memory (tests). */
+  dataDir: string | null;
+  poolMax?: number;
+}
+
+// A query that waits this long is stuck (on PGlite: behind a transaction that never ends).
+// Failing loudly beats hanging a request forever.
+const QUERY_TIMEOUT_MS = 30_000;
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.url) {
+    const connection: pg.PoolConfig = { connectionString: options.url };
+    return wrapPool('postgres', connection, options.poolMax ?? 10, async () => {});
+  }
+  return openPglite(options.dataDir, options.poolMax ?? 10);
+}
+
+async function openPglite(dataDir: string | null, poolMax: number): Promise<Database> {
+  const release = dataDir ? lockDataDir(dataDir) : () => {};
+  // The socket lives in a private directory: PGlite's server accepts any credentials.
+  const socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pgl-'));
+  fs.chmodSync(socketDir, 0o700);
+  const worker = startWorker(dataDir ? path.join(dataDir, 'pglite') : null, path.join(socketDir, '.s.PGSQL.5432'));
+  try {
+    await waitFor(worker, 'ready');
+  } catch (error) {
+    release();
+    throw error;
+  }
+  const connection: pg.PoolConfig = { host: socketDir, port: 5432, user: 'postgres', database: 'postgres' };
+  return wrapPool('pglite', connection, poolMax, async () => {
+    worker.postMessage({ type: 'close' });
+    await waitFor(worker, 'closed').catch(() => {});
+    await worker.terminate();
+    fs.rmSync(socketDir, { recursive: true, force: true });
+    release();
+  });
+}
+
+function startWorker(dataDir: string | null, socketPath: string): Worker {
+  const workerData = { dataDir, socketPath };
+  const compiled = new URL('./pglite-worker.js', import.meta.url);
+  if (fs.existsSync(compiled)) return new Worker(compiled, { workerData });
+  // Running from TypeScript sources (npm start, tests): the worker registers tsx, then loads them.
+  const source = new URL('./pglite-worker.ts', import.meta.url).href;
+  const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); })`;
+  return new Worker(bootstrap, { eval: true, workerData });
+}
+
+function waitFor(worker: Worker, type: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: { type: string }) => {
+      if (message.type === type) {
+        cleanup();
+        resolve();
+      }
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    const onExit = (code: number) => {
+      cleanup();
+      reject(new Error(`PGlite worker exited with code ${code}`));
+    };
+    const cleanup = () => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    };
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
+  });
+}
+
+function wrapPool(
+  engine: Database['engine'],
+  connection: pg.PoolConfig,
+  max: number,
+  closeEngine: () => Promise<void>,
+): Database {
+  const pool = new pg.Pool({ ...connection, max, query_timeout: QUERY_TIMEOUT_MS });
+  // An idle client's connection dropping must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const db = drizzle({ client: pool });
+  return {
+    engine,
+    db,
+    pool,
+    connection,
+    async transaction(work) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await work({
+          db: drizzle({ client }),
+          query: (text, values) => client.query(text, values),
+        });
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+          broken = rollbackError; // do not hand a connection in an unknown state back to the pool
+        });
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    async close() {
+      await pool.end();
+      await closeEngine();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import type { Services } from '../../app.js';
+import type { Database } from '../../db/client.js';
+import type { Caller } from '../../http/context.js';
+
+/** Local mode's demo tenant: sign in as `demo-owner`, `demo-employee` or `demo-admin`. */
+export const DEMO_USERS = {
+  owner: { id: 'demo-owner', email: 'owner@demo-payroll.example' },
+  employee: { id: 'demo-employee', email: 'ada@demo-payroll.example' },
+  admin: { id: 'demo-admin', email: 'admin@demo-payroll.example' },
+} as const;
+
+const DEMO_EMPLOYEES = [
+  { email: DEMO_USERS.employee.email, fullName: 'Ada Lovelace', salary: '120000', wallet: '0x1000000000000000000000000000000000000001', department: 'Engineering' },
+  { email: 'grace@demo-payroll.example', fullName: 'Grace Hopper', salary: '135000', wallet: '0x1000000000000000000000000000000000000002', department: 'Engineering' },
+  { email: 'alan@demo-payroll.example', fullName: 'Alan Turing', salary: '98000', wallet: '0x1000000000000000000000000000000000000003', department: 'Research' },
+];
+
+/**
+ * Seeds the demo employer through the same services the API uses. Idempotent: every step is
+ * create-or-return, so each start finds the demo as it left it.
+ */
+export async function seedDemo(services: Services, database: Database): Promise<{ employerId: string }> {
+  await database.transaction(async (tx) => {
+    for (const user of Object.values(DEMO_USERS)) {
+      await services.users.ensureUser(tx.db, { id: user.id, email: user.email, emailVerified: true });
+    }
+  });
+  const owner: Caller = {
+    userId: DEMO_USERS.owner.id,
+    email: DEMO_USERS.owner.email,
+    isPlatformAdmin: false,
+    ownedEmployerId: null,
+    employeeIds: [],
+  };
+  const { employer } = await services.employers.createOrGet(owner, { name: 'Demo Robotics Inc.' }, 'seed');
+  for (const person of DEMO_EMPLOYEES) {
+    await services.employers.addEmployee(
+      owner,
+      employer.id,
+      {
+        email: person.email,
+        fullName: person.fullName,
+        walletAddress: person.wallet,
+        annualSalaryUsd: person.salary,
+        department: person.department,
+      },
+      'seed',
+    );
+  }
+  return { employerId: employer.id };
+}

@@ -1,0 +1,67 @@
+import { and, asc, count, eq } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { employees, employers } from '../../db/schema.js';
+
+export type EmployerRow = typeof employers.$inferSelect;
+export type EmployeeRow = typeof employees.$inferSelect;
+export type NewEmployee = typeof employees.$inferInsert;
+
+/** The employer, only if this user owns it. */
+export async function findOwnedEmployer(db: Db, employerId: string, ownerUserId: string): Promise<EmployerRow | null> {
+  const rows = await db
+    .select()
+    .from(employers)
+    .where(and(eq(employers.id, employerId), eq(employers.ownerUserId, ownerUserId)));
+  return rows[0] ?? null;
+}
+
+export async function findEmployerByOwner(db: Db, ownerUserId: string): Promise<EmployerRow | null> {
+  const rows = await db.select().from(employers).where(eq(employers.ownerUserId, ownerUserId));
+  return rows[0] ?? null;
+}
+
+/** Inserts unless the owner already has one (unique owner): null means someone got there first. */
+export async function insertEmployerIfAbsent(
+  db: Db,
+  values: { ownerUserId: string; name: string; adminWallet: string | null },
+): Promise<EmployerRow | null> {
+  const rows = await db.insert(employers).values(values).onConflictDoNothing({ target: employers.ownerUserId }).returning();
+  return rows[0] ?? null;
+}
+
+export async function listActiveEmployees(
+  db: Db,
+  employerId: string,
+  page: { offset: number; limit: number },
+): Promise<{ rows: EmployeeRow[]; total: number }> {
+  const active = and(eq(employees.employerId, employerId), eq(employees.status, 'active'));
+  const [rows, totals] = await Promise.all([
+    db
+      .select()
+      .from(employees)
+      .where(active)
+      .orderBy(asc(employees.createdAt), asc(employees.id))
+      .offset(page.offset)
+      .limit(page.limit),
+    db.select({ total: count() }).from(employees).where(active),
+  ]);
+  return { rows, total: totals[0]?.total ?? 0 };
+}
+
+/** Inserts unless the employer already has this email: null means it exists. */
+export async function insertEmployeeIfAbsent(db: Db, values: NewEmployee): Promise<EmployeeRow | null> {
+  const rows = await db
+    .insert(employees)
+    .values(values)
+    .onConflictDoNothing({ target: [employees.employerId, employees.email] })
+    .returning();
+  return rows[0] ?? null;
+}
+
+export async function findEmployeeByEmail(db: Db, employerId: string, email: string): Promise<EmployeeRow | null> {
+  const rows = await db
+    .select()
+    .from(employees)
+    .where(and(eq(employees.employerId, employerId), eq(employees.email, email)));
+  return rows[0] ?? null;
+}

@@ -1,0 +1,96 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../../http/context.js';
+import type { HttpMetrics } from '../../http/metrics.js';
+import { jsonContent } from '../../http/validation.js';
+
+/** Something that must work before the service takes traffic (database, chains, jobs). */
+export interface ReadinessCheck {
+  name: string;
+  check(): Promise<void>;
+}
+
+export interface OpsRouteDeps {
+  metrics: HttpMetrics;
+  readiness: readonly ReadinessCheck[];
+  openApiDocument: () => object;
+}
+
+const READINESS_TIMEOUT_MS = 2000;
+
+const Health = z.object({ status: z.literal('ok') }).openapi('Health');
+const Readiness = z
+  .object({
+    status: z.enum(['ready', 'not_ready']),
+    checks: z.record(z.string(), z.object({ ok: z.boolean(), error: z.string().optional() })),
+  })
+  .openapi('Readiness');
+
+export function registerOpsRoutes(app: OpenAPIHono<AppEnv>, deps: OpsRouteDeps): void {
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/healthz',
+      tags: ['Operations'],
+      summary: 'Liveness: the process is up',
+      responses: { 200: jsonContent(Health, 'Up.') },
+    }),
+    (c) => c.json({ status: 'ok' as const }, 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/readyz',
+      tags: ['Operations'],
+      summary: 'Readiness: database, chains and jobs answer',
+      responses: { 200: jsonContent(Readiness, 'Ready.'), 503: jsonContent(Readiness, 'Not ready.') },
+    }),
+    async (c) => {
+      const results = await Promise.all(
+        deps.readiness.map(async ({ name, check }) => {
+          try {
+            await withTimeout(check(), READINESS_TIMEOUT_MS);
+            return [name, { ok: true }] as const;
+          } catch (error) {
+            return [name, { ok: false, error: (error as Error).message }] as const;
+          }
+        }),
+      );
+      const ready = results.every(([, result]) => result.ok);
+      return c.json(
+        { status: ready ? ('ready' as const) : ('not_ready' as const), checks: Object.fromEntries(results) },
+        ready ? 200 : 503,
+      );
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/metrics',
+      tags: ['Operations'],
+      summary: 'Prometheus metrics',
+      responses: { 200: { description: 'Prometheus text format.', content: { 'text/plain': { schema: z.string() } } } },
+    }),
+    async (c) => c.text(await deps.metrics.render(), 200, { 'Content-Type': deps.metrics.registry.contentType }),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/openapi.json',
+      tags: ['Operations'],
+      summary: 'This OpenAPI 3.0.3 document',
+      responses: { 200: { description: 'The machine description.', content: { 'application/json': { schema: z.object({}).loose() } } } },
+    }),
+    (c) => c.json(deps.openApiDocument(), 200),
+  );
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,56 @@
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { employees, users } from '../../db/schema.js';
+
+export interface UserRecord {
+  id: string;
+  email: string | null;
+  emailVerified: boolean;
+  ownedEmployerId: string | null;
+  employeeIds: string[];
+}
+
+/** The user with the employer they own and their active employee records, in one round trip. */
+export async function findUserWithRoles(db: Db, userId: string): Promise<UserRecord | null> {
+  const rows = await db
+    .select({
+      id: users.id,
+      email: users.email,
+      emailVerified: users.emailVerified,
+      // Correlated subqueries name the outer table explicitly: drizzle renders columns unqualified.
+      ownedEmployerId: sql<string | null>`(SELECT e.id FROM employers e WHERE e.owner_user_id = users.id)`,
+      employeeIds: sql<string[]>`COALESCE((SELECT array_agg(m.id::text ORDER BY m.created_at) FROM employees m
+        WHERE m.user_id = users.id AND m.status = 'active'), '{}')`,
+    })
+    .from(users)
+    .where(eq(users.id, userId));
+  return rows[0] ?? null;
+}
+
+export async function upsertUser(db: Db, user: { id: string; email: string | null; emailVerified: boolean }) {
+  await db
+    .insert(users)
+    .values(user)
+    .onConflictDoUpdate({
+      target: users.id,
+      set: { email: user.email, emailVerified: user.emailVerified, lastSeenAt: sql`now()` },
+    });
+}
+
+/** Links unclaimed employee records with this email to the user. */
+export async function linkEmployeesByEmail(db: Db, userId: string, email: string) {
+  await db
+    .update(employees)
+    .set({ userId, updatedAt: sql`now()` })
+    .where(and(eq(employees.email, email), isNull(employees.userId)));
+}
+
+/** The id of a user who proved this email address, if any. */
+export async function findVerifiedUserIdByEmail(db: Db, email: string): Promise<string | null> {
+  const rows = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.email, email), eq(users.emailVerified, true)))
+    .limit(1);
+  return rows[0]?.id ?? null;
+}

@@ -1,0 +1,15 @@
+import type { Database } from '../db/client.js';
+import { purgeExpiredIdempotencyKeys } from '../http/idempotency.js';
+import type { JobRunner } from './runner.js';
+
+/** Every durable job and schedule of the service; features add theirs here. */
+export function defineJobs(jobs: JobRunner, deps: { database: Database }): void {
+  jobs.define({
+    name: 'purge-idempotency-keys',
+    schedule: '17 * * * *',
+    async handle(_data, { log }) {
+      const deleted = await purgeExpiredIdempotencyKeys(deps.database.db);
+      if (deleted > 0) log.info({ deleted }, 'expired idempotency keys purged');
+    },
+  });
+}

@@ -1,0 +1,36 @@
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './log.js';
+import { startService } from './service.js';
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+}
+
+const log = createLogger(config.logLevel);
+const started = performance.now();
+const service = await startService(config, log).catch((error: unknown) => {
+  log.fatal({ err: error }, 'start-up failed');
+  process.exit(1);
+});
+log.info({ url: service.url, mode: config.mode, ms: Math.round(performance.now() - started) }, 'ready');
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    service.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  });
+}

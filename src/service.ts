@@ -1,0 +1,92 @@
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import { buildApp, createServices, type App, type Services } from './app.js';
+import type { Config } from './config.js';
+import { openDatabase, type Database } from './db/client.js';
+import { migrate } from './db/migrate.js';
+import { seedDemo } from './features/demo/seed.js';
+import { defineJobs } from './jobs/definitions.js';
+import { JobRunner } from './jobs/runner.js';
+import type { Logger } from './log.js';
+import { DevIdentityProvider } from './providers/identity/dev-idp.js';
+import { createIdentityVerifier } from './providers/identity/verifier.js';
+
+export interface RunningService {
+  app: App;
+  services: Services;
+  database: Database;
+  jobs: JobRunner;
+  devIdentityProvider: DevIdentityProvider | null;
+  /** The bound base URL, e.g. http://127.0.0.1:3000. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** config -> database -> migrations -> identity -> jobs -> seed -> HTTP (ARCHITECTURE.md). */
+export async function startService(config: Config, log: Logger): Promise<RunningService> {
+  const database = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.databaseUrl ? null : config.dataDir,
+    poolMax: config.dbPoolMax,
+  });
+  try {
+    const migrations = await migrate(database);
+    log.info({ engine: database.engine, applied: migrations.applied }, 'database ready');
+
+    const devIdentityProvider =
+      config.mode === 'local'
+        ? await DevIdentityProvider.open({ dataDir: config.dataDir, issuer: config.idp.issuer, audience: config.idp.audience })
+        : null;
+    const jwksUrl = config.idp.jwksUrl;
+    const verifyIdentity = createIdentityVerifier({
+      issuer: config.idp.issuer,
+      audience: config.idp.audience,
+      jwks: jwksUrl ? { url: jwksUrl } : { keys: devIdentityProvider?.jwks().keys ?? [] },
+    });
+
+    const jobs = new JobRunner(database, log.child({ component: 'jobs' }));
+    defineJobs(jobs, { database });
+    if (config.jobsEnabled) await jobs.start();
+
+    const services = createServices({ config, database });
+    if (config.mode === 'local') await seedDemo(services, database);
+
+    const app = buildApp(
+      {
+        config,
+        database,
+        log,
+        verifyIdentity,
+        devIdentityProvider,
+        processMetrics: true,
+        readiness: [{ name: 'database', check: async () => void (await database.pool.query('SELECT 1')) }],
+      },
+      services,
+    );
+    const server = await listen(app, config);
+    const { port } = server.address() as AddressInfo;
+    return {
+      app,
+      services,
+      database,
+      jobs,
+      devIdentityProvider,
+      url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+      async close() {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await jobs.stop();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    await database.close().catch(() => {});
+    throw error;
+  }
+}
+
+function listen(app: App, config: Config): Promise<ServerType> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(server));
+    server.once('error', reject);
+  });
+}
