@@ -5,21 +5,19 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { PgliteWireServer } from './pglite-server.js';
 
 const { dataDir, socketPath } = workerData as { dataDir: string | null; socketPath: string };
 
 const db = await PGlite.create(dataDir ?? undefined);
-// Every connection shares PGlite's one session; the server runs one connection's transaction at
-// a time and queues the others' queries behind it.
-const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 256 });
-await server.start();
+const server = new PgliteWireServer(db);
+await server.listen(socketPath);
 parentPort?.postMessage({ type: 'ready' });
 
 parentPort?.on('message', (message: { type: string }) => {
   if (message.type !== 'close') return;
   void (async () => {
-    await server.stop();
+    await server.close();
     await db.close();
     parentPort?.postMessage({ type: 'closed' });
   })();

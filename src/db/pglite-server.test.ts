@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { openDatabase, type Database } from './client.js';
+
+// The embedded engine's own guarantees; these run on PGlite whatever TEST_DATABASE_URL says.
+describe('PGlite behind the wire server', () => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await openDatabase({ dataDir: null, poolMax: 20 });
+    await database.pool.query('CREATE TABLE counter (id int PRIMARY KEY, n int NOT NULL)');
+    await database.pool.query('INSERT INTO counter VALUES (1, 0)');
+  });
+  afterAll(() => database.close());
+
+  it('keeps concurrent parameterised queries from different connections apart', async () => {
+    // Per-message scheduling interleaves Parse/Bind/Execute of two connections in PGlite's one
+    // session (`portal "" does not exist`, or one query's rows answering another).
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => database.pool.query('SELECT $1::int AS i, repeat($2, $1::int) AS s', [i, 'x'])),
+    );
+    results.forEach((result, i) => expect(result.rows[0]).toEqual({ i, s: 'x'.repeat(i) }));
+  });
+
+  it('runs one transaction at a time: 20 concurrent read-modify-writes lose nothing', async () => {
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        database.transaction(async (tx) => {
+          const { rows } = await tx.query('SELECT n FROM counter WHERE id = 1 FOR UPDATE');
+          await new Promise((resolve) => setTimeout(resolve, 2)); // let other connections try to cut in
+          await tx.query('UPDATE counter SET n = $1 WHERE id = 1', [Number(rows[0]?.n) + 1]);
+        }),
+      ),
+    );
+    const { rows } = await database.pool.query('SELECT n FROM counter WHERE id = 1');
+    expect(rows[0]?.n).toBe(20);
+  });
+
+  it('rolls back the transaction of a connection that drops, and keeps serving others', async () => {
+    const client = new pg.Client(database.connection);
+    client.on('error', () => {}); // it is about to be cut off on purpose
+    await client.connect();
+    await client.query('BEGIN');
+    await client.query('UPDATE counter SET n = -1 WHERE id = 1');
+    // The next query from another connection waits for this transaction...
+    const waiting = database.pool.query('SELECT n FROM counter WHERE id = 1');
+    // ...which ends when its connection goes away without COMMIT.
+    (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    const { rows } = await waiting;
+    expect(rows[0]?.n).toBe(20);
+  });
+});

@@ -1,0 +1,81 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildApp, createServices, type App, type Services } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openDatabase, type Database } from '../../src/db/client.js';
+import { migrate } from '../../src/db/migrate.js';
+import { createLogger } from '../../src/log.js';
+import { DevIdentityProvider } from '../../src/providers/identity/dev-idp.js';
+import { createIdentityVerifier } from '../../src/providers/identity/verifier.js';
+import { createTestDatabaseTarget } from './database.js';
+
+export interface TestApp {
+  app: App;
+  config: Config;
+  database: Database;
+  services: Services;
+  idp: DevIdentityProvider;
+  dataDir: string;
+  /** A bearer token from the development identity provider. */
+  token(sub: string, email?: string): Promise<string>;
+  request(method: string, path: string, options?: RequestOptions): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export interface RequestOptions {
+  token?: string;
+  /** Sent as JSON unless it is a string (sent as is). */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** The app over a fresh database (in-memory PGlite, or a new database on TEST_DATABASE_URL). */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'payroll-test-'));
+  const target = await createTestDatabaseTarget();
+  const config = loadConfig({ MODE: 'local', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: target.url, ...env });
+  const database = await openDatabase({ url: target.url, dataDir: null });
+  await migrate(database);
+  const idp = await DevIdentityProvider.open({ dataDir, issuer: config.idp.issuer, audience: config.idp.audience });
+  const services = createServices({ config, database });
+  const app = buildApp(
+    {
+      config,
+      database,
+      log: createLogger('silent'),
+      verifyIdentity: createIdentityVerifier({
+        issuer: config.idp.issuer,
+        audience: config.idp.audience,
+        jwks: { keys: idp.jwks().keys },
+      }),
+      devIdentityProvider: idp,
+      readiness: [{ name: 'database', check: async () => void (await database.pool.query('SELECT 1')) }],
+    },
+    services,
+  );
+  return {
+    app,
+    config,
+    database,
+    services,
+    idp,
+    dataDir,
+    token: (sub, email) => idp.issue({ sub, email }),
+    request(method, requestPath, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      if (options.token) headers.authorization = `Bearer ${options.token}`;
+      let body: string | undefined;
+      if (options.body !== undefined) {
+        body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      return Promise.resolve(app.request(requestPath, { method, headers, body }));
+    },
+    async close() {
+      await database.close();
+      await target.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
