@@ -12,7 +12,7 @@ describe('config', () => {
   it('refuses live mode with one message naming every missing setting', () => {
     let error: unknown;
     try {
-      loadConfig({ MODE: 'live', PUBLIC_BASE_URL: 'https://pay.example', PORT: 'eighty' });
+      loadConfig({ APP_MODE: 'live', PUBLIC_BASE_URL: 'https://pay.example', PORT: 'eighty' });
     } catch (e) {
       error = e;
     }
@@ -52,6 +52,6 @@ describe('config', () => {
   it('names invalid values', () => {
     expect(() => loadConfig({ SERVICE_SLUG: 'Bad Slug' })).toThrow(/SERVICE_SLUG/);
     expect(() => loadConfig({ DATABASE_URL: 'not a url' })).toThrow(/DATABASE_URL/);
-    expect(() => loadConfig({ MODE: 'staging' })).toThrow(/MODE/);
+    expect(() => loadConfig({ APP_MODE: 'staging' })).toThrow(/APP_MODE/);
   });
 });

@@ -13,7 +13,8 @@ const optionalString = z
 const optionalUrl = optionalString.pipe(z.url().optional());
 
 const envSchema = z.object({
-  MODE: z.enum(['local', 'live']).optional(),
+  // Not plain MODE: Vite and Vitest export MODE=development/test into the environment.
+  APP_MODE: z.enum(['local', 'live']).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: optionalString,
   DATA_DIR: z.string().trim().min(1).default('./data'),
@@ -103,10 +104,10 @@ export const LOCAL_DEMO_ADMIN_ID = 'demo-admin';
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
   const problems: string[] = [];
   const present = (key: string) => (source[key] ?? '').trim() !== '';
-  // Without an explicit MODE, a configured live chain means live mode: a half-configured live
+  // Without an explicit APP_MODE, a configured live chain means live mode: a half-configured live
   // deployment then refuses to start instead of silently running on embedded chains.
   const liveChainConfigured = present('TEMPO_RPC_URL') || present('BASE_RPC_URL') || present('SOLANA_RPC_URL');
-  if ((source.MODE?.trim() || (liveChainConfigured ? 'live' : 'local')) === 'live') {
+  if ((source.APP_MODE?.trim() || (liveChainConfigured ? 'live' : 'local')) === 'live') {
     const missing = LIVE_REQUIRED.filter((key) => !present(key));
     if (missing.length > 0) problems.push(`live mode is missing required settings: ${missing.join(', ')}`);
   }
@@ -118,7 +119,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const env = parsed.data;
-  const mode: Mode = env.MODE ?? (liveChainConfigured ? 'live' : 'local');
+  const mode: Mode = env.APP_MODE ?? (liveChainConfigured ? 'live' : 'local');
 
   const port = env.PORT;
   const adminIds = (env.ADMIN_USER_IDS ?? (mode === 'local' ? LOCAL_DEMO_ADMIN_ID : ''))

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { exportSPKI, generateKeyPair, importJWK, SignJWT } from 'jose';
+import { exportSPKI, generateKeyPair, importJWK, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 
@@ -64,7 +64,7 @@ describe('identity tokens on internal routes', () => {
       'HS256 signed with the public key as the secret',
       async () => {
         const publicJwk = t.idp.publicJwk;
-        const pem = await exportSPKI(await importJWK({ ...publicJwk }, 'ES256'));
+        const pem = await exportSPKI((await importJWK({ ...publicJwk }, 'ES256')) as CryptoKey);
         const header = b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT', kid: publicJwk.kid }));
         const payload = b64url(
           JSON.stringify({ sub: 'admin', iss: t.config.idp.issuer, aud: t.config.idp.audience, exp: Math.floor(Date.now() / 1000) + 600 }),

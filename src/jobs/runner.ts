@@ -55,7 +55,7 @@ export interface JobRunnerOptions {
 
 /** pg-boss on the service's own database (PGlite or PostgreSQL), wrapped for features. */
 export class JobRunner {
-  private readonly definitions = new Map<string, JobDefinition<any>>();
+  private readonly definitions = new Map<string, JobDefinition>();
   private boss: PgBoss | undefined;
 
   constructor(

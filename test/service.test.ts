@@ -1,0 +1,129 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabaseTarget, type TestDatabaseTarget } from './support/database.js';
+
+/** The service as `npm start` runs it: src/main.ts under tsx, in its own process. */
+function startProcess(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForHealthy(base: string, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    try {
+      if ((await fetch(`${base}/healthz`)).status === 200) return Date.now() - started;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`not healthy within ${timeoutMs} ms`);
+}
+
+describe('the service process', () => {
+  let target: TestDatabaseTarget;
+  let dataDir: string;
+  let env: Record<string, string>;
+  let base: string;
+  const running: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    target = await createTestDatabaseTarget();
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'service-test-'));
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    env = { PORT: String(port), DATA_DIR: dataDir, ...(target.url ? { DATABASE_URL: target.url } : {}) };
+  });
+  afterAll(async () => {
+    running.forEach((child) => child.kill('SIGKILL'));
+    await target.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function ownerToken() {
+    const res = await fetch(`${base}/api/dev/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sub: 'demo-owner' }),
+    });
+    return ((await res.json()) as { token: string }).token;
+  }
+
+  async function team(token: string, employerId: string) {
+    const res = await fetch(`${base}/api/employers/${employerId}/team`, { headers: { authorization: `Bearer ${token}` } });
+    return ((await res.json()) as { employees: { email: string }[] }).employees.map((e) => e.email);
+  }
+
+  it('starts healthy within 15 s with the demo seeded, and keeps data across a restart', async () => {
+    const first = startProcess(env);
+    running.push(first.child);
+    const startupMs = await waitForHealthy(base, 15_000).catch((error: Error) => {
+      throw new Error(`${error.message}; its output:\n${first.output()}`);
+    });
+    expect(startupMs).toBeLessThan(15_000);
+
+    const token = await ownerToken();
+    const employer = await fetch(`${base}/api/employers`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'ignored: the demo owner already has one' }),
+    });
+    expect(employer.status).toBe(200);
+    const { id: employerId } = (await employer.json()) as { id: string };
+    const added = await fetch(`${base}/api/employers/${employerId}/team`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'survivor@demo-payroll.example', full_name: 'Survivor' }),
+    });
+    expect(added.status).toBe(201);
+    const before = await team(token, employerId);
+    expect(before).toHaveLength(4); // three seeded and the new one
+
+    if (!target.url) {
+      // A second process on the same PGlite directory is refused while the first runs.
+      const intruder = startProcess({ ...env, PORT: '0' });
+      running.push(intruder.child);
+      expect(await intruder.exited).toBe(1);
+      expect(intruder.output()).toMatch(/in use by process/);
+    }
+
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+
+    const second = startProcess(env);
+    running.push(second.child);
+    await waitForHealthy(base, 15_000);
+    // The token from before the restart still verifies: the development key lives in DATA_DIR.
+    expect(await team(token, employerId)).toEqual(before);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  }, 60_000);
+
+  it('refuses to start in live mode with settings missing, naming all of them', async () => {
+    const live = startProcess({ APP_MODE: 'live', PORT: '0', DATA_DIR: dataDir });
+    running.push(live.child);
+    expect(await live.exited).toBe(1);
+    expect(live.output()).toMatch(/live mode is missing required settings: DATABASE_URL, PUBLIC_BASE_URL, IDP_JWKS_URL/);
+  });
+});
