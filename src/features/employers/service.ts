@@ -31,6 +31,9 @@ export class EmployersService {
     input: { name: string; adminWallet?: string | undefined },
     requestId: string,
   ): Promise<{ employer: store.EmployerRow; created: boolean }> {
+    // The usual case (already an owner) needs one read and no transaction.
+    const owned = await store.findEmployerByOwner(this.database.db, caller.userId);
+    if (owned) return { employer: owned, created: false };
     return this.database.transaction(async (tx) => {
       const inserted = await store.insertEmployerIfAbsent(tx.db, {
         ownerUserId: caller.userId,
