@@ -30,7 +30,11 @@ describe('job runner', () => {
     drop = target.drop;
     database = await openDatabase({ url: target.url, dataDir: null });
     await migrate(database);
-    jobs = new JobRunner(database, createLogger('silent'), { pollingIntervalSeconds: 0.5, superviseIntervalSeconds: 1 });
+    jobs = new JobRunner(database, createLogger('silent'), {
+      pollingIntervalSeconds: 0.5,
+      superviseIntervalSeconds: 1,
+      cronIntervalSeconds: 1,
+    });
     jobs.define({
       name: 'flaky',
       retryDelaySeconds: 1,
@@ -43,6 +47,13 @@ describe('job runner', () => {
       name: 'record',
       async handle(data, { retryCount }) {
         attempts.push({ name: 'record', data, retryCount, at: Date.now() });
+      },
+    });
+    jobs.define({
+      name: 'scheduled',
+      schedule: '* * * * *', // every minute: the finest grain pg-boss schedules
+      async handle(data, { retryCount }) {
+        attempts.push({ name: 'scheduled', data, retryCount, at: Date.now() });
       },
     });
     await jobs.start();
@@ -63,6 +74,10 @@ describe('job runner', () => {
     expect(b - a).toBeGreaterThanOrEqual(900);
     expect(c - b).toBeGreaterThanOrEqual(900);
   });
+
+  it('runs a job on its cron schedule', async () => {
+    await until(async () => (attempts.some((a) => a.name === 'scheduled') ? true : undefined), 70_000);
+  }, 80_000);
 
   it('enqueues once per key', async () => {
     const first = await jobs.send('record', { key: 'k' }, { key: 'once', startAfterSeconds: 3600 });

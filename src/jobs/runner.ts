@@ -49,6 +49,8 @@ export interface JobRunnerOptions {
   pollingIntervalSeconds?: number;
   /** How often expired (crashed) jobs are detected. Default 10 s. */
   superviseIntervalSeconds?: number;
+  /** How often due cron schedules are enqueued (schedules have minute granularity). Default 5 s. */
+  cronIntervalSeconds?: number;
   /** Run handlers in this process (false: enqueue only). Default true. */
   work?: boolean;
 }
@@ -78,6 +80,7 @@ export class JobRunner {
       max: 4,
       superviseIntervalSeconds: supervise,
       monitorIntervalSeconds: supervise,
+      cronWorkerIntervalSeconds: this.options.cronIntervalSeconds ?? 5,
       application_name: 'payroll-jobs',
     });
     boss.on('error', (error: Error) => this.log.error({ err: error }, 'job runner error'));
