@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { createScratchDatabase } from '../test/support/database.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -103,25 +104,6 @@ async function postgresReachable(): Promise<boolean> {
   }
 }
 
-async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `bench_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: POSTGRES_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
-
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'bench-'));
 const lines: string[] = [];
 const row = (figure: string, value: string, reference: string, ratio: string) =>
@@ -174,7 +156,7 @@ const pgliteRps = await httpFigures('PGlite', { DATA_DIR: pgliteDir });
 fs.rmSync(pgliteDir, { recursive: true, force: true });
 
 if (await postgresReachable()) {
-  const database = await freshPostgresDatabase();
+  const database = await createScratchDatabase(POSTGRES_URL);
   const dir = tmp();
   try {
     const postgresRps = await httpFigures('PostgreSQL', { DATA_DIR: dir, DATABASE_URL: database.url });
