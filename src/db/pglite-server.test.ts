@@ -48,4 +48,19 @@ describe('PGlite behind the wire server', () => {
     const { rows } = await waiting;
     expect(rows[0]?.n).toBe(20);
   });
+
+  it('rolls back and keeps serving when a connection drops while its opening unit runs', async () => {
+    const before = (await database.pool.query('SELECT n FROM counter WHERE id = 1')).rows[0]?.n;
+    const client = new pg.Client(database.connection);
+    client.on('error', () => {});
+    await client.connect();
+    // One simple-query unit that opens a transaction and is still running when the socket goes;
+    // the drop is handled once the unit ends (PGlite runs it synchronously in its thread).
+    const running = client.query('BEGIN; UPDATE counter SET n = -2 WHERE id = 1; SELECT pg_sleep(0.3)').catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    await running;
+    const { rows } = await database.pool.query('SELECT n FROM counter WHERE id = 1');
+    expect(rows[0]?.n).toBe(before);
+  });
 });

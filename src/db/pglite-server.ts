@@ -43,20 +43,20 @@ export class PgliteWireServer {
     for (let i = this.queue.length - 1; i >= 0; i--) {
       if (this.queue[i]?.connection === connection) this.queue.splice(i, 1);
     }
-    if (this.owner === connection) {
-      this.owner = null;
-      void this.db
-        .exec('ROLLBACK')
-        .catch(() => {})
-        .finally(() => void this.pump());
-    }
+    void this.pump(); // rolls back its transaction if it held one
   }
 
+  /** The only place that runs anything on PGlite, one step at a time. */
   private async pump(): Promise<void> {
     if (this.pumping) return;
     this.pumping = true;
     try {
       for (;;) {
+        // The transaction's connection went away: end its transaction before anyone else runs.
+        if (this.owner?.closed) {
+          await this.db.exec('ROLLBACK').catch(() => {});
+          this.owner = null;
+        }
         const index = this.owner ? this.queue.findIndex((u) => u.connection === this.owner) : 0;
         if (index < 0 || this.queue.length === 0) break;
         const [unit] = this.queue.splice(index, 1);
@@ -98,7 +98,7 @@ class Connection {
   private buffer: Buffer = Buffer.alloc(0);
   private pending: Uint8Array[] = [];
   private started = false;
-  private closed = false;
+  closed = false;
 
   constructor(
     private readonly socket: net.Socket,

@@ -198,5 +198,9 @@ describe('team', () => {
 
     const unverified = await t.services.users.resolveCaller({ sub: 'mallory', email: 'dup@acme.example', emailVerified: false });
     expect(unverified.employeeIds).toEqual([]);
+
+    // A later token without an email claim keeps what the user proved.
+    const withoutEmail = await t.services.users.resolveCaller({ sub: 'grace-user', email: null, emailVerified: false });
+    expect(withoutEmail).toMatchObject({ email: 'grace@acme.example', employeeIds: caller.employeeIds });
   });
 });

@@ -16,7 +16,10 @@ export class UsersService {
    */
   async resolveCaller(claims: IdentityClaims): Promise<Caller> {
     let user = await store.findUserWithRoles(this.database.db, claims.sub);
-    if (!user || user.email !== claims.email || user.emailVerified !== claims.emailVerified) {
+    // A token without an email says nothing about it: only a present claim counts as a change.
+    const emailChanged =
+      claims.email !== null && (user?.email !== claims.email || user.emailVerified !== claims.emailVerified);
+    if (!user || emailChanged) {
       user = await this.database.transaction(async (tx) => {
         await store.upsertUser(tx.db, { id: claims.sub, email: claims.email, emailVerified: claims.emailVerified });
         if (claims.email && claims.emailVerified) await store.linkEmployeesByEmail(tx.db, claims.sub, claims.email);

@@ -33,7 +33,12 @@ export async function upsertUser(db: Db, user: { id: string; email: string | nul
     .values(user)
     .onConflictDoUpdate({
       target: users.id,
-      set: { email: user.email, emailVerified: user.emailVerified, lastSeenAt: sql`now()` },
+      // A missing email (null) keeps the stored one.
+      set: {
+        email: sql`coalesce(excluded.email, users.email)`,
+        emailVerified: sql`CASE WHEN excluded.email IS NULL THEN users.email_verified ELSE excluded.email_verified END`,
+        lastSeenAt: sql`now()`,
+      },
     });
 }
 
