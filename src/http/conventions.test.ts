@@ -104,14 +104,20 @@ describe('Idempotency-Key', () => {
   });
 
   it('keeps key spaces apart per caller', async () => {
-    const otherToken = await t.token('someone-else');
-    const res = await t.request('POST', '/api/employers', {
-      token: otherToken,
-      headers: { 'idempotency-key': 'key-1' },
-      body: { name: 'Their Co' },
+    // Same key, same route, different bodies: shared key spaces would answer the second with 422.
+    const first = await t.request('POST', '/api/employers', {
+      token: await t.token('key-space-a'),
+      headers: { 'idempotency-key': 'shared-key' },
+      body: { name: 'A Co' },
     });
-    expect(res.status).toBe(201);
-    expect(res.headers.get('idempotent-replayed')).toBeNull();
+    const second = await t.request('POST', '/api/employers', {
+      token: await t.token('key-space-b'),
+      headers: { 'idempotency-key': 'shared-key' },
+      body: { name: 'B Co' },
+    });
+    expect([first.status, second.status]).toEqual([201, 201]);
+    expect(await second.json()).toMatchObject({ name: 'B Co' });
+    expect(second.headers.get('idempotent-replayed')).toBeNull();
   });
 
   it('lets concurrent retries of one key run the handler once', async () => {
