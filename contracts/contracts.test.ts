@@ -1,0 +1,284 @@
+import {
+  concatHex,
+  createPublicClient,
+  createWalletClient,
+  decodeEventLog,
+  defineChain,
+  encodePacked,
+  keccak256,
+  pad,
+  parseSignature,
+  toHex,
+  type Abi,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadArtifacts, type ContractArtifact } from '../src/chains/contracts/compile.js';
+import { startEmbeddedEvm, type EmbeddedEvm } from '../src/chains/embedded/evm.js';
+
+const CHAIN_ID = 4217;
+const chain = defineChain({
+  id: CHAIN_ID,
+  name: 'embedded',
+  nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+  rpcUrls: { default: { http: ['http://embedded.invalid'] } },
+});
+
+let artifacts: Record<string, ContractArtifact>;
+let evm: EmbeddedEvm;
+let publicClient: PublicClient;
+const deployer = privateKeyToAccount(generatePrivateKey());
+const alice = privateKeyToAccount(generatePrivateKey());
+const bob = privateKeyToAccount(generatePrivateKey());
+
+const wallet = (account: PrivateKeyAccount) => createWalletClient({ chain, account, transport: evm.transport });
+
+async function deploy(name: string, args: unknown[]): Promise<Address> {
+  const artifact = artifacts[name]!;
+  const hash = await wallet(deployer).deployContract({ abi: artifact.abi, bytecode: artifact.bytecode, args });
+  const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 5 });
+  return receipt.contractAddress!;
+}
+
+async function send(account: PrivateKeyAccount, address: Address, name: string, functionName: string, args: unknown[]) {
+  // Errors of every contract, so a revert raised in a called contract decodes by name too.
+  const abi = [...artifacts[name]!.abi, ...Object.values(artifacts).flatMap((a) => a.abi.filter((item) => item.type === 'error'))];
+  // Simulate first: a revert surfaces as a decoded contract error, as a client would see it.
+  const { request } = await publicClient.simulateContract({ account, address, abi, functionName, args });
+  const hash = await wallet(account).writeContract(request);
+  const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 5 });
+  expect(receipt.status).toBe('success');
+  return receipt;
+}
+
+const read = (address: Address, name: string, functionName: string, args: unknown[] = []) =>
+  publicClient.readContract({ address, abi: artifacts[name]!.abi, functionName, args });
+
+function events(abi: Abi, logs: { data: Hex; topics: [Hex, ...Hex[]] | [] }[]) {
+  return logs.map((log) => decodeEventLog({ abi, data: log.data, topics: log.topics }));
+}
+
+beforeAll(async () => {
+  artifacts = await loadArtifacts();
+  evm = await startEmbeddedEvm({
+    chainId: CHAIN_ID,
+    funded: [deployer, alice, bob].map((a) => ({ address: a.address, balance: 10n ** 21n })),
+  });
+  publicClient = createPublicClient({ chain, transport: evm.transport });
+});
+
+describe('Stablecoin', () => {
+  let token: Address;
+  let registry: Address;
+  const nonce = () => toHex(crypto.getRandomValues(new Uint8Array(32)));
+
+  beforeAll(async () => {
+    registry = await deploy('AddressRegistry', [1]);
+    token = await deploy('Stablecoin', ['Local USD', 'lUSD', '2', registry]);
+    await send(deployer, token, 'Stablecoin', 'setMinter', [deployer.address, true]);
+    await send(deployer, token, 'Stablecoin', 'mint', [alice.address, 1_000_000_000n]);
+  });
+
+  async function authorization(
+    signer: PrivateKeyAccount,
+    message: { to: Address; value: bigint; validAfter?: bigint; validBefore?: bigint; nonce?: Hex },
+    primaryType: 'TransferWithAuthorization' | 'ReceiveWithAuthorization' = 'TransferWithAuthorization',
+  ) {
+    const now = BigInt(Math.floor(Date.now() / 1000));
+    const full = {
+      from: signer.address,
+      to: message.to,
+      value: message.value,
+      validAfter: message.validAfter ?? 0n,
+      validBefore: message.validBefore ?? now + 3600n,
+      nonce: message.nonce ?? nonce(),
+    };
+    const fields = ['from', 'to', 'value', 'validAfter', 'validBefore', 'nonce'] as const;
+    const signature = await signer.signTypedData({
+      domain: { name: 'Local USD', version: '2', chainId: CHAIN_ID, verifyingContract: token },
+      types: {
+        [primaryType]: fields.map((name) => ({
+          name,
+          type: name === 'from' || name === 'to' ? 'address' : name === 'nonce' ? 'bytes32' : 'uint256',
+        })),
+      },
+      primaryType,
+      message: full,
+    });
+    const { r, s, v } = parseSignature(signature);
+    return { args: fields.map((f) => full[f]), signature, vrs: [Number(v), r, s] as const, nonce: full.nonce };
+  }
+
+  it('has 6 decimals', async () => {
+    expect(await read(token, 'Stablecoin', 'decimals')).toBe(6);
+  });
+
+  it('emits TransferWithMemo with the memo', async () => {
+    const memo = pad('0x1234', { size: 32 });
+    const receipt = await send(alice, token, 'Stablecoin', 'transferWithMemo', [bob.address, 5_000_000n, memo]);
+    const decoded = events(artifacts.Stablecoin!.abi, receipt.logs as never);
+    expect(decoded.map((e) => e.eventName)).toEqual(['Transfer', 'TransferWithMemo']);
+    expect(decoded[1]!.args).toMatchObject({ from: alice.address, to: bob.address, amount: 5_000_000n, memo });
+  });
+
+  it('moves funds with a signed authorization (v/r/s form), once', async () => {
+    const auth = await authorization(alice, { to: bob.address, value: 1_000_000n });
+    const before = (await read(token, 'Stablecoin', 'balanceOf', [bob.address])) as bigint;
+    await send(bob, token, 'Stablecoin', 'transferWithAuthorization', [...auth.args, ...auth.vrs]);
+    expect(await read(token, 'Stablecoin', 'balanceOf', [bob.address])).toBe(before + 1_000_000n);
+    expect(await read(token, 'Stablecoin', 'authorizationState', [alice.address, auth.nonce])).toBe(true);
+    // Replay: same signature, any submitter.
+    await expect(send(deployer, token, 'Stablecoin', 'transferWithAuthorization', [...auth.args, ...auth.vrs])).rejects.toThrow(
+      /AuthorizationAlreadyUsed/,
+    );
+  });
+
+  it('accepts the bytes-signature form and refuses its replay', async () => {
+    const auth = await authorization(alice, { to: bob.address, value: 2_000_000n });
+    await send(bob, token, 'Stablecoin', 'transferWithAuthorization', [...auth.args, auth.signature]);
+    await expect(send(bob, token, 'Stablecoin', 'transferWithAuthorization', [...auth.args, auth.signature])).rejects.toThrow(
+      /AuthorizationAlreadyUsed/,
+    );
+  });
+
+  it('refuses expired, not yet valid, tampered and foreign-signed authorizations', async () => {
+    const now = BigInt(Math.floor(Date.now() / 1000));
+    const expired = await authorization(alice, { to: bob.address, value: 1n, validBefore: now - 10n });
+    await expect(send(bob, token, 'Stablecoin', 'transferWithAuthorization', [...expired.args, expired.signature])).rejects.toThrow(
+      /AuthorizationExpired/,
+    );
+    const early = await authorization(alice, { to: bob.address, value: 1n, validAfter: now + 3600n, validBefore: now + 7200n });
+    await expect(send(bob, token, 'Stablecoin', 'transferWithAuthorization', [...early.args, early.signature])).rejects.toThrow(
+      /AuthorizationNotYetValid/,
+    );
+    const tampered = await authorization(alice, { to: bob.address, value: 1n });
+    const args = [...tampered.args];
+    args[2] = 999_000_000n; // more than was signed
+    await expect(send(bob, token, 'Stablecoin', 'transferWithAuthorization', [...args, tampered.signature])).rejects.toThrow(
+      /InvalidSignature/,
+    );
+    const foreign = await authorization(bob, { to: bob.address, value: 1n });
+    const claimed = [...foreign.args];
+    claimed[0] = alice.address; // bob signs, claims to be alice
+    await expect(send(bob, token, 'Stablecoin', 'transferWithAuthorization', [...claimed, foreign.signature])).rejects.toThrow(
+      /InvalidSignature/,
+    );
+  });
+
+  it('lets only the payee submit receiveWithAuthorization', async () => {
+    const auth = await authorization(alice, { to: bob.address, value: 1_000n }, 'ReceiveWithAuthorization');
+    await expect(send(deployer, token, 'Stablecoin', 'receiveWithAuthorization', [...auth.args, auth.signature])).rejects.toThrow(
+      /CallerMustBePayee/,
+    );
+    await send(bob, token, 'Stablecoin', 'receiveWithAuthorization', [...auth.args, ...auth.vrs]);
+  });
+
+  it('cancels an unused authorization so it can never be used', async () => {
+    const auth = await authorization(alice, { to: bob.address, value: 1_000n });
+    const signature = await alice.signTypedData({
+      domain: { name: 'Local USD', version: '2', chainId: CHAIN_ID, verifyingContract: token },
+      types: { CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }] },
+      primaryType: 'CancelAuthorization',
+      message: { authorizer: alice.address, nonce: auth.nonce },
+    });
+    await send(bob, token, 'Stablecoin', 'cancelAuthorization', [alice.address, auth.nonce, signature]);
+    await expect(send(bob, token, 'Stablecoin', 'transferWithAuthorization', [...auth.args, auth.signature])).rejects.toThrow(
+      /AuthorizationAlreadyUsed/,
+    );
+  });
+
+  it('forwards a transfer to a virtual address to its master with two Transfer events', async () => {
+    const master = bob;
+    const salt = await mineSalt(master.address, 1);
+    const registered = await send(master, registry, 'AddressRegistry', 'registerVirtualMaster', [salt]);
+    const [{ args }] = events(artifacts.AddressRegistry!.abi, registered.logs as never) as [{ args: { masterId: Hex } }];
+    const userTag = '0x0000000000aa';
+    const virtual = concatHex([args.masterId, '0xfdfdfdfdfdfdfdfdfdfd', userTag]) as Address;
+
+    const before = (await read(token, 'Stablecoin', 'balanceOf', [master.address])) as bigint;
+    const receipt = await send(alice, token, 'Stablecoin', 'transfer', [virtual, 7_000_000n]);
+    const transfers = events(artifacts.Stablecoin!.abi, receipt.logs as never).map((e) => e.args);
+    expect(transfers).toEqual([
+      { from: alice.address, to: expect.stringMatching(new RegExp(`^${virtual}$`, 'i')), amount: 7_000_000n },
+      { from: expect.stringMatching(new RegExp(`^${virtual}$`, 'i')), to: master.address, amount: 7_000_000n },
+    ]);
+    expect(await read(token, 'Stablecoin', 'balanceOf', [master.address])).toBe(before + 7_000_000n);
+    expect(await read(token, 'Stablecoin', 'balanceOf', [virtual])).toBe(0n);
+  });
+
+  it('refuses a transfer to an unregistered virtual address', async () => {
+    const virtual = '0xdeadbeeffdfdfdfdfdfdfdfdfdfd000000000001' as Address;
+    await expect(send(alice, token, 'Stablecoin', 'transfer', [virtual, 1n])).rejects.toThrow(/VirtualAddressUnregistered/);
+  });
+});
+
+/** Brute-forces a salt whose keccak256(master, salt) starts with `zeroBytes` zero bytes. */
+async function mineSalt(master: Address, zeroBytes: number): Promise<Hex> {
+  for (let i = 0n; ; i++) {
+    const salt = pad(toHex(i), { size: 32 });
+    const hash = keccak256(encodePacked(['address', 'bytes32'], [master, salt]));
+    if (hash.slice(2, 2 + zeroBytes * 2) === '0'.repeat(zeroBytes * 2)) return salt;
+  }
+}
+
+describe('AddressRegistry', () => {
+  it('refuses a salt whose hash does not start with 4 zero bytes', async () => {
+    const registry = await deploy('AddressRegistry', [4]);
+    await expect(
+      send(alice, registry, 'AddressRegistry', 'registerVirtualMaster', [pad('0x01', { size: 32 })]),
+    ).rejects.toThrow(/ProofOfWorkFailed/);
+  });
+
+  it('assigns the 4 bytes after the zero prefix as masterId, once', async () => {
+    const registry = await deploy('AddressRegistry', [1]);
+    const salt = await mineSalt(alice.address, 1);
+    const expected = `0x${keccak256(encodePacked(['address', 'bytes32'], [alice.address, salt])).slice(10, 18)}`;
+    await send(alice, registry, 'AddressRegistry', 'registerVirtualMaster', [salt]);
+    expect(await read(registry, 'AddressRegistry', 'getMaster', [expected])).toBe(alice.address);
+    await expect(send(alice, registry, 'AddressRegistry', 'registerVirtualMaster', [salt])).rejects.toThrow(/MasterIdCollision/);
+    const virtual = `${expected}fdfdfdfdfdfdfdfdfdfd112233445566` as Address;
+    expect(await read(registry, 'AddressRegistry', 'decodeVirtualAddress', [virtual])).toEqual([true, expected, '0x112233445566']);
+    expect(await read(registry, 'AddressRegistry', 'resolveRecipient', [virtual])).toBe(alice.address);
+    expect(await read(registry, 'AddressRegistry', 'resolveRecipient', [bob.address])).toBe(bob.address);
+  });
+});
+
+describe('TIP403Registry', () => {
+  let registry: Address;
+  beforeAll(async () => {
+    registry = await deploy('TIP403Registry', []);
+  });
+  const policyId = async (receipt: Awaited<ReturnType<typeof send>>) =>
+    (events(artifacts.TIP403Registry!.abi, receipt.logs as never).find((e) => e.eventName === 'PolicyCreated')!.args as {
+      policyId: bigint;
+    }).policyId;
+
+  it('has the built-in reject-all (0) and allow-all (1) policies', async () => {
+    expect(await read(registry, 'TIP403Registry', 'isAuthorized', [0n, alice.address])).toBe(false);
+    expect(await read(registry, 'TIP403Registry', 'isAuthorized', [1n, alice.address])).toBe(true);
+  });
+
+  it('authorises only listed accounts on a whitelist and all but listed ones on a blacklist', async () => {
+    const white = await policyId(await send(alice, registry, 'TIP403Registry', 'createPolicy', [alice.address, 0]));
+    await send(alice, registry, 'TIP403Registry', 'modifyPolicyWhitelist', [white, bob.address, true]);
+    expect(await read(registry, 'TIP403Registry', 'isAuthorized', [white, bob.address])).toBe(true);
+    expect(await read(registry, 'TIP403Registry', 'isAuthorized', [white, deployer.address])).toBe(false);
+
+    const black = await policyId(await send(alice, registry, 'TIP403Registry', 'createPolicyWithAccounts', [alice.address, 1, [bob.address]]));
+    expect(await read(registry, 'TIP403Registry', 'isAuthorized', [black, bob.address])).toBe(false);
+    expect(await read(registry, 'TIP403Registry', 'isAuthorized', [black, deployer.address])).toBe(true);
+    expect(await read(registry, 'TIP403Registry', 'policyData', [black])).toEqual([1, alice.address]);
+  });
+
+  it('lets only the policy admin change it', async () => {
+    const id = await policyId(await send(alice, registry, 'TIP403Registry', 'createPolicy', [alice.address, 1]));
+    await expect(send(bob, registry, 'TIP403Registry', 'modifyPolicyBlacklist', [id, bob.address, false])).rejects.toThrow(/Unauthorized/);
+    await expect(send(alice, registry, 'TIP403Registry', 'modifyPolicyWhitelist', [id, bob.address, true])).rejects.toThrow(
+      /IncompatiblePolicyType/,
+    );
+    await expect(read(registry, 'TIP403Registry', 'isAuthorized', [9999n, bob.address])).rejects.toThrow(/PolicyNotFound/);
+  });
+});
