@@ -282,3 +282,119 @@ describe('TIP403Registry', () => {
     await expect(read(registry, 'TIP403Registry', 'isAuthorized', [9999n, bob.address])).rejects.toThrow(/PolicyNotFound/);
   });
 });
+
+describe('PayrollTreasury, StreamVesting and YieldRouter', () => {
+  let token: Address;
+  let treasury: Address;
+  let accountId: bigint;
+  const employer = alice;
+  const agent = bob;
+  const staff = [1, 2, 3].map(() => privateKeyToAccount(generatePrivateKey()).address);
+  const memo = (n: number) => pad(toHex(n), { size: 32 });
+  const balance = async (who: Address) => (await read(token, 'Stablecoin', 'balanceOf', [who])) as bigint;
+  const account = async () => (await read(treasury, 'PayrollTreasury', 'accountOf', [accountId])) as [Address, bigint, bigint];
+
+  beforeAll(async () => {
+    token = await deploy('Stablecoin', ['Local USD', 'lUSD', '2', '0x0000000000000000000000000000000000000000']);
+    treasury = await deploy('PayrollTreasury', [token]);
+    await send(deployer, token, 'Stablecoin', 'setMinter', [deployer.address, true]);
+    await send(deployer, token, 'Stablecoin', 'mint', [employer.address, 100_000_000_000n]);
+    const created = await send(employer, treasury, 'PayrollTreasury', 'createAccount', [employer.address]);
+    accountId = (events(artifacts.PayrollTreasury!.abi, created.logs as never)[0]!.args as { accountId: bigint }).accountId;
+    await send(employer, token, 'Stablecoin', 'approve', [treasury, 50_000_000_000n]);
+    await send(employer, treasury, 'PayrollTreasury', 'deposit', [accountId, 50_000_000_000n]);
+    await send(employer, treasury, 'PayrollTreasury', 'setAgent', [accountId, agent.address, true]);
+  });
+
+  it('pays a whole batch in one transaction with a memo per recipient', async () => {
+    const amounts = [1_000_000_000n, 2_000_000_000n, 3_000_000_000n];
+    const receipt = await send(agent, treasury, 'PayrollTreasury', 'executeBatchPayroll', [staff, amounts, amounts.map((_, i) => memo(i + 1)), accountId]);
+    const memoEvents = events(artifacts.Stablecoin!.abi, receipt.logs.filter((l) => l.address.toLowerCase() === token.toLowerCase()) as never).filter(
+      (e) => e.eventName === 'TransferWithMemo',
+    );
+    expect(memoEvents.map((e) => (e.args as { memo: Hex }).memo)).toEqual([memo(1), memo(2), memo(3)]);
+    for (const [i, who] of staff.entries()) expect(await balance(who)).toBe(amounts[i]);
+    expect((await account())[1]).toBe(44_000_000_000n);
+  });
+
+  it('is all-or-nothing: one bad recipient pays no one', async () => {
+    const before = await account();
+    const recipients = [staff[0]!, '0x0000000000000000000000000000000000000000' as Address];
+    await expect(
+      send(agent, treasury, 'PayrollTreasury', 'executeBatchPayroll', [recipients, [1n, 1n], [memo(1), memo(2)], accountId]),
+    ).rejects.toThrow(/InvalidRecipient/);
+    await expect(
+      send(agent, treasury, 'PayrollTreasury', 'executeBatchPayroll', [staff, [1n, 1n, 10n ** 15n], [memo(1), memo(2), memo(3)], accountId]),
+    ).rejects.toThrow(/InsufficientAvailable/);
+    expect(await account()).toEqual(before);
+  });
+
+  it('lets only the admin and its agents spend, and locks funds out of reach', async () => {
+    await expect(
+      send(deployer, treasury, 'PayrollTreasury', 'executeBatchPayroll', [[staff[0]!], [1n], [memo(1)], accountId]),
+    ).rejects.toThrow(/Unauthorized/);
+    const [, available] = await account();
+    await send(employer, treasury, 'PayrollTreasury', 'lock', [accountId, available]);
+    await expect(send(agent, treasury, 'PayrollTreasury', 'transferFromAccount', [accountId, staff[0]!, 1n, memo(9)])).rejects.toThrow(
+      /InsufficientAvailable/,
+    );
+    await send(employer, treasury, 'PayrollTreasury', 'unlock', [accountId, available]);
+    expect(await account()).toEqual([employer.address, available, 0n]);
+  });
+
+  it('streams salary per second and pays a claim from the employer account', async () => {
+    const vesting = await deploy('StreamVesting', [treasury]);
+    await send(employer, treasury, 'PayrollTreasury', 'setAgent', [accountId, vesting, true]);
+    await send(deployer, vesting, 'StreamVesting', 'setOperator', [agent.address, true]);
+    const employee = staff[0]!;
+    const rate = 3_170n; // 100,000 USD a year is about 0.00317 USD a second
+    await send(employer, vesting, 'StreamVesting', 'setStream', [employee, accountId, rate]);
+    await evm.request({ method: 'evm_increaseTime' as never, params: [100] as never });
+    await evm.request({ method: 'evm_mine' as never, params: [] as never });
+    const accrued = (await read(vesting, 'StreamVesting', 'accruedOf', [employee])) as bigint;
+    expect(accrued).toBeGreaterThanOrEqual(100n * rate);
+    expect(accrued).toBeLessThanOrEqual(102n * rate);
+
+    const before = await balance(employee);
+    await expect(send(deployer, vesting, 'StreamVesting', 'claim', [employee])).rejects.toThrow(/Unauthorized/);
+    await send(agent, vesting, 'StreamVesting', 'claim', [employee]);
+    const paid = (await balance(employee)) - before;
+    expect(paid).toBeGreaterThanOrEqual(accrued);
+    expect(await read(vesting, 'StreamVesting', 'accruedOf', [employee])).toBeLessThanOrEqual(rate);
+  });
+
+  it('rebalances only to allocations summing to 10,000 bps', async () => {
+    const router = await deploy('YieldRouter', [treasury, ['treasury-bills', 'lending'], [450n, 600n]]);
+    expect(await read(router, 'YieldRouter', 'allocationOf', [accountId])).toEqual([10_000n, 0n]);
+    expect(await read(router, 'YieldRouter', 'apyBps', [accountId])).toBe(450n);
+    await expect(send(agent, router, 'YieldRouter', 'rebalance', [accountId, [5_000n, 4_999n]])).rejects.toThrow(/AllocationNotWhole/);
+    await expect(send(agent, router, 'YieldRouter', 'rebalance', [accountId, [10_000n]])).rejects.toThrow(/LengthMismatch/);
+    await expect(send(deployer, router, 'YieldRouter', 'rebalance', [accountId, [5_000n, 5_000n]])).rejects.toThrow(/Unauthorized/);
+    await send(agent, router, 'YieldRouter', 'rebalance', [accountId, [5_000n, 5_000n]]);
+    expect(await read(router, 'YieldRouter', 'apyBps', [accountId])).toBe(525n);
+    expect(await read(router, 'YieldRouter', 'sources')).toEqual(['treasury-bills', 'lending']);
+  });
+});
+
+describe('Multicall3 at the canonical address', () => {
+  it('answers tryAggregate with per-call success', async () => {
+    const canonical = '0xcA11bde05977b3631167028862bE2a173976CA11' as Address;
+    const deployed = await deploy('Multicall3', []);
+    const code = await publicClient.getCode({ address: deployed });
+    await evm.request({ method: 'hardhat_setCode' as never, params: [canonical, code] as never });
+    const policies = await deploy('TIP403Registry', []);
+    const abi = artifacts.TIP403Registry!.abi;
+    const { encodeFunctionData } = await import('viem');
+    const calls = [
+      { target: policies, callData: encodeFunctionData({ abi, functionName: 'isAuthorized', args: [1n, alice.address] }) },
+      { target: policies, callData: encodeFunctionData({ abi, functionName: 'isAuthorized', args: [77n, alice.address] }) },
+    ];
+    const { result } = await publicClient.simulateContract({
+      address: canonical,
+      abi: artifacts.Multicall3!.abi,
+      functionName: 'tryAggregate',
+      args: [false, calls],
+    });
+    expect((result as { success: boolean }[]).map((r) => r.success)).toEqual([true, false]);
+  });
+});
