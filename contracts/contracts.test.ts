@@ -398,3 +398,43 @@ describe('Multicall3 at the canonical address', () => {
     expect((result as { success: boolean }[]).map((r) => r.success)).toEqual([true, false]);
   });
 });
+
+describe('ERC-8004 identity and reputation', () => {
+  let identity: Address;
+  let reputation: Address;
+  let agentId: bigint;
+
+  beforeAll(async () => {
+    identity = await deploy('AgentIdentityRegistry', []);
+    reputation = await deploy('AgentReputationRegistry', [identity]);
+    const receipt = await send(alice, identity, 'AgentIdentityRegistry', 'register', ['https://agents.example/alice.json']);
+    agentId = (events(artifacts.AgentIdentityRegistry!.abi, receipt.logs as never).find((e) => e.eventName === 'Registered')!.args as {
+      agentId: bigint;
+    }).agentId;
+  });
+
+  it('registers an agent owned by its registrant, with its URI', async () => {
+    expect(agentId).toBe(1n);
+    expect(await read(identity, 'AgentIdentityRegistry', 'ownerOf', [agentId])).toBe(alice.address);
+    expect(await read(identity, 'AgentIdentityRegistry', 'tokenURI', [agentId])).toBe('https://agents.example/alice.json');
+    await expect(read(identity, 'AgentIdentityRegistry', 'ownerOf', [99n])).rejects.toThrow(/NonexistentAgent/);
+  });
+
+  it('takes feedback from clients and summarises it, refusing self-feedback', async () => {
+    const give = (who: PrivateKeyAccount, score: number, tag1: string) =>
+      send(who, reputation, 'AgentReputationRegistry', 'giveFeedback', [agentId, score, tag1, '', '', '', pad('0x', { size: 32 })]);
+    await give(bob, 90, 'agent-pay');
+    await give(bob, 70, 'escrow');
+    await give(deployer, 80, 'agent-pay');
+    await expect(give(alice, 100, 'agent-pay')).rejects.toThrow(/SelfFeedback/);
+    await expect(give(bob, 101, 'agent-pay')).rejects.toThrow(/ScoreOutOfRange/);
+
+    expect(await read(reputation, 'AgentReputationRegistry', 'getSummary', [agentId, [], '', ''])).toEqual([3n, 80]);
+    expect(await read(reputation, 'AgentReputationRegistry', 'getSummary', [agentId, [], 'agent-pay', ''])).toEqual([2n, 85]);
+    expect(await read(reputation, 'AgentReputationRegistry', 'getSummary', [agentId, [bob.address], '', ''])).toEqual([2n, 80]);
+
+    await send(bob, reputation, 'AgentReputationRegistry', 'revokeFeedback', [agentId, 2n]);
+    expect(await read(reputation, 'AgentReputationRegistry', 'getSummary', [agentId, [], '', ''])).toEqual([2n, 85]);
+    expect(await read(reputation, 'AgentReputationRegistry', 'readFeedback', [agentId, bob.address, 2n])).toEqual([70, 'escrow', '', true]);
+  });
+});

@@ -47,6 +47,7 @@ async function compileAll(): Promise<Record<string, ContractArtifact>> {
     settings: {
       evmVersion: EVM_VERSION,
       optimizer: { enabled: true, runs: 200 },
+      viaIR: true, // the ERC-8004 feedback event needs more stack than the legacy pipeline gives
       outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
     },
   };
