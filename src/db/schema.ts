@@ -15,6 +15,7 @@
 import { sql } from 'drizzle-orm';
 import {
   bigint,
+  bigserial,
   boolean,
   check,
   customType,
@@ -916,4 +917,35 @@ export const auditLog = pgTable(
     index('audit_log_created_idx').on(t.createdAt),
     check('audit_log_actor_kind', oneOf('actor_kind', ['user', 'admin', 'agent', 'system'])),
   ],
+);
+
+// ---------------------------------------------------------------------------------------------
+// Embedded chains (local mode only): their state is the replay of this journal
+// ---------------------------------------------------------------------------------------------
+
+/** One embedded EVM chain: its local-only operator key and where the contracts were deployed. */
+export const embeddedChains = pgTable('embedded_chains', {
+  chainId: integer('chain_id').primaryKey(),
+  /** Signs deployments, mints and agent transactions on this embedded chain only: its tokens live
+   * at local addresses, so nothing it signs is worth anything on a real chain. */
+  operatorKey: text('operator_key').notNull(),
+  deployment: jsonb('deployment').$type<Record<string, string>>(),
+  createdAt: createdAt(),
+});
+
+/**
+ * Every state-changing call made to an embedded EVM, in order. Written before the call runs and
+ * stamped with its block's timestamp after; replayed at start-up to rebuild the same state.
+ */
+export const embeddedChainJournal = pgTable(
+  'embedded_chain_journal',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    chainId: integer('chain_id').notNull(),
+    method: text('method').notNull(),
+    params: jsonb('params').notNull(),
+    blockTimestamp: bigint('block_timestamp', { mode: 'bigint' }),
+    createdAt: createdAt(),
+  },
+  (t) => [index('embedded_chain_journal_chain_idx').on(t.chainId, t.id)],
 );

@@ -37,6 +37,36 @@ export class JsonRpcError extends Error {
   }
 }
 
+/** A call that changed (or may have changed) chain state, as journaled. */
+export interface JournalEntry {
+  id: number;
+  method: string;
+  params: unknown[];
+  /** The timestamp of the block the call mined; null if the process stopped before it was known. */
+  blockTimestamp: bigint | null;
+}
+
+/** Where an embedded chain keeps the calls that rebuild its state (src/chains/embedded/journal.ts). */
+export interface EvmJournal {
+  entries(): Promise<JournalEntry[]>;
+  append(method: string, params: unknown[]): Promise<number>;
+  stamp(id: number, blockTimestamp: bigint): Promise<void>;
+  /** The call was refused and changed nothing. */
+  discard(id: number): Promise<void>;
+}
+
+// Calls that change state, and among them those that mine a block.
+const MINING = new Set(['eth_sendRawTransaction', 'eth_sendTransaction', 'evm_mine', 'hardhat_mine']);
+const STATE_CHANGING = new Set([
+  ...MINING,
+  'evm_increaseTime',
+  'evm_setNextBlockTimestamp',
+  'hardhat_setCode',
+  'hardhat_setBalance',
+  'hardhat_setNonce',
+  'hardhat_setStorageAt',
+]);
+
 export interface EmbeddedEvm {
   chainId: number;
   /** EIP-1193 request, with errors in the standard shape (reverts: code 3 and hex data). */
@@ -52,6 +82,8 @@ export interface EmbeddedEvm {
 export async function startEmbeddedEvm(options: {
   chainId: number;
   funded?: { address: Address; balance: bigint }[];
+  /** Without a journal the chain lives in memory only. */
+  journal?: EvmJournal;
 }): Promise<EmbeddedEvm> {
   const edr = await edrContext();
   const genesis = l1GenesisState(l1HardforkFromString(HARDFORK)).concat(
@@ -83,14 +115,54 @@ export async function startEmbeddedEvm(options: {
     new ContractDecoder(),
   );
 
-  const request = (async ({ method, params }: { method: string; params?: unknown }) => {
-    const response = await provider.handleRequest(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: params ?? [] }));
+  const raw = async (method: string, params: unknown[] = []): Promise<unknown> => {
+    const response = await provider.handleRequest(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }));
     const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as {
       result?: unknown;
       error?: { code: number; message: string; data?: unknown };
     };
     if (body.error) throw normaliseError(body.error);
     return body.result;
+  };
+  const latestTimestamp = async () =>
+    BigInt(((await raw('eth_getBlockByNumber', ['latest', false])) as { timestamp: string }).timestamp);
+
+  const journal = options.journal;
+  if (journal) {
+    // Rebuild the state: the same calls, in order, in blocks with the same timestamps.
+    for (const entry of await journal.entries()) {
+      if (entry.blockTimestamp !== null && MINING.has(entry.method)) {
+        await raw('evm_setNextBlockTimestamp', [`0x${entry.blockTimestamp.toString(16)}`]);
+      }
+      // A call journaled just before a crash may have been refused then; it is refused again now.
+      await raw(entry.method, entry.params).catch(() => {});
+    }
+  }
+
+  // State changes run one at a time, so the journal's order is the chain's order.
+  let queue: Promise<unknown> = Promise.resolve();
+  const mutate = (method: string, params: unknown[]) => {
+    const run = async () => {
+      if (!journal) return raw(method, params);
+      const id = await journal.append(method, params);
+      let result: unknown;
+      try {
+        result = await raw(method, params);
+      } catch (error) {
+        await journal.discard(id);
+        throw error;
+      }
+      if (MINING.has(method)) await journal.stamp(id, await latestTimestamp());
+      return result;
+    };
+    const next = queue.then(run, run);
+    queue = next.catch(() => {});
+    return next;
+  };
+
+  const request = (async ({ method, params }: { method: string; params?: unknown }) => {
+    const args = (params ?? []) as unknown[];
+    return STATE_CHANGING.has(method) ? mutate(method, args) : raw(method, args);
   }) as EIP1193RequestFn;
 
   return { chainId: options.chainId, request, transport: custom({ request }, { retryCount: 0 }) };

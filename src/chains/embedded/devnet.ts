@@ -1,0 +1,119 @@
+import { eq } from 'drizzle-orm';
+import { createPublicClient, createWalletClient, defineChain, type Address, type Chain, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { Db } from '../../db/client.js';
+import { embeddedChains } from '../../db/schema.js';
+import { loadArtifacts } from '../contracts/compile.js';
+import { startEmbeddedEvm, type EmbeddedEvm } from './evm.js';
+import { databaseJournal } from './journal.js';
+
+export const MULTICALL3_ADDRESS = '0xcA11bde05977b3631167028862bE2a173976CA11' as const;
+/** The real stablecoins, which local tokens must never coincide with (RECIPES.md). */
+export const REAL_TOKEN_ADDRESSES = [
+  '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', // USDC on Base
+  '0x20C000000000000000000000b9537d11c60E8b50', // USDC.e on Tempo
+] as const;
+
+export type EvmChainKind = 'tempo' | 'base';
+
+export interface EmbeddedEvmChain {
+  kind: EvmChainKind;
+  chain: Chain;
+  evm: EmbeddedEvm;
+  /** Deployer, minter and agent wallet of the embedded chain. */
+  operator: PrivateKeyAccount;
+  contracts: Record<string, Address>;
+}
+
+export interface EmbeddedEvmOptions {
+  /** Leading zero bytes the virtual-master registry demands (4 on real chains). */
+  virtualMasterZeroBytes?: number;
+}
+
+const CHAIN_IDS: Record<EvmChainKind, number> = { tempo: 4217, base: 8453 };
+
+/**
+ * Opens an embedded EVM chain whose state is the replay of its journal in the database: the
+ * first time, it creates the operator key and deploys the contracts; afterwards it rebuilds the
+ * same chain (same addresses, balances, registrations, transaction hashes).
+ */
+export async function openEmbeddedEvmChain(db: Db, kind: EvmChainKind, options: EmbeddedEvmOptions = {}): Promise<EmbeddedEvmChain> {
+  const chainId = CHAIN_IDS[kind];
+  const chain = defineChain({
+    id: chainId,
+    name: `${kind} (embedded)`,
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [`http://localhost/api/dev/rpc/${kind}`] } },
+    contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
+  });
+  await db.insert(embeddedChains).values({ chainId, operatorKey: generatePrivateKey() }).onConflictDoNothing();
+  const [record] = await db.select().from(embeddedChains).where(eq(embeddedChains.chainId, chainId));
+  if (!record) throw new Error(`embedded chain ${chainId} has no record`);
+  const operator = privateKeyToAccount(record.operatorKey as Hex);
+
+  const evm = await startEmbeddedEvm({
+    chainId,
+    funded: [{ address: operator.address, balance: 10n ** 27n }],
+    journal: databaseJournal(db, chainId),
+  });
+  let contracts = record.deployment as Record<string, Address> | null;
+  if (!contracts) {
+    contracts = await deploy(kind, chain, evm, operator, options);
+    await db.update(embeddedChains).set({ deployment: contracts }).where(eq(embeddedChains.chainId, chainId));
+  }
+  return { kind, chain, evm, operator, contracts };
+}
+
+async function deploy(
+  kind: EvmChainKind,
+  chain: Chain,
+  evm: EmbeddedEvm,
+  operator: PrivateKeyAccount,
+  options: EmbeddedEvmOptions,
+): Promise<Record<string, Address>> {
+  const artifacts = await loadArtifacts();
+  const wallet = createWalletClient({ chain, account: operator, transport: evm.transport });
+  const client = createPublicClient({ chain, transport: evm.transport });
+  const mined = async (hash: Hex) => {
+    const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 5 });
+    if (receipt.status !== 'success') throw new Error(`deployment transaction ${hash} reverted`);
+    return receipt;
+  };
+  const create = async (name: string, args: unknown[] = []) => {
+    const artifact = artifacts[name];
+    if (!artifact) throw new Error(`no compiled contract ${name}`);
+    const receipt = await mined(await wallet.deployContract({ abi: artifact.abi, bytecode: artifact.bytecode, args }));
+    return receipt.contractAddress as Address;
+  };
+  const call = async (address: Address, name: string, functionName: string, args: unknown[]) =>
+    mined(await wallet.writeContract({ address, abi: artifacts[name]!.abi, functionName, args, chain, account: operator }));
+
+  // Multicall3 lives at its canonical address on every chain: deploy, then copy its code there.
+  const multicall = await create('Multicall3');
+  await evm.request({ method: 'hardhat_setCode' as never, params: [MULTICALL3_ADDRESS, await client.getCode({ address: multicall })] as never });
+
+  const contracts: Record<string, Address> = {};
+  if (kind === 'base') {
+    contracts.stablecoin = await create('Stablecoin', ['USD Coin', 'USDC', '2', '0x0000000000000000000000000000000000000000']);
+  } else {
+    contracts.addressRegistry = await create('AddressRegistry', [options.virtualMasterZeroBytes ?? 4]);
+    contracts.stablecoin = await create('Stablecoin', ['Bridged USDC', 'USDC.e', '2', contracts.addressRegistry]);
+    contracts.tip403Registry = await create('TIP403Registry');
+    contracts.payrollTreasury = await create('PayrollTreasury', [contracts.stablecoin]);
+    contracts.streamVesting = await create('StreamVesting', [contracts.payrollTreasury]);
+    contracts.yieldRouter = await create('YieldRouter', [
+      contracts.payrollTreasury,
+      ['treasury-bills', 'money-market', 'lending'],
+      [420n, 510n, 630n],
+    ]);
+    contracts.agentIdentityRegistry = await create('AgentIdentityRegistry');
+    contracts.agentReputationRegistry = await create('AgentReputationRegistry', [contracts.agentIdentityRegistry]);
+    await call(contracts.streamVesting, 'StreamVesting', 'setOperator', [operator.address, true]);
+  }
+  contracts.multicall3 = MULTICALL3_ADDRESS;
+  await call(contracts.stablecoin, 'Stablecoin', 'setMinter', [operator.address, true]);
+
+  const real = REAL_TOKEN_ADDRESSES.map((a) => a.toLowerCase());
+  if (real.includes(contracts.stablecoin.toLowerCase())) throw new Error('local stablecoin collides with a real token address');
+  return contracts;
+}

@@ -1,0 +1,32 @@
+import { and, asc, eq } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { embeddedChainJournal } from '../../db/schema.js';
+import type { EvmJournal } from './evm.js';
+
+/** An embedded chain's journal in the service database, so chain state lives and dies with it. */
+export function databaseJournal(db: Db, chainId: number): EvmJournal {
+  const row = (id: number) => and(eq(embeddedChainJournal.chainId, chainId), eq(embeddedChainJournal.id, id));
+  return {
+    async entries() {
+      const rows = await db
+        .select()
+        .from(embeddedChainJournal)
+        .where(eq(embeddedChainJournal.chainId, chainId))
+        .orderBy(asc(embeddedChainJournal.id));
+      return rows.map((r) => ({ id: r.id, method: r.method, params: r.params as unknown[], blockTimestamp: r.blockTimestamp }));
+    },
+    async append(method, params) {
+      const [inserted] = await db
+        .insert(embeddedChainJournal)
+        .values({ chainId, method, params })
+        .returning({ id: embeddedChainJournal.id });
+      return inserted!.id;
+    },
+    async stamp(id, blockTimestamp) {
+      await db.update(embeddedChainJournal).set({ blockTimestamp }).where(row(id));
+    },
+    async discard(id) {
+      await db.delete(embeddedChainJournal).where(row(id));
+    },
+  };
+}
