@@ -2,6 +2,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { methodNotAllowed } from 'hono/method-not-allowed';
+import type { EmbeddedChains } from './chains/embedded/index.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { registerDevRoutes } from './features/dev/routes.js';
@@ -27,6 +28,8 @@ export interface AppDependencies {
   verifyIdentity: IdentityVerifier;
   /** Present in local mode only. */
   devIdentityProvider: DevIdentityProvider | null;
+  /** The embedded chains (local mode), for the development routes. */
+  embeddedChains?: EmbeddedChains | undefined;
   readiness: ReadinessCheck[];
   /** Node process metrics (off in tests, where many apps share one process). */
   processMetrics?: boolean;
@@ -122,7 +125,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     // Built on first request, after every route has registered itself.
     openApiDocument: () => (openApiDocument ??= buildOpenApiDocument(app, config)),
   });
-  if (deps.devIdentityProvider) registerDevRoutes(app, deps.devIdentityProvider);
+  if (deps.devIdentityProvider) registerDevRoutes(app, { idp: deps.devIdentityProvider, chains: deps.embeddedChains });
   registerEmployerRoutes(app, { employers: services.employers, requireUser: authenticated, idempotency: idempotent });
 
   app.notFound((c) => errorResponse(c, new AppError(404, 'NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`)));

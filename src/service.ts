@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { buildApp, createServices, type App, type Services } from './app.js';
+import { openEmbeddedChains } from './chains/embedded/index.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { migrate } from './db/migrate.js';
@@ -44,6 +45,11 @@ export async function startService(config: Config, log: Logger): Promise<Running
       jwks: jwksUrl ? { url: jwksUrl } : { keys: devIdentityProvider?.jwks().keys ?? [] },
     });
 
+    const embeddedChains = config.mode === 'local' ? await openEmbeddedChains(database.db) : undefined;
+    if (embeddedChains) {
+      log.info({ tempo: embeddedChains.tempo.contracts.stablecoin, base: embeddedChains.base.contracts.stablecoin }, 'embedded chains ready');
+    }
+
     const jobs = new JobRunner(database, log.child({ component: 'jobs' }));
     defineJobs(jobs, { database });
     if (config.jobsEnabled) await jobs.start();
@@ -58,8 +64,17 @@ export async function startService(config: Config, log: Logger): Promise<Running
         log,
         verifyIdentity,
         devIdentityProvider,
+        embeddedChains,
         processMetrics: true,
-        readiness: [{ name: 'database', check: async () => void (await database.pool.query('SELECT 1')) }],
+        readiness: [
+          { name: 'database', check: async () => void (await database.pool.query('SELECT 1')) },
+          ...(embeddedChains
+            ? [
+                { name: 'tempo', check: async () => void (await embeddedChains.tempo.evm.request({ method: 'eth_blockNumber' })) },
+                { name: 'base', check: async () => void (await embeddedChains.base.evm.request({ method: 'eth_blockNumber' })) },
+              ]
+            : []),
+        ],
       },
       services,
     );

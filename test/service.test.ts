@@ -70,6 +70,20 @@ describe('the service process', () => {
     return ((await res.json()) as { token: string }).token;
   }
 
+  async function stablecoinBalance(holder: string): Promise<bigint> {
+    const { networks } = (await (await fetch(`${base}/api/dev/chains`)).json()) as {
+      networks: { network: string; contracts: Record<string, string> }[];
+    };
+    const token = networks.find((n) => n.network === 'eip155:4217')!.contracts.stablecoin;
+    const data = `0x70a08231${holder.slice(2).padStart(64, '0')}`; // balanceOf(holder)
+    const res = await fetch(`${base}/api/dev/rpc/tempo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ to: token, data }, 'latest'] }),
+    });
+    return BigInt(((await res.json()) as { result: string }).result);
+  }
+
   async function team(token: string, employerId: string) {
     const res = await fetch(`${base}/api/employers/${employerId}/team`, { headers: { authorization: `Bearer ${token}` } });
     return ((await res.json()) as { employees: { email: string }[] }).employees.map((e) => e.email);
@@ -99,6 +113,15 @@ describe('the service process', () => {
     expect(added.status).toBe(201);
     const before = await team(token, employerId);
     expect(before).toHaveLength(4); // three seeded and the new one
+    const holder = '0x6000000000000000000000000000000000000006';
+    const funded = await fetch(`${base}/api/dev/faucet`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ network: 'eip155:4217', address: holder, amount: '42' }),
+    });
+    expect(funded.status).toBe(200);
+    const balanceBefore = await stablecoinBalance(holder);
+    expect(balanceBefore).toBe(42_000_000n);
 
     if (!target.url) {
       // A second process on the same PGlite directory is refused while the first runs.
@@ -116,6 +139,8 @@ describe('the service process', () => {
     await waitForHealthy(base, 15_000);
     // The token from before the restart still verifies: the development key lives in DATA_DIR.
     expect(await team(token, employerId)).toEqual(before);
+    // Chain state too: the embedded Tempo chain is rebuilt from its journal.
+    expect(await stablecoinBalance(holder)).toBe(balanceBefore);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
   }, 60_000);

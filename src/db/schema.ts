@@ -929,6 +929,8 @@ export const embeddedChains = pgTable('embedded_chains', {
   /** Signs deployments, mints and agent transactions on this embedded chain only: its tokens live
    * at local addresses, so nothing it signs is worth anything on a real chain. */
   operatorKey: text('operator_key').notNull(),
+  /** Unix seconds of the genesis block: fixed, so a replay can reproduce every later block's time. */
+  genesisTime: bigint('genesis_time', { mode: 'bigint' }).notNull(),
   deployment: jsonb('deployment').$type<Record<string, string>>(),
   createdAt: createdAt(),
 });

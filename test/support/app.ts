@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildApp, createServices, type App, type Services } from '../../src/app.js';
+import { openEmbeddedChains, type EmbeddedChains } from '../../src/chains/embedded/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
@@ -12,6 +13,7 @@ import { createTestDatabaseTarget } from './database.js';
 
 export interface TestApp {
   app: App;
+  embeddedChains: EmbeddedChains | undefined;
   config: Config;
   database: Database;
   services: Services;
@@ -30,8 +32,11 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-/** The app over a fresh database (in-memory PGlite, or a new database on TEST_DATABASE_URL). */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+/**
+ * The app over a fresh database (in-memory PGlite, or a new database on TEST_DATABASE_URL);
+ * `chains: true` also runs the embedded chains, as local mode does.
+ */
+export async function startTestApp(env: Record<string, string> = {}, options: { chains?: boolean } = {}): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'payroll-test-'));
   const target = await createTestDatabaseTarget();
   const config = loadConfig({ APP_MODE: 'local', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: target.url, ...env });
@@ -39,6 +44,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   await migrate(database);
   const idp = await DevIdentityProvider.open({ dataDir, issuer: config.idp.issuer, audience: config.idp.audience });
   const services = createServices({ config, database });
+  const embeddedChains = options.chains ? await openEmbeddedChains(database.db, { virtualMasterZeroBytes: 1 }) : undefined;
   const app = buildApp(
     {
       config,
@@ -50,12 +56,14 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
         jwks: { keys: idp.jwks().keys },
       }),
       devIdentityProvider: idp,
+      embeddedChains,
       readiness: [{ name: 'database', check: async () => void (await database.pool.query('SELECT 1')) }],
     },
     services,
   );
   return {
     app,
+    embeddedChains,
     config,
     database,
     services,

@@ -46,13 +46,17 @@ export async function openEmbeddedEvmChain(db: Db, kind: EvmChainKind, options: 
     rpcUrls: { default: { http: [`http://localhost/api/dev/rpc/${kind}`] } },
     contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
   });
-  await db.insert(embeddedChains).values({ chainId, operatorKey: generatePrivateKey() }).onConflictDoNothing();
+  await db
+    .insert(embeddedChains)
+    .values({ chainId, operatorKey: generatePrivateKey(), genesisTime: BigInt(Math.floor(Date.now() / 1000)) })
+    .onConflictDoNothing();
   const [record] = await db.select().from(embeddedChains).where(eq(embeddedChains.chainId, chainId));
   if (!record) throw new Error(`embedded chain ${chainId} has no record`);
   const operator = privateKeyToAccount(record.operatorKey as Hex);
 
   const evm = await startEmbeddedEvm({
     chainId,
+    genesisTime: record.genesisTime,
     funded: [{ address: operator.address, balance: 10n ** 27n }],
     journal: databaseJournal(db, chainId),
   });

@@ -82,6 +82,8 @@ export interface EmbeddedEvm {
 export async function startEmbeddedEvm(options: {
   chainId: number;
   funded?: { address: Address; balance: bigint }[];
+  /** Unix seconds of the genesis block (default: now). A journaled chain needs the same one each start. */
+  genesisTime?: bigint;
   /** Without a journal the chain lives in memory only. */
   journal?: EvmJournal;
 }): Promise<EmbeddedEvm> {
@@ -104,7 +106,10 @@ export async function startEmbeddedEvm(options: {
       initialBaseFeePerGas: 1n,
       minGasPrice: 0n,
       mining: { autoMine: true, blockGasLimit: EMBEDDED_BLOCK_GAS_LIMIT, memPool: { order: MineOrdering.Priority } },
-      network: { genesisBlockGasLimit: EMBEDDED_BLOCK_GAS_LIMIT },
+      network: {
+        genesisBlockGasLimit: EMBEDDED_BLOCK_GAS_LIMIT,
+        ...(options.genesisTime === undefined ? {} : { genesisBlockTime: options.genesisTime }),
+      },
       networkId: BigInt(options.chainId),
       observability: {},
       ownedAccounts: [],

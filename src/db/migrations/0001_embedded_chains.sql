@@ -10,6 +10,7 @@ CREATE TABLE "embedded_chain_journal" (
 CREATE TABLE "embedded_chains" (
 	"chain_id" integer PRIMARY KEY NOT NULL,
 	"operator_key" text NOT NULL,
+	"genesis_time" bigint NOT NULL,
 	"deployment" jsonb,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL
 );

@@ -1,7 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { Address } from 'viem';
+import type { EmbeddedChains } from '../../chains/embedded/index.js';
 import type { AppEnv } from '../../http/context.js';
-import { errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
+import { badRequest } from '../../http/errors.js';
+import { errorResponses, evmAddressSchema, jsonBody, jsonContent, usdAmountSchema } from '../../http/validation.js';
+import { parseUsd } from '../../money.js';
 import type { DevIdentityProvider } from '../../providers/identity/dev-idp.js';
+import { Faucet } from './faucet.js';
+import { answerJsonRpc } from './json-rpc.js';
 
 const TokenRequest = z
   .object({
@@ -12,8 +18,27 @@ const TokenRequest = z
 const TokenResponse = z.object({ token: z.string() }).openapi('DevTokenResponse');
 const Jwks = z.object({ keys: z.array(z.object({}).loose()) }).openapi('Jwks');
 
+const FAUCET_MAX_UNITS = 1_000_000n * 1_000_000n; // 1,000,000 USD per request
+
+const FaucetRequest = z
+  .object({
+    network: z.string().min(1).openapi({ example: 'eip155:4217', description: 'CAIP-2 id of an embedded network.' }),
+    address: evmAddressSchema,
+    amount: usdAmountSchema.openapi({ example: '1000', description: 'USD, at most 1,000,000.' }),
+  })
+  .openapi('DevFaucetRequest');
+const FaucetResponse = z
+  .object({ network: z.string(), address: z.string(), amount: z.string(), tx_hash: z.string() })
+  .openapi('DevFaucetResponse');
+
+export interface DevRouteDeps {
+  idp: DevIdentityProvider;
+  /** The embedded chains, when this process runs them. */
+  chains?: EmbeddedChains | undefined;
+}
+
 /** Local mode only (ARCHITECTURE.md, "Local-mode contract"): never registered in live mode. */
-export function registerDevRoutes(app: OpenAPIHono<AppEnv>, idp: DevIdentityProvider): void {
+export function registerDevRoutes(app: OpenAPIHono<AppEnv>, { idp, chains }: DevRouteDeps): void {
   app.openapi(
     createRoute({
       method: 'post',
@@ -39,4 +64,68 @@ export function registerDevRoutes(app: OpenAPIHono<AppEnv>, idp: DevIdentityProv
     }),
     (c) => c.json(idp.jwks(), 200),
   );
+
+  if (!chains) return;
+  const faucet = new Faucet(chains);
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/dev/faucet',
+      tags: ['Local development'],
+      summary: 'Credit stablecoin (and gas) on an embedded chain (local mode only)',
+      request: { body: jsonBody(FaucetRequest) },
+      responses: { 200: jsonContent(FaucetResponse, 'Minted.'), ...errorResponses(400, 415) },
+    }),
+    async (c) => {
+      const { network, address, amount } = c.req.valid('json');
+      const units = parseUsd(amount)!;
+      if (units <= 0n || units > FAUCET_MAX_UNITS) throw badRequest('amount', 'must be more than 0 and at most 1000000');
+      const { txHash } = await faucet.fund(network, address as Address, units);
+      return c.json({ network, address, amount, tx_hash: txHash }, 200);
+    },
+  );
+
+  const ChainsResponse = z
+    .object({
+      networks: z.array(
+        z.object({ network: z.string(), chain_id: z.number().int(), rpc_url: z.string(), contracts: z.record(z.string(), z.string()) }),
+      ),
+    })
+    .openapi('DevChains');
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/dev/chains',
+      tags: ['Local development'],
+      summary: 'The embedded networks, their RPC endpoints and contract addresses (local mode only)',
+      responses: { 200: jsonContent(ChainsResponse, 'Embedded networks.') },
+    }),
+    (c) =>
+      c.json(
+        {
+          networks: [chains.tempo, chains.base].map((chain) => ({
+            network: `eip155:${chain.chain.id}`,
+            chain_id: chain.chain.id,
+            rpc_url: `/api/dev/rpc/${chain.kind}`,
+            contracts: chain.contracts,
+          })),
+        },
+        200,
+      ),
+  );
+
+  for (const [name, chain] of [['tempo', chains.tempo], ['base', chains.base]] as const) {
+    app.openapi(
+      createRoute({
+        method: 'post',
+        path: `/api/dev/rpc/${name}`,
+        tags: ['Local development'],
+        summary: `JSON-RPC 2.0 endpoint of the embedded ${name} chain (chain id ${chain.chain.id})`,
+        description: 'Send a JSON-RPC request or batch; errors are JSON-RPC error objects.',
+        responses: { 200: { description: 'JSON-RPC response(s).', content: { 'application/json': { schema: z.unknown() } } } },
+      }),
+      async (c) => c.json(await answerJsonRpc(chain.evm, await c.req.text()) as never, 200),
+    );
+  }
 }
