@@ -12,6 +12,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { createScratchDatabase } from '../test/support/database.js';
+import { chainFigures } from './chains.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -168,6 +169,8 @@ if (await postgresReachable()) {
 } else {
   lines.push(`| PGlite against PostgreSQL | not measured: no server at ${POSTGRES_URL} | | |`);
 }
+
+for (const [figure, value, reference, ratio] of await chainFigures(RUNS)) row(figure, value, reference, ratio);
 
 const cpus = os.cpus();
 const report = `# Benchmarks

@@ -1,0 +1,87 @@
+/**
+ * Embedded chain figures (issue 3): both EVM chains to ready (first start deploys; a restart
+ * replays the journal), and token transfer + receipt latency on a journaled chain against the
+ * same transfers on a chain without a journal, measured in the same run.
+ */
+import { createPublicClient, createWalletClient, defineChain, parseAbi, type Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { loadArtifacts } from '../src/chains/contracts/compile.js';
+import { openEmbeddedChains } from '../src/chains/embedded/index.js';
+import { startEmbeddedEvm, type EmbeddedEvm } from '../src/chains/embedded/evm.js';
+import { openDatabase } from '../src/db/client.js';
+import { migrate } from '../src/db/migrate.js';
+
+const TRANSFERS = 200;
+const ERC20 = parseAbi(['function mint(address,uint256)', 'function transfer(address,uint256) returns (bool)']);
+const chain = defineChain({
+  id: 4217,
+  name: 'bench',
+  nativeCurrency: { name: 'E', symbol: 'E', decimals: 18 },
+  rpcUrls: { default: { http: ['http://bench.invalid'] } },
+});
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const p99 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.99))]!;
+
+/** Mints to the operator, then times TRANSFERS sequential transfers, each until its receipt. */
+async function transferLatencies(evm: EmbeddedEvm, operator: PrivateKeyAccount, token: Address): Promise<number[]> {
+  const wallet = createWalletClient({ chain, account: operator, transport: evm.transport });
+  const client = createPublicClient({ chain, transport: evm.transport });
+  const mined = async (hash: `0x${string}`) => client.waitForTransactionReceipt({ hash, pollingInterval: 1 });
+  await mined(await wallet.writeContract({ address: token, abi: ERC20, functionName: 'mint', args: [operator.address, 10n ** 15n] }));
+  const latencies: number[] = [];
+  for (let i = 0; i < TRANSFERS; i++) {
+    const started = performance.now();
+    await mined(await wallet.writeContract({ address: token, abi: ERC20, functionName: 'transfer', args: ['0x7000000000000000000000000000000000000007', 1n] }));
+    latencies.push(performance.now() - started);
+  }
+  return latencies;
+}
+
+/** The reference: the same token on an embedded chain with no journal behind it. */
+async function unjournaledLatencies(): Promise<number[]> {
+  const artifact = (await loadArtifacts()).Stablecoin!;
+  const operator = privateKeyToAccount(generatePrivateKey());
+  const evm = await startEmbeddedEvm({ chainId: chain.id, funded: [{ address: operator.address, balance: 10n ** 24n }] });
+  const wallet = createWalletClient({ chain, account: operator, transport: evm.transport });
+  const client = createPublicClient({ chain, transport: evm.transport });
+  const deployed = await client.waitForTransactionReceipt({
+    hash: await wallet.deployContract({ abi: artifact.abi, bytecode: artifact.bytecode, args: ['B', 'B', '2', '0x0000000000000000000000000000000000000000'] }),
+    pollingInterval: 1,
+  });
+  const token = deployed.contractAddress!;
+  await client.waitForTransactionReceipt({
+    hash: await wallet.writeContract({ address: token, abi: parseAbi(['function setMinter(address,bool)']), functionName: 'setMinter', args: [operator.address, true] }),
+    pollingInterval: 1,
+  });
+  return transferLatencies(evm, operator, token);
+}
+
+export async function chainFigures(runs: number): Promise<[string, string, string, string][]> {
+  const firstStarts: number[] = [];
+  const restarts: number[] = [];
+  let journaled: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const database = await openDatabase({ dataDir: null });
+    await migrate(database);
+    let started = performance.now();
+    await openEmbeddedChains(database.db);
+    firstStarts.push(performance.now() - started);
+    started = performance.now();
+    const chains = await openEmbeddedChains(database.db);
+    restarts.push(performance.now() - started);
+    if (i === 0) journaled = await transferLatencies(chains.tempo.evm, chains.tempo.operator, chains.tempo.contracts.stablecoin!);
+    await database.close();
+  }
+  const plain = await unjournaledLatencies();
+  return [
+    ['embedded Tempo + Base chains ready, first start (deploys contracts), ms', median(firstStarts).toFixed(0), 'target < 3000', (median(firstStarts) / 3000).toFixed(2)],
+    ['embedded Tempo + Base chains ready, restart (journal replay), ms', median(restarts).toFixed(0), 'target < 3000', (median(restarts) / 3000).toFixed(2)],
+    [
+      `token transfer + receipt, journaled on PGlite, p50 / p99 ms (${TRANSFERS} sequential)`,
+      `${median(journaled).toFixed(2)} / ${p99(journaled).toFixed(2)}`,
+      `no journal: ${median(plain).toFixed(2)} / ${p99(plain).toFixed(2)}; target p50 < 20`,
+      (median(journaled) / median(plain)).toFixed(2),
+    ],
+  ];
+}
