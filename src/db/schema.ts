@@ -923,15 +923,24 @@ export const auditLog = pgTable(
 // Embedded chains (local mode only): their state is the replay of this journal
 // ---------------------------------------------------------------------------------------------
 
-/** One embedded EVM chain: its local-only operator key and where the contracts were deployed. */
+/** One embedded chain (`tempo`, `base`, `solana`): its local-only operator key and deployment. */
 export const embeddedChains = pgTable('embedded_chains', {
-  chainId: integer('chain_id').primaryKey(),
+  chain: text('chain').primaryKey(),
   /** Signs deployments, mints and agent transactions on this embedded chain only: its tokens live
    * at local addresses, so nothing it signs is worth anything on a real chain. */
   operatorKey: text('operator_key').notNull(),
   /** Unix seconds of the genesis block: fixed, so a replay can reproduce every later block's time. */
   genesisTime: bigint('genesis_time', { mode: 'bigint' }).notNull(),
   deployment: jsonb('deployment').$type<Record<string, string>>(),
+  createdAt: createdAt(),
+});
+
+/** A full state image of an embedded chain that can be saved whole (LiteSVM), and the last
+ * journal entry it includes: start-up restores it, then replays only the entries after it. */
+export const embeddedChainSnapshots = pgTable('embedded_chain_snapshots', {
+  chain: text('chain').primaryKey(),
+  lastJournalId: bigint('last_journal_id', { mode: 'number' }).notNull(),
+  state: bytea('state').notNull(),
   createdAt: createdAt(),
 });
 
@@ -943,11 +952,11 @@ export const embeddedChainJournal = pgTable(
   'embedded_chain_journal',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    chainId: integer('chain_id').notNull(),
+    chain: text('chain').notNull(),
     method: text('method').notNull(),
     params: jsonb('params').notNull(),
     blockTimestamp: bigint('block_timestamp', { mode: 'bigint' }),
     createdAt: createdAt(),
   },
-  (t) => [index('embedded_chain_journal_chain_idx').on(t.chainId, t.id)],
+  (t) => [index('embedded_chain_journal_chain_idx').on(t.chain, t.id)],
 );

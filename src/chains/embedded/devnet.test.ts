@@ -101,7 +101,7 @@ describe('embedded Tempo chain across a restart', () => {
       }),
     );
     // As if the process died after journaling and before running it, plus a junk entry.
-    const journal = databaseJournal(database.db, chain.chain.id);
+    const journal = databaseJournal(database.db, 'tempo');
     await journal.append('eth_sendRawTransaction', [signed]);
     await journal.append('eth_sendRawTransaction', ['0xdeadbeef']);
 

@@ -48,22 +48,22 @@ export async function openEmbeddedEvmChain(db: Db, kind: EvmChainKind, options: 
   });
   await db
     .insert(embeddedChains)
-    .values({ chainId, operatorKey: generatePrivateKey(), genesisTime: BigInt(Math.floor(Date.now() / 1000)) })
+    .values({ chain: kind, operatorKey: generatePrivateKey(), genesisTime: BigInt(Math.floor(Date.now() / 1000)) })
     .onConflictDoNothing();
-  const [record] = await db.select().from(embeddedChains).where(eq(embeddedChains.chainId, chainId));
-  if (!record) throw new Error(`embedded chain ${chainId} has no record`);
+  const [record] = await db.select().from(embeddedChains).where(eq(embeddedChains.chain, kind));
+  if (!record) throw new Error(`embedded chain ${kind} has no record`);
   const operator = privateKeyToAccount(record.operatorKey as Hex);
 
   const evm = await startEmbeddedEvm({
     chainId,
     genesisTime: record.genesisTime,
     funded: [{ address: operator.address, balance: 10n ** 27n }],
-    journal: databaseJournal(db, chainId),
+    journal: databaseJournal(db, kind),
   });
   let contracts = record.deployment as Record<string, Address> | null;
   if (!contracts) {
     contracts = await deploy(kind, chain, evm, operator, options);
-    await db.update(embeddedChains).set({ deployment: contracts }).where(eq(embeddedChains.chainId, chainId));
+    await db.update(embeddedChains).set({ deployment: contracts }).where(eq(embeddedChains.chain, kind));
   }
   return { kind, chain, evm, operator, contracts };
 }

@@ -4,21 +4,21 @@ import { embeddedChainJournal } from '../../db/schema.js';
 import type { EvmJournal } from './evm.js';
 
 /** An embedded chain's journal in the service database, so chain state lives and dies with it. */
-export function databaseJournal(db: Db, chainId: number): EvmJournal {
-  const row = (id: number) => and(eq(embeddedChainJournal.chainId, chainId), eq(embeddedChainJournal.id, id));
+export function databaseJournal(db: Db, chain: string): EvmJournal {
+  const row = (id: number) => and(eq(embeddedChainJournal.chain, chain), eq(embeddedChainJournal.id, id));
   return {
     async entries() {
       const rows = await db
         .select()
         .from(embeddedChainJournal)
-        .where(eq(embeddedChainJournal.chainId, chainId))
+        .where(eq(embeddedChainJournal.chain, chain))
         .orderBy(asc(embeddedChainJournal.id));
       return rows.map((r) => ({ id: r.id, method: r.method, params: r.params as unknown[], blockTimestamp: r.blockTimestamp }));
     },
     async append(method, params) {
       const [inserted] = await db
         .insert(embeddedChainJournal)
-        .values({ chainId, method, params })
+        .values({ chain, method, params })
         .returning({ id: embeddedChainJournal.id });
       return inserted!.id;
     },
