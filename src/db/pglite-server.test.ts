@@ -21,6 +21,20 @@ describe('PGlite behind the wire server', () => {
     results.forEach((result, i) => expect(result.rows[0]).toEqual({ i, s: 'x'.repeat(i) }));
   });
 
+  it('answers the next query after a parameterised query with a large result', async () => {
+    const single = await openDatabase({ dataDir: null, poolMax: 1 });
+    try {
+      await single.pool.query('CREATE TABLE blob (id int PRIMARY KEY, state bytea)');
+      await single.pool.query('INSERT INTO blob VALUES (1, $1)', [Buffer.alloc(1_400_000, 7)]);
+      const big = await single.pool.query('SELECT state FROM blob WHERE id = $1', [1]);
+      expect(big.rows[0]?.state.length).toBe(1_400_000);
+      const next = await single.pool.query('SELECT $1::int AS n', [42]);
+      expect(next.rows[0]).toEqual({ n: 42 });
+    } finally {
+      await single.close();
+    }
+  });
+
   it('runs one transaction at a time: 20 concurrent read-modify-writes lose nothing', async () => {
     await Promise.all(
       Array.from({ length: 20 }, () =>

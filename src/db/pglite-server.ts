@@ -71,11 +71,12 @@ export class PgliteWireServer {
 
   private async run(unit: Unit): Promise<void> {
     try {
-      await this.db.runExclusive(async () => {
-        for (const message of unit.messages) {
-          await this.db.execProtocolRawStream(message, { onRawData: (data) => unit.connection.write(data) });
-        }
-      });
+      // One call per unit: fed message by message, PGlite lost the replies after an Execute with a
+      // large result (over about 1 MB), and the connection's next query never got its answer.
+      const input = unit.messages.length === 1 ? unit.messages[0]! : Buffer.concat(unit.messages);
+      await this.db.runExclusive(() =>
+        this.db.execProtocolRawStream(input, { onRawData: (data) => unit.connection.write(data) }),
+      );
     } catch {
       unit.connection.destroy();
     }
