@@ -47,7 +47,10 @@ export async function startService(config: Config, log: Logger): Promise<Running
 
     const embeddedChains = config.mode === 'local' ? await openEmbeddedChains(database.db) : undefined;
     if (embeddedChains) {
-      log.info({ tempo: embeddedChains.tempo.contracts.stablecoin, base: embeddedChains.base.contracts.stablecoin }, 'embedded chains ready');
+      log.info(
+        { tempo: embeddedChains.tempo.contracts.stablecoin, base: embeddedChains.base.contracts.stablecoin, solana: embeddedChains.solana.mint },
+        'embedded chains ready',
+      );
     }
 
     const jobs = new JobRunner(database, log.child({ component: 'jobs' }));
@@ -72,6 +75,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
             ? [
                 { name: 'tempo', check: async () => void (await embeddedChains.tempo.evm.request({ method: 'eth_blockNumber' })) },
                 { name: 'base', check: async () => void (await embeddedChains.base.evm.request({ method: 'eth_blockNumber' })) },
+                { name: 'solana', check: async () => void embeddedChains.solana.latestBlockhash() },
               ]
             : []),
         ],

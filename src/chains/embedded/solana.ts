@@ -113,8 +113,10 @@ export class EmbeddedSolana {
       .where(and(eq(embeddedChainJournal.chain, CHAIN), gt(embeddedChainJournal.id, snapshot.lastJournalId)))
       .orderBy(asc(embeddedChainJournal.id));
     for (const entry of entries) {
-      // The same transactions in the same order reach the same outcomes, failures included.
-      if (entry.method === 'sendTransaction') svm.sendTransaction(decodeWire(String((entry.params as unknown[])[0])));
+      // The same calls in the same order reach the same outcomes, failures included.
+      const [first, second] = entry.params as string[];
+      if (entry.method === 'sendTransaction') svm.sendTransaction(decodeWire(String(first)));
+      if (entry.method === 'airdrop') svm.airdrop(address(String(first)), lamports(BigInt(String(second))));
     }
     chain.sinceSnapshot = entries.length;
     return chain;
@@ -140,8 +142,12 @@ export class EmbeddedSolana {
     return this.svm.minimumBalanceForRentExemption(bytes);
   }
 
-  simulate(wireBase64: string) {
-    return this.svm.simulateTransaction(decodeWire(wireBase64));
+  /** Runs a transaction without keeping its effects. */
+  simulate(wireBase64: string): { error?: string; logs: string[]; unitsConsumed: bigint } {
+    const outcome = this.svm.simulateTransaction(decodeWire(wireBase64));
+    const meta = outcome.meta();
+    const result = { logs: meta.logs(), unitsConsumed: meta.computeUnitsConsumed() };
+    return outcome instanceof FailedTransactionMetadata ? { ...result, error: describeFailure(outcome) } : result;
   }
 
   /** The owner's balance of the chain's stablecoin, in base units (0 without a token account). */
@@ -155,6 +161,26 @@ export class EmbeddedSolana {
   async sendTransaction(wireBase64: string): Promise<SolanaSendResult> {
     const transaction = decodeWire(wireBase64); // a malformed one throws before anything is journaled
     return this.serialised(() => this.commit(transaction, wireBase64));
+  }
+
+  /** Grants lamports (for fees) from LiteSVM's airdrop source; journaled like a transaction. */
+  airdrop(to: Address, amount: bigint): Promise<SolanaSendResult> {
+    return this.serialised(async () => {
+      await databaseJournal(this.db, CHAIN).append('airdrop', [to, amount.toString()]);
+      const outcome = this.svm.airdrop(to, lamports(amount));
+      await this.afterChange();
+      if (!outcome) throw new Error('the airdrop source is exhausted');
+      const failed = outcome instanceof FailedTransactionMetadata;
+      const signature = base58((failed ? outcome.meta() : outcome).signature()) as Signature;
+      return failed ? { signature, error: describeFailure(outcome) } : { signature };
+    });
+  }
+
+  /** Whether the chain processed this signature, and how it ended (null: never seen). */
+  transactionStatus(signature: Signature): { error?: string } | null {
+    const outcome = this.svm.getTransaction(signature);
+    if (!outcome) return null;
+    return outcome instanceof FailedTransactionMetadata ? { error: describeFailure(outcome) } : {};
   }
 
   /** Mints the stablecoin to the owner's token account (created when missing): the faucet. */
@@ -185,9 +211,13 @@ export class EmbeddedSolana {
   private async commit(transaction: Transaction, wireBase64: string): Promise<SolanaSendResult> {
     await databaseJournal(this.db, CHAIN).append('sendTransaction', [wireBase64]);
     const outcome = this.svm.sendTransaction(transaction);
-    if (++this.sinceSnapshot >= SNAPSHOT_EVERY) await this.saveSnapshot();
+    await this.afterChange();
     const signature = getSignatureFromTransaction(transaction);
     return outcome instanceof FailedTransactionMetadata ? { signature, error: describeFailure(outcome) } : { signature };
+  }
+
+  private async afterChange(): Promise<void> {
+    if (++this.sinceSnapshot >= SNAPSHOT_EVERY) await this.saveSnapshot();
   }
 
   /** Saves the whole state with the last journal entry it includes. Runs inside the queue. */

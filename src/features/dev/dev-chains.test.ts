@@ -1,3 +1,4 @@
+import type { RpcTransport } from '@solana/kit';
 import { createPublicClient, custom, defineChain, parseAbi, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
@@ -63,6 +64,8 @@ describe('POST /api/dev/faucet', () => {
     for (const [patch, field] of [
       [{ network: 'eip155:1' }, 'network'],
       [{ address: 'bob' }, 'address'],
+      [{ address: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin' }, 'address'],
+      [{ network: 'SOLANA' }, 'network'],
       [{ amount: '0' }, 'amount'],
       [{ amount: '1000000.000001' }, 'amount'],
       [{ amount: 5 }, 'amount'],
@@ -127,6 +130,7 @@ describe('POST /api/dev/rpc/{chain}', () => {
     expect(networks.map((n) => [n.network, n.rpc_url])).toEqual([
       ['eip155:4217', '/api/dev/rpc/tempo'],
       ['eip155:8453', '/api/dev/rpc/base'],
+      [t.embeddedChains!.solana.network, '/api/dev/rpc/solana'],
     ]);
     expect(networks[0]!.contracts).toMatchObject({ stablecoin: t.embeddedChains!.tempo.contracts.stablecoin, payrollTreasury: expect.any(String) });
   });
@@ -149,9 +153,69 @@ describe('live mode', () => {
       embeddedChains: t.embeddedChains,
       readiness: [],
     });
-    for (const path of ['/api/dev/token', '/api/dev/faucet', '/api/dev/rpc/tempo', '/api/dev/rpc/base']) {
+    for (const path of ['/api/dev/token', '/api/dev/faucet', '/api/dev/rpc/tempo', '/api/dev/rpc/base', '/api/dev/rpc/solana']) {
       expect((await live.request(path, { method: 'POST', body: '{}' })).status, path).toBe(404);
     }
     expect((await live.request('/api/dev/chains')).status).toBe(404);
+  });
+});
+
+describe('embedded Solana through the dev routes', () => {
+  it('funds a wallet that an unmodified @solana/kit client then pays from', async () => {
+    const kit = await import('@solana/kit');
+    const token = await import('@solana-program/token');
+    const transport = (async ({ payload }: { payload: unknown }) =>
+      (await t.request('POST', '/api/dev/rpc/solana', { body: payload })).json()) as RpcTransport;
+    const rpc = kit.createSolanaRpcFromTransport(transport);
+    const solana = t.embeddedChains!.solana;
+    const [alice, bob] = await Promise.all([kit.generateKeyPairSigner(), kit.generateKeyPairSigner()]);
+
+    for (const [who, amount] of [[alice, '25'], [bob, '0.000001']] as const) {
+      const res = await t.request('POST', '/api/dev/faucet', { body: { network: solana.network, address: who.address, amount } });
+      expect(res.status).toBe(200);
+    }
+    expect((await t.request('POST', '/api/dev/faucet', { body: { network: solana.network, address: '0x2000000000000000000000000000000000000002', amount: '1' } })).status).toBe(400);
+
+    const mint = await token.fetchMint(rpc as never, solana.mint);
+    expect(mint.data.decimals).toBe(6);
+    const { value: latest } = await rpc.getLatestBlockhash().send();
+    const [source] = await token.findAssociatedTokenPda({ mint: solana.mint, owner: alice.address, tokenProgram: token.TOKEN_PROGRAM_ADDRESS });
+    const [destination] = await token.findAssociatedTokenPda({ mint: solana.mint, owner: bob.address, tokenProgram: token.TOKEN_PROGRAM_ADDRESS });
+    const message = kit.pipe(
+      kit.createTransactionMessage({ version: 0 }),
+      (m) => kit.setTransactionMessageFeePayerSigner(alice, m),
+      (m) => kit.setTransactionMessageLifetimeUsingBlockhash(latest, m),
+      (m) =>
+        kit.appendTransactionMessageInstructions(
+          [token.getTransferCheckedInstruction({ source, mint: solana.mint, destination, authority: alice, amount: 10_000_000n, decimals: 6 })],
+          m,
+        ),
+    );
+    const signed = await kit.signTransactionMessageWithSigners(message);
+    const wire = kit.getBase64EncodedWireTransaction(signed);
+    expect((await rpc.simulateTransaction(wire, { encoding: 'base64' }).send()).value.err).toBeNull();
+    const sig = await rpc.sendTransaction(wire, { encoding: 'base64' }).send();
+    const { value: statuses } = await rpc.getSignatureStatuses([sig]).send();
+    expect(statuses[0]).toMatchObject({ err: null, confirmationStatus: 'finalized' });
+    expect(await solana.tokenBalance(bob.address)).toBe(10_000_001n);
+    expect(await solana.tokenBalance(alice.address)).toBe(15_000_000n);
+
+    // The same signed transaction again is refused, as a real cluster would.
+    const replay = (await (await t.request('POST', '/api/dev/rpc/solana', {
+      body: { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [wire, { encoding: 'base64' }] },
+    })).json()) as { error: { message: string } };
+    expect(replay.error.message).toMatch(/AlreadyProcessed/);
+  });
+
+  it('answers unknown methods and bad params with JSON-RPC errors', async () => {
+    const call = async (method: string, params: unknown[]) =>
+      ((await (await t.request('POST', '/api/dev/rpc/solana', { body: { jsonrpc: '2.0', id: 1, method, params } })).json()) as {
+        error?: { code: number };
+      }).error?.code;
+    expect(await call('getProgramAccounts', [])).toBe(-32601);
+    expect(await call('getAccountInfo', ['0xnot-base58'])).toBe(-32602);
+    expect(await call('sendTransaction', ['!!!', { encoding: 'base64' }])).toBe(-32602);
+    expect(await call('sendTransaction', ['AAAA', { encoding: 'base58' }])).toBe(-32602);
+    expect(await call('getSignatureStatuses', [['nope']])).toBe(-32602);
   });
 });

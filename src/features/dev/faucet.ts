@@ -1,4 +1,5 @@
-import { createPublicClient, createWalletClient, parseAbi, parseEther, type Address, type Hex } from 'viem';
+import { address as solanaAddress, isAddress as isSolanaAddress } from '@solana/kit';
+import { createPublicClient, createWalletClient, isAddress as isEvmAddress, parseAbi, parseEther, type Address, type Hex } from 'viem';
 import type { EmbeddedChains } from '../../chains/embedded/index.js';
 import type { EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
 import { badRequest } from '../../http/errors.js';
@@ -6,6 +7,8 @@ import { badRequest } from '../../http/errors.js';
 const STABLECOIN = parseAbi(['function mint(address to, uint256 amount)']);
 const GAS_TOP_UP = parseEther('1');
 const GAS_FLOOR = parseEther('0.1');
+const SOL_TOP_UP = 1_000_000_000n; // 1 SOL for fees
+const SOL_FLOOR = 100_000_000n;
 
 /**
  * Local mode's faucet: mints the embedded stablecoin (and some gas) to an address. The operator
@@ -16,9 +19,24 @@ export class Faucet {
 
   constructor(private readonly chains: EmbeddedChains) {}
 
-  async fund(network: string, address: Address, amount: bigint): Promise<{ txHash: Hex }> {
-    const chain = this.chains.byNetwork(network);
-    if (!chain) throw badRequest('network', `is not an embedded network here (eip155:4217 or eip155:8453)`);
+  /** Credits `amount` base units; returns the EVM tx hash or the Solana signature. */
+  async fund(network: string, address: string, amount: bigint): Promise<{ txHash: string }> {
+    const solana = this.chains.solana;
+    if (network === solana.network) {
+      if (!isSolanaAddress(address)) throw badRequest('address', `must be a base58 Solana address on ${network}`);
+      const owner = solanaAddress(address);
+      if (solana.getBalance(owner) < SOL_FLOOR) await solana.airdrop(owner, SOL_TOP_UP);
+      const minted = await solana.mintTo(owner, amount);
+      if (minted.error) throw new Error(`faucet mint failed: ${minted.error}`);
+      return { txHash: minted.signature };
+    }
+    const chain = this.chains.evmByNetwork(network);
+    if (!chain) throw badRequest('network', `is not an embedded network here (eip155:4217, eip155:8453 or ${solana.network})`);
+    if (!isEvmAddress(address, { strict: false })) throw badRequest('address', 'must be a 0x-prefixed 20-byte hex address');
+    return this.evmMint(chain, address, amount);
+  }
+
+  private evmMint(chain: EmbeddedEvmChain, address: Address, amount: bigint): Promise<{ txHash: Hex }> {
     return this.serialised(chain, async () => {
       const wallet = createWalletClient({ chain: chain.chain, account: chain.operator, transport: chain.evm.transport });
       const client = createPublicClient({ chain: chain.chain, transport: chain.evm.transport });

@@ -1,9 +1,9 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { Address } from 'viem';
 import type { EmbeddedChains } from '../../chains/embedded/index.js';
+import { solanaRpc } from '../../chains/embedded/solana-rpc.js';
 import type { AppEnv } from '../../http/context.js';
 import { badRequest } from '../../http/errors.js';
-import { errorResponses, evmAddressSchema, jsonBody, jsonContent, usdAmountSchema } from '../../http/validation.js';
+import { errorResponses, jsonBody, jsonContent, usdAmountSchema } from '../../http/validation.js';
 import { parseUsd } from '../../money.js';
 import type { DevIdentityProvider } from '../../providers/identity/dev-idp.js';
 import { Faucet } from './faucet.js';
@@ -23,7 +23,7 @@ const FAUCET_MAX_UNITS = 1_000_000n * 1_000_000n; // 1,000,000 USD per request
 const FaucetRequest = z
   .object({
     network: z.string().min(1).openapi({ example: 'eip155:4217', description: 'CAIP-2 id of an embedded network.' }),
-    address: evmAddressSchema,
+    address: z.string().min(1).max(64).openapi({ description: 'An EVM (0x) or Solana (base58) address, matching the network.' }),
     amount: usdAmountSchema.openapi({ example: '1000', description: 'USD, at most 1,000,000.' }),
   })
   .openapi('DevFaucetRequest');
@@ -81,7 +81,7 @@ export function registerDevRoutes(app: OpenAPIHono<AppEnv>, { idp, chains }: Dev
       const { network, address, amount } = c.req.valid('json');
       const units = parseUsd(amount)!;
       if (units <= 0n || units > FAUCET_MAX_UNITS) throw badRequest('amount', 'must be more than 0 and at most 1000000');
-      const { txHash } = await faucet.fund(network, address as Address, units);
+      const { txHash } = await faucet.fund(network, address, units);
       return c.json({ network, address, amount, tx_hash: txHash }, 200);
     },
   );
@@ -89,7 +89,7 @@ export function registerDevRoutes(app: OpenAPIHono<AppEnv>, { idp, chains }: Dev
   const ChainsResponse = z
     .object({
       networks: z.array(
-        z.object({ network: z.string(), chain_id: z.number().int(), rpc_url: z.string(), contracts: z.record(z.string(), z.string()) }),
+        z.object({ network: z.string(), chain_id: z.number().int().nullable(), rpc_url: z.string(), contracts: z.record(z.string(), z.string()) }),
       ),
     })
     .openapi('DevChains');
@@ -104,28 +104,41 @@ export function registerDevRoutes(app: OpenAPIHono<AppEnv>, { idp, chains }: Dev
     (c) =>
       c.json(
         {
-          networks: [chains.tempo, chains.base].map((chain) => ({
-            network: `eip155:${chain.chain.id}`,
-            chain_id: chain.chain.id,
-            rpc_url: `/api/dev/rpc/${chain.kind}`,
-            contracts: chain.contracts,
-          })),
+          networks: [
+            ...[chains.tempo, chains.base].map((chain) => ({
+              network: `eip155:${chain.chain.id}`,
+              chain_id: chain.chain.id,
+              rpc_url: `/api/dev/rpc/${chain.kind}`,
+              contracts: chain.contracts,
+            })),
+            {
+              network: chains.solana.network,
+              chain_id: null,
+              rpc_url: '/api/dev/rpc/solana',
+              contracts: { mint: chains.solana.mint, operator: chains.solana.operator.address },
+            },
+          ],
         },
         200,
       ),
   );
 
-  for (const [name, chain] of [['tempo', chains.tempo], ['base', chains.base]] as const) {
+  const rpcTargets = [
+    ['tempo', `the embedded Tempo chain (eip155:${chains.tempo.chain.id})`, chains.tempo.evm],
+    ['base', `the embedded Base chain (eip155:${chains.base.chain.id})`, chains.base.evm],
+    ['solana', `the embedded Solana chain (${chains.solana.network})`, solanaRpc(chains.solana)],
+  ] as const;
+  for (const [name, description, target] of rpcTargets) {
     app.openapi(
       createRoute({
         method: 'post',
         path: `/api/dev/rpc/${name}`,
         tags: ['Local development'],
-        summary: `JSON-RPC 2.0 endpoint of the embedded ${name} chain (chain id ${chain.chain.id})`,
+        summary: `JSON-RPC 2.0 endpoint of ${description}`,
         description: 'Send a JSON-RPC request or batch; errors are JSON-RPC error objects.',
         responses: { 200: { description: 'JSON-RPC response(s).', content: { 'application/json': { schema: z.unknown() } } } },
       }),
-      async (c) => c.json(await answerJsonRpc(chain.evm, await c.req.text()) as never, 200),
+      async (c) => c.json((await answerJsonRpc(target, await c.req.text())) as never, 200),
     );
   }
 }
