@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { address, generateKeyPairSigner } from '@solana/kit';
+import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabaseTarget, type TestDatabaseTarget } from './support/database.js';
 
@@ -70,11 +72,28 @@ describe('the service process', () => {
     return ((await res.json()) as { token: string }).token;
   }
 
-  async function stablecoinBalance(holder: string): Promise<bigint> {
+  async function chainsListing() {
     const { networks } = (await (await fetch(`${base}/api/dev/chains`)).json()) as {
       networks: { network: string; contracts: Record<string, string> }[];
     };
-    const token = networks.find((n) => n.network === 'eip155:4217')!.contracts.stablecoin;
+    return networks;
+  }
+
+  /** The SPL token amount (bytes 64-72 of the token account) through the dev Solana RPC. */
+  async function solanaTokenBalance(owner: string): Promise<bigint> {
+    const mint = (await chainsListing()).find((n) => n.network.startsWith('solana:'))!.contracts.mint!;
+    const [ata] = await findAssociatedTokenPda({ mint: address(mint), owner: address(owner), tokenProgram: TOKEN_PROGRAM_ADDRESS });
+    const res = await fetch(`${base}/api/dev/rpc/solana`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getAccountInfo', params: [ata, { encoding: 'base64' }] }),
+    });
+    const { result } = (await res.json()) as { result: { value: { data: [string, string] } | null } };
+    return result.value ? Buffer.from(result.value.data[0], 'base64').readBigUInt64LE(64) : 0n;
+  }
+
+  async function stablecoinBalance(holder: string): Promise<bigint> {
+    const token = (await chainsListing()).find((n) => n.network === 'eip155:4217')!.contracts.stablecoin;
     const data = `0x70a08231${holder.slice(2).padStart(64, '0')}`; // balanceOf(holder)
     const res = await fetch(`${base}/api/dev/rpc/tempo`, {
       method: 'POST',
@@ -122,6 +141,15 @@ describe('the service process', () => {
     expect(funded.status).toBe(200);
     const balanceBefore = await stablecoinBalance(holder);
     expect(balanceBefore).toBe(42_000_000n);
+    const solanaHolder = (await generateKeyPairSigner()).address;
+    const solanaNetwork = (await chainsListing()).find((n) => n.network.startsWith('solana:'))!.network;
+    const fundedOnSolana = await fetch(`${base}/api/dev/faucet`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ network: solanaNetwork, address: solanaHolder, amount: '7' }),
+    });
+    expect(fundedOnSolana.status).toBe(200);
+    expect(await solanaTokenBalance(solanaHolder)).toBe(7_000_000n);
 
     if (!target.url) {
       // A second process on the same PGlite directory is refused while the first runs.
@@ -141,6 +169,7 @@ describe('the service process', () => {
     expect(await team(token, employerId)).toEqual(before);
     // Chain state too: the embedded Tempo chain is rebuilt from its journal.
     expect(await stablecoinBalance(holder)).toBe(balanceBefore);
+    expect(await solanaTokenBalance(solanaHolder)).toBe(7_000_000n);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
   }, 60_000);
