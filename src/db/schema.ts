@@ -935,18 +935,10 @@ export const embeddedChains = pgTable('embedded_chains', {
   createdAt: createdAt(),
 });
 
-/** A full state image of an embedded chain that can be saved whole (LiteSVM), and the last
- * journal entry it includes: start-up restores it, then replays only the entries after it. */
-export const embeddedChainSnapshots = pgTable('embedded_chain_snapshots', {
-  chain: text('chain').primaryKey(),
-  lastJournalId: bigint('last_journal_id', { mode: 'number' }).notNull(),
-  state: bytea('state').notNull(),
-  createdAt: createdAt(),
-});
-
 /**
- * Every state-changing call made to an embedded EVM, in order. Written before the call runs and
- * stamped with its block's timestamp after; replayed at start-up to rebuild the same state.
+ * Every state-changing call made to an embedded chain, in order. Written before the call runs
+ * (EVM calls are stamped with their block's timestamp after); replayed at start-up to rebuild
+ * the same state.
  */
 export const embeddedChainJournal = pgTable(
   'embedded_chain_journal',

@@ -78,14 +78,13 @@ describe('embedded Solana', () => {
     expect(await reopened.tokenBalance(bob.address)).toBe(3_000_001n);
   });
 
-  it('snapshots along the way and still rebuilds exactly', async () => {
+  it('rebuilds exactly after a long history', async () => {
     const chain = await EmbeddedSolana.open(database.db);
     const before = await chain.tokenBalance(bob.address);
-    for (let i = 0; i < 120; i++) await chain.mintTo(bob.address, 1n); // crosses a snapshot boundary
-    const { rows } = await database.pool.query("SELECT last_journal_id FROM embedded_chain_snapshots WHERE chain = 'solana'");
-    expect(Number(rows[0]?.last_journal_id)).toBeGreaterThan(0);
+    for (let i = 0; i < 120; i++) await chain.mintTo(bob.address, 1n);
     const reopened = await EmbeddedSolana.open(database.db);
     expect(await reopened.tokenBalance(bob.address)).toBe(before + 120n);
+    expect(reopened.mint).toBe(chain.mint);
   });
 
   it('refuses a malformed transaction without journaling it', async () => {

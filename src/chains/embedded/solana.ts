@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { LiteSVM, FailedTransactionMetadata } from 'litesvm';
 import {
   address,
@@ -32,14 +32,12 @@ import {
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
 import type { Db } from '../../db/client.js';
-import { embeddedChainJournal, embeddedChainSnapshots, embeddedChains } from '../../db/schema.js';
+import { embeddedChains } from '../../db/schema.js';
 import { databaseJournal } from './journal.js';
 
 const CHAIN = 'solana';
 // SPL Memo v3, which LiteSVM loads (@solana-program/memo defaults to a newer address it does not).
 const SPL_MEMO_V3 = address('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
-/** A snapshot every this many journal entries bounds how much a start-up replays. */
-const SNAPSHOT_EVERY = 100;
 // LiteSVM's airdrop source is finite: a larger grant fails silently (no fee payer afterwards).
 const OPERATOR_LAMPORTS = 10_000n * 1_000_000_000n;
 // Names of LiteSVM's fieldless transaction errors (a const enum, erased at run time), by value.
@@ -67,13 +65,12 @@ export interface SolanaSendResult {
 }
 
 /**
- * Local mode's Solana: LiteSVM with a USDC-like SPL mint (6 decimals). Its state is the latest
- * snapshot (LiteSVM saves whole state) plus the journal of transactions sent since; the blockhash
- * only changes when a snapshot is restored, never by time, so clients' transactions stay valid.
+ * Local mode's Solana: LiteSVM with a USDC-like SPL mint (6 decimals). Its state is the replay of
+ * its journal (transactions and airdrops) from a fresh LiteSVM. The blockhash never moves with
+ * time (LiteSVM accepts only the latest), so clients' transactions stay valid.
  */
 export class EmbeddedSolana {
   private queue: Promise<unknown> = Promise.resolve();
-  private sinceSnapshot = 0;
 
   private constructor(
     private readonly db: Db,
@@ -92,34 +89,37 @@ export class EmbeddedSolana {
     const [record] = await db.select().from(embeddedChains).where(eq(embeddedChains.chain, CHAIN));
     if (!record) throw new Error('embedded solana has no record');
     const operator = await createKeyPairSignerFromPrivateKeyBytes(Buffer.from(record.operatorKey, 'hex'));
-    const [snapshot] = await db.select().from(embeddedChainSnapshots).where(eq(embeddedChainSnapshots.chain, CHAIN));
 
-    if (!snapshot || !record.deployment) {
-      const svm = new LiteSVM();
-      const network = `solana:${svm.latestBlockhash().slice(0, 32)}`;
-      const mint = await createMint(svm, operator);
-      const chain = new EmbeddedSolana(db, svm, operator, mint, network);
-      await db.update(embeddedChains).set({ deployment: { mint, network } }).where(eq(embeddedChains.chain, CHAIN));
-      await chain.saveSnapshot();
-      return chain;
-    }
-
-    const svm = LiteSVM.fromBytes(new Uint8Array(snapshot.state));
-    const deployment = record.deployment as { mint: string; network: string };
-    const chain = new EmbeddedSolana(db, svm, operator, address(deployment.mint), deployment.network);
-    const entries = await db
-      .select()
-      .from(embeddedChainJournal)
-      .where(and(eq(embeddedChainJournal.chain, CHAIN), gt(embeddedChainJournal.id, snapshot.lastJournalId)))
-      .orderBy(asc(embeddedChainJournal.id));
-    for (const entry of entries) {
-      // The same calls in the same order reach the same outcomes, failures included.
+    // A fresh LiteSVM always starts from the same genesis and blockhash, so replaying the journal
+    // (set-up included) rebuilds the same chain; failed transactions fail again the same way.
+    const svm = new LiteSVM();
+    const network = `solana:${svm.latestBlockhash().slice(0, 32)}`;
+    for (const entry of await databaseJournal(db, CHAIN).entries()) {
       const [first, second] = entry.params as string[];
       if (entry.method === 'sendTransaction') svm.sendTransaction(decodeWire(String(first)));
       if (entry.method === 'airdrop') svm.airdrop(address(String(first)), lamports(BigInt(String(second))));
     }
-    chain.sinceSnapshot = entries.length;
-    return chain;
+    const deployment = record.deployment as { mint: string } | null;
+    if (deployment) return new EmbeddedSolana(db, svm, operator, address(deployment.mint), network);
+
+    // First start: fund the operator and create the mint, both journaled like everything else.
+    const chain = new EmbeddedSolana(db, svm, operator, address('11111111111111111111111111111111'), network);
+    await chain.airdrop(operator.address, OPERATOR_LAMPORTS);
+    const mintKey = await createKeyPairSignerFromPrivateKeyBytes(randomBytes(32));
+    const space = BigInt(getMintSize());
+    const created = await chain.submit([
+      getCreateAccountInstruction({
+        payer: operator,
+        newAccount: mintKey,
+        lamports: svm.minimumBalanceForRentExemption(space),
+        space,
+        programAddress: TOKEN_PROGRAM_ADDRESS,
+      }),
+      getInitializeMint2Instruction({ mint: mintKey.address, decimals: 6, mintAuthority: operator.address }),
+    ]);
+    if (created.error) throw new Error(`creating the embedded mint failed: ${created.error}`);
+    await db.update(embeddedChains).set({ deployment: { mint: mintKey.address, network } }).where(eq(embeddedChains.chain, CHAIN));
+    return new EmbeddedSolana(db, svm, operator, mintKey.address, network);
   }
 
   latestBlockhash(): string {
@@ -168,7 +168,6 @@ export class EmbeddedSolana {
     return this.serialised(async () => {
       await databaseJournal(this.db, CHAIN).append('airdrop', [to, amount.toString()]);
       const outcome = this.svm.airdrop(to, lamports(amount));
-      await this.afterChange();
       if (!outcome) throw new Error('the airdrop source is exhausted');
       const failed = outcome instanceof FailedTransactionMetadata;
       const signature = base58((failed ? outcome.meta() : outcome).signature()) as Signature;
@@ -211,28 +210,8 @@ export class EmbeddedSolana {
   private async commit(transaction: Transaction, wireBase64: string): Promise<SolanaSendResult> {
     await databaseJournal(this.db, CHAIN).append('sendTransaction', [wireBase64]);
     const outcome = this.svm.sendTransaction(transaction);
-    await this.afterChange();
     const signature = getSignatureFromTransaction(transaction);
     return outcome instanceof FailedTransactionMetadata ? { signature, error: describeFailure(outcome) } : { signature };
-  }
-
-  private async afterChange(): Promise<void> {
-    if (++this.sinceSnapshot >= SNAPSHOT_EVERY) await this.saveSnapshot();
-  }
-
-  /** Saves the whole state with the last journal entry it includes. Runs inside the queue. */
-  private async saveSnapshot(): Promise<void> {
-    const [last] = await this.db
-      .select({ id: sql<number>`coalesce(max(${embeddedChainJournal.id}), 0)`.mapWith(Number) })
-      .from(embeddedChainJournal)
-      .where(eq(embeddedChainJournal.chain, CHAIN));
-    const state = Buffer.from(this.svm.toBytes());
-    const lastJournalId = last?.id ?? 0;
-    await this.db
-      .insert(embeddedChainSnapshots)
-      .values({ chain: CHAIN, lastJournalId, state })
-      .onConflictDoUpdate({ target: embeddedChainSnapshots.chain, set: { lastJournalId, state, createdAt: sql`now()` } });
-    this.sinceSnapshot = 0;
   }
 
   private serialised<T>(work: () => Promise<T>): Promise<T> {
@@ -244,34 +223,6 @@ export class EmbeddedSolana {
 
 function decodeWire(wireBase64: string): Transaction {
   return getTransactionDecoder().decode(Buffer.from(wireBase64, 'base64'));
-}
-
-async function createMint(svm: LiteSVM, operator: KeyPairSigner): Promise<Address> {
-  svm.airdrop(operator.address, lamports(OPERATOR_LAMPORTS));
-  const mintKey = await createKeyPairSignerFromPrivateKeyBytes(randomBytes(32));
-  const space = BigInt(getMintSize());
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayerSigner(operator, m),
-    (m) => svm.setTransactionMessageLifetimeUsingLatestBlockhash(m),
-    (m) =>
-      appendTransactionMessageInstructions(
-        [
-          getCreateAccountInstruction({
-            payer: operator,
-            newAccount: mintKey,
-            lamports: svm.minimumBalanceForRentExemption(space),
-            space,
-            programAddress: TOKEN_PROGRAM_ADDRESS,
-          }),
-          getInitializeMint2Instruction({ mint: mintKey.address, decimals: 6, mintAuthority: operator.address }),
-        ],
-        m,
-      ),
-  );
-  const outcome = svm.sendTransaction(await signTransactionMessageWithSigners(message));
-  if (outcome instanceof FailedTransactionMetadata) throw new Error(`creating the embedded mint failed: ${describeFailure(outcome)}`);
-  return mintKey.address;
 }
 
 /** Base58 text of raw bytes (signatures, keys), for RPC answers. */

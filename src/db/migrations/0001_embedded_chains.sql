@@ -7,13 +7,6 @@ CREATE TABLE "embedded_chain_journal" (
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
-CREATE TABLE "embedded_chain_snapshots" (
-	"chain" text PRIMARY KEY NOT NULL,
-	"last_journal_id" bigint NOT NULL,
-	"state" "bytea" NOT NULL,
-	"created_at" timestamp with time zone DEFAULT now() NOT NULL
-);
---> statement-breakpoint
 CREATE TABLE "embedded_chains" (
 	"chain" text PRIMARY KEY NOT NULL,
 	"operator_key" text NOT NULL,
