@@ -46,8 +46,8 @@ export interface JournalEntry {
   blockTimestamp: bigint | null;
 }
 
-/** Where an embedded chain keeps the calls that rebuild its state (src/chains/embedded/journal.ts). */
-export interface EvmJournal {
+/** Where an embedded chain (EVM or Solana) keeps the calls that rebuild its state (journal.ts). */
+export interface ChainJournal {
   entries(): Promise<JournalEntry[]>;
   append(method: string, params: unknown[]): Promise<number>;
   stamp(id: number, blockTimestamp: bigint): Promise<void>;
@@ -85,7 +85,7 @@ export async function startEmbeddedEvm(options: {
   /** Unix seconds of the genesis block (default: now). A journaled chain needs the same one each start. */
   genesisTime?: bigint;
   /** Without a journal the chain lives in memory only. */
-  journal?: EvmJournal;
+  journal?: ChainJournal;
 }): Promise<EmbeddedEvm> {
   const edr = await edrContext();
   const genesis = l1GenesisState(l1HardforkFromString(HARDFORK)).concat(

@@ -1,10 +1,10 @@
 import { and, asc, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { embeddedChainJournal } from '../../db/schema.js';
-import type { EvmJournal } from './evm.js';
+import type { ChainJournal } from './evm.js';
 
 /** An embedded chain's journal in the service database, so chain state lives and dies with it. */
-export function databaseJournal(db: Db, chain: string): EvmJournal {
+export function databaseJournal(db: Db, chain: string): ChainJournal {
   const row = (id: number) => and(eq(embeddedChainJournal.chain, chain), eq(embeddedChainJournal.id, id));
   return {
     async entries() {
