@@ -9,6 +9,7 @@ import {
   type Provider,
 } from '@nomicfoundation/edr';
 import { custom, hexToBytes, type Address, type EIP1193RequestFn, type Transport } from 'viem';
+import { serialQueue } from './serial.js';
 
 const HARDFORK = 'Prague'; // EDR's spelling
 // ARCHITECTURE.md: keep the block gas limit at or below 2^24.
@@ -145,9 +146,9 @@ export async function startEmbeddedEvm(options: {
   }
 
   // State changes run one at a time, so the journal's order is the chain's order.
-  let queue: Promise<unknown> = Promise.resolve();
-  const mutate = (method: string, params: unknown[]) => {
-    const run = async () => {
+  const serialised = serialQueue();
+  const mutate = (method: string, params: unknown[]) =>
+    serialised(async () => {
       if (!journal) return raw(method, params);
       const id = await journal.append(method, params);
       let result: unknown;
@@ -159,11 +160,7 @@ export async function startEmbeddedEvm(options: {
       }
       if (MINING.has(method)) await journal.stamp(id, await latestTimestamp());
       return result;
-    };
-    const next = queue.then(run, run);
-    queue = next.catch(() => {});
-    return next;
-  };
+    });
 
   const request = (async ({ method, params }: { method: string; params?: unknown }) => {
     const args = (params ?? []) as unknown[];

@@ -34,6 +34,7 @@ import {
 import type { Db } from '../../db/client.js';
 import { embeddedChains } from '../../db/schema.js';
 import { databaseJournal } from './journal.js';
+import { serialQueue } from './serial.js';
 
 const CHAIN = 'solana';
 // SPL Memo v3, which LiteSVM loads (@solana-program/memo defaults to a newer address it does not).
@@ -70,7 +71,7 @@ export interface SolanaSendResult {
  * time (LiteSVM accepts only the latest), so clients' transactions stay valid.
  */
 export class EmbeddedSolana {
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly serialised = serialQueue();
 
   private constructor(
     private readonly db: Db,
@@ -214,11 +215,6 @@ export class EmbeddedSolana {
     return outcome instanceof FailedTransactionMetadata ? { signature, error: describeFailure(outcome) } : { signature };
   }
 
-  private serialised<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(work, work);
-    this.queue = next.catch(() => {});
-    return next;
-  }
 }
 
 function decodeWire(wireBase64: string): Transaction {

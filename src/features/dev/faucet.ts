@@ -2,6 +2,7 @@ import { address as solanaAddress, isAddress as isSolanaAddress } from '@solana/
 import { createPublicClient, createWalletClient, isAddress as isEvmAddress, parseAbi, parseEther, type Address, type Hex } from 'viem';
 import type { EmbeddedChains } from '../../chains/embedded/index.js';
 import type { EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
+import { serialQueue } from '../../chains/embedded/serial.js';
 import { badRequest } from '../../http/errors.js';
 
 const STABLECOIN = parseAbi(['function mint(address to, uint256 amount)']);
@@ -15,7 +16,7 @@ const SOL_FLOOR = 100_000_000n;
  * signs one transaction at a time per chain, so concurrent requests never reuse a nonce.
  */
 export class Faucet {
-  private readonly locks = new WeakMap<EmbeddedEvmChain, Promise<unknown>>();
+  private readonly queues = new WeakMap<EmbeddedEvmChain, ReturnType<typeof serialQueue>>();
 
   constructor(private readonly chains: EmbeddedChains) {}
 
@@ -55,9 +56,8 @@ export class Faucet {
   }
 
   private serialised<T>(chain: EmbeddedEvmChain, work: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(chain) ?? Promise.resolve();
-    const next = previous.then(work, work);
-    this.locks.set(chain, next.catch(() => {}));
-    return next;
+    let queue = this.queues.get(chain);
+    if (!queue) this.queues.set(chain, (queue = serialQueue()));
+    return queue(work);
   }
 }
