@@ -1,13 +1,15 @@
 /**
- * Embedded chain figures (issue 3): both EVM chains to ready (first start deploys; a restart
- * replays the journal), and token transfer + receipt latency on a journaled chain against the
- * same transfers on a chain without a journal, measured in the same run.
+ * Embedded chain figures (issue 3): the three chains to ready (first start deploys; a restart
+ * replays the journals), token transfer + receipt latency on a journaled chain against the same
+ * transfers on a chain without a journal in the same run, and Solana's replay cost.
  */
 import { createPublicClient, createWalletClient, defineChain, parseAbi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { loadArtifacts } from '../src/chains/contracts/compile.js';
 import { openEmbeddedChains } from '../src/chains/embedded/index.js';
 import { startEmbeddedEvm, type EmbeddedEvm } from '../src/chains/embedded/evm.js';
+import { EmbeddedSolana } from '../src/chains/embedded/solana.js';
+import { generateKeyPairSigner } from '@solana/kit';
 import { openDatabase } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
 
@@ -74,14 +76,38 @@ export async function chainFigures(runs: number): Promise<[string, string, strin
     await database.close();
   }
   const plain = await unjournaledLatencies();
+  const solanaReplay = await solanaReplayMs(500);
   return [
-    ['embedded Tempo + Base chains ready, first start (deploys contracts), ms', median(firstStarts).toFixed(0), 'target < 3000', (median(firstStarts) / 3000).toFixed(2)],
-    ['embedded Tempo + Base chains ready, restart (journal replay), ms', median(restarts).toFixed(0), 'target < 3000', (median(restarts) / 3000).toFixed(2)],
+    ['embedded Tempo, Base and Solana ready, first start (deploys contracts, creates the mint), ms', median(firstStarts).toFixed(0), 'target < 3000', (median(firstStarts) / 3000).toFixed(2)],
+    ['embedded Tempo, Base and Solana ready, restart (journal replay), ms', median(restarts).toFixed(0), 'target < 3000', (median(restarts) / 3000).toFixed(2)],
     [
       `token transfer + receipt, journaled on PGlite, p50 / p99 ms (${TRANSFERS} sequential)`,
       `${median(journaled).toFixed(2)} / ${p99(journaled).toFixed(2)}`,
       `no journal: ${median(plain).toFixed(2)} / ${p99(plain).toFixed(2)}; target p50 < 20`,
       (median(journaled) / median(plain)).toFixed(2),
     ],
+    [
+      'embedded Solana reopen after 500 journaled transactions (replay), ms',
+      solanaReplay.toFixed(0),
+      `${(solanaReplay / 502).toFixed(2)} ms per journal entry`,
+      '',
+    ],
   ];
+}
+
+/** Median time to reopen Solana (replaying its whole journal) after `transactions` mints. */
+async function solanaReplayMs(transactions: number): Promise<number> {
+  const database = await openDatabase({ dataDir: null });
+  await migrate(database);
+  const chain = await EmbeddedSolana.open(database.db);
+  const owner = (await generateKeyPairSigner()).address;
+  for (let i = 0; i < transactions; i++) await chain.mintTo(owner, 1n);
+  const times: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const started = performance.now();
+    await EmbeddedSolana.open(database.db);
+    times.push(performance.now() - started);
+  }
+  await database.close();
+  return median(times);
 }

@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { seedDemo } from './features/demo/seed.js';
+import { readinessChecks } from './features/ops/readiness.js';
 import { defineJobs } from './jobs/definitions.js';
 import { JobRunner } from './jobs/runner.js';
 import type { Logger } from './log.js';
@@ -69,16 +70,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
         devIdentityProvider,
         embeddedChains,
         processMetrics: true,
-        readiness: [
-          { name: 'database', check: async () => void (await database.pool.query('SELECT 1')) },
-          ...(embeddedChains
-            ? [
-                { name: 'tempo', check: async () => void (await embeddedChains.tempo.evm.request({ method: 'eth_blockNumber' })) },
-                { name: 'base', check: async () => void (await embeddedChains.base.evm.request({ method: 'eth_blockNumber' })) },
-                { name: 'solana', check: async () => void embeddedChains.solana.latestBlockhash() },
-              ]
-            : []),
-        ],
+        readiness: readinessChecks(database, embeddedChains),
       },
       services,
     );

@@ -6,6 +6,7 @@ import { openEmbeddedChains, type EmbeddedChains } from '../../src/chains/embedd
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
+import { readinessChecks } from '../../src/features/ops/readiness.js';
 import { createLogger } from '../../src/log.js';
 import { DevIdentityProvider } from '../../src/providers/identity/dev-idp.js';
 import { createIdentityVerifier } from '../../src/providers/identity/verifier.js';
@@ -57,7 +58,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       }),
       devIdentityProvider: idp,
       embeddedChains,
-      readiness: [{ name: 'database', check: async () => void (await database.pool.query('SELECT 1')) }],
+      readiness: readinessChecks(database, embeddedChains),
     },
     services,
   );

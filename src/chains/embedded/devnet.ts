@@ -6,6 +6,7 @@ import { embeddedChains } from '../../db/schema.js';
 import { loadArtifacts } from '../contracts/compile.js';
 import { startEmbeddedEvm, type EmbeddedEvm } from './evm.js';
 import { databaseJournal } from './journal.js';
+import { serialQueue } from './serial.js';
 
 export const MULTICALL3_ADDRESS = '0xcA11bde05977b3631167028862bE2a173976CA11' as const;
 /** The real stablecoins, which local tokens must never coincide with (RECIPES.md). */
@@ -23,6 +24,8 @@ export interface EmbeddedEvmChain {
   /** Deployer, minter and agent wallet of the embedded chain. */
   operator: PrivateKeyAccount;
   contracts: Record<string, Address>;
+  /** Runs work that sends operator transactions, one at a time, so no two reuse a nonce. */
+  asOperator: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 export interface EmbeddedEvmOptions {
@@ -43,6 +46,7 @@ export async function openEmbeddedEvmChain(db: Db, kind: EvmChainKind, options: 
     id: chainId,
     name: `${kind} (embedded)`,
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    // Never dialled: clients here use the in-process transport; HTTP clients use /api/dev/rpc/<kind>.
     rpcUrls: { default: { http: [`http://localhost/api/dev/rpc/${kind}`] } },
     contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
   });
@@ -65,7 +69,7 @@ export async function openEmbeddedEvmChain(db: Db, kind: EvmChainKind, options: 
     contracts = await deploy(kind, chain, evm, operator, options);
     await db.update(embeddedChains).set({ deployment: contracts }).where(eq(embeddedChains.chain, kind));
   }
-  return { kind, chain, evm, operator, contracts };
+  return { kind, chain, evm, operator, contracts, asOperator: serialQueue() };
 }
 
 async function deploy(

@@ -33,6 +33,7 @@ import {
 } from '@solana-program/token';
 import type { Db } from '../../db/client.js';
 import { embeddedChains } from '../../db/schema.js';
+import type { ChainJournal } from './evm.js';
 import { databaseJournal } from './journal.js';
 import { serialQueue } from './serial.js';
 
@@ -72,15 +73,18 @@ export interface SolanaSendResult {
  */
 export class EmbeddedSolana {
   private readonly serialised = serialQueue();
+  private readonly journal: ChainJournal;
 
   private constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly svm: LiteSVM,
     readonly operator: KeyPairSigner,
     readonly mint: Address,
     /** CAIP-2 id: `solana:` and 32 characters of the chain's first blockhash (as real clusters do). */
     readonly network: string,
-  ) {}
+  ) {
+    this.journal = databaseJournal(db, CHAIN);
+  }
 
   static async open(db: Db): Promise<EmbeddedSolana> {
     await db
@@ -167,7 +171,7 @@ export class EmbeddedSolana {
   /** Grants lamports (for fees) from LiteSVM's airdrop source; journaled like a transaction. */
   airdrop(to: Address, amount: bigint): Promise<SolanaSendResult> {
     return this.serialised(async () => {
-      await databaseJournal(this.db, CHAIN).append('airdrop', [to, amount.toString()]);
+      await this.journal.append('airdrop', [to, amount.toString()]);
       const outcome = this.svm.airdrop(to, lamports(amount));
       if (!outcome) throw new Error('the airdrop source is exhausted');
       const failed = outcome instanceof FailedTransactionMetadata;
@@ -209,17 +213,16 @@ export class EmbeddedSolana {
   }
 
   private async commit(transaction: Transaction, wireBase64: string): Promise<SolanaSendResult> {
-    await databaseJournal(this.db, CHAIN).append('sendTransaction', [wireBase64]);
+    await this.journal.append('sendTransaction', [wireBase64]);
     const outcome = this.svm.sendTransaction(transaction);
     const signature = getSignatureFromTransaction(transaction);
     return outcome instanceof FailedTransactionMetadata ? { signature, error: describeFailure(outcome) } : { signature };
   }
-
 }
 
 function decodeWire(wireBase64: string): Transaction {
   return getTransactionDecoder().decode(Buffer.from(wireBase64, 'base64'));
 }
 
-/** Base58 text of raw bytes (signatures, keys), for RPC answers. */
-export const base58 = (bytes: Uint8Array) => getBase58Decoder().decode(bytes);
+/** Base58 text of raw bytes (a signature). */
+const base58 = (bytes: Uint8Array) => getBase58Decoder().decode(bytes);

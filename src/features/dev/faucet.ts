@@ -2,7 +2,6 @@ import { address as solanaAddress, isAddress as isSolanaAddress } from '@solana/
 import { createPublicClient, createWalletClient, isAddress as isEvmAddress, parseAbi, parseEther, type Address, type Hex } from 'viem';
 import type { EmbeddedChains } from '../../chains/embedded/index.js';
 import type { EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
-import { serialQueue } from '../../chains/embedded/serial.js';
 import { badRequest } from '../../http/errors.js';
 
 const STABLECOIN = parseAbi(['function mint(address to, uint256 amount)']);
@@ -11,17 +10,16 @@ const GAS_FLOOR = parseEther('0.1');
 const SOL_TOP_UP = 1_000_000_000n; // 1 SOL for fees
 const SOL_FLOOR = 100_000_000n;
 
-/**
- * Local mode's faucet: mints the embedded stablecoin (and some gas) to an address. The operator
- * signs one transaction at a time per chain, so concurrent requests never reuse a nonce.
- */
-export class Faucet {
-  private readonly queues = new WeakMap<EmbeddedEvmChain, ReturnType<typeof serialQueue>>();
+/** At most 1,000,000 USD (base units) per request. */
+export const FAUCET_MAX_UNITS = 1_000_000n * 1_000_000n;
 
+/** Local mode's faucet: mints the embedded stablecoin (and some gas or SOL) to an address. */
+export class Faucet {
   constructor(private readonly chains: EmbeddedChains) {}
 
   /** Credits `amount` base units; returns the EVM tx hash or the Solana signature. */
   async fund(network: string, address: string, amount: bigint): Promise<{ txHash: string }> {
+    if (amount <= 0n || amount > FAUCET_MAX_UNITS) throw badRequest('amount', 'must be more than 0 and at most 1000000');
     const solana = this.chains.solana;
     if (network === solana.network) {
       if (!isSolanaAddress(address)) throw badRequest('address', `must be a base58 Solana address on ${network}`);
@@ -38,7 +36,7 @@ export class Faucet {
   }
 
   private evmMint(chain: EmbeddedEvmChain, address: Address, amount: bigint): Promise<{ txHash: Hex }> {
-    return this.serialised(chain, async () => {
+    return chain.asOperator(async () => {
       const wallet = createWalletClient({ chain: chain.chain, account: chain.operator, transport: chain.evm.transport });
       const client = createPublicClient({ chain: chain.chain, transport: chain.evm.transport });
       if ((await client.getBalance({ address })) < GAS_FLOOR) {
@@ -53,11 +51,5 @@ export class Faucet {
       await client.waitForTransactionReceipt({ hash: txHash, pollingInterval: 5 });
       return { txHash };
     });
-  }
-
-  private serialised<T>(chain: EmbeddedEvmChain, work: () => Promise<T>): Promise<T> {
-    let queue = this.queues.get(chain);
-    if (!queue) this.queues.set(chain, (queue = serialQueue()));
-    return queue(work);
   }
 }

@@ -2,7 +2,6 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { EmbeddedChains } from '../../chains/embedded/index.js';
 import { solanaRpc } from '../../chains/embedded/solana-rpc.js';
 import type { AppEnv } from '../../http/context.js';
-import { badRequest } from '../../http/errors.js';
 import { errorResponses, jsonBody, jsonContent, usdAmountSchema } from '../../http/validation.js';
 import { parseUsd } from '../../money.js';
 import type { DevIdentityProvider } from '../../providers/identity/dev-idp.js';
@@ -18,8 +17,6 @@ const TokenRequest = z
 const TokenResponse = z.object({ token: z.string() }).openapi('DevTokenResponse');
 const Jwks = z.object({ keys: z.array(z.object({}).loose()) }).openapi('Jwks');
 
-const FAUCET_MAX_UNITS = 1_000_000n * 1_000_000n; // 1,000,000 USD per request
-
 const FaucetRequest = z
   .object({
     network: z.string().min(1).openapi({ example: 'eip155:4217', description: 'CAIP-2 id of an embedded network.' }),
@@ -30,6 +27,14 @@ const FaucetRequest = z
 const FaucetResponse = z
   .object({ network: z.string(), address: z.string(), amount: z.string(), tx_hash: z.string() })
   .openapi('DevFaucetResponse');
+
+const ChainsResponse = z
+  .object({
+    networks: z.array(
+      z.object({ network: z.string(), chain_id: z.number().int().nullable(), rpc_url: z.string(), contracts: z.record(z.string(), z.string()) }),
+    ),
+  })
+  .openapi('DevChains');
 
 export interface DevRouteDeps {
   idp: DevIdentityProvider;
@@ -79,20 +84,11 @@ export function registerDevRoutes(app: OpenAPIHono<AppEnv>, { idp, chains }: Dev
     }),
     async (c) => {
       const { network, address, amount } = c.req.valid('json');
-      const units = parseUsd(amount)!;
-      if (units <= 0n || units > FAUCET_MAX_UNITS) throw badRequest('amount', 'must be more than 0 and at most 1000000');
-      const { txHash } = await faucet.fund(network, address, units);
+      const { txHash } = await faucet.fund(network, address, parseUsd(amount)!);
       return c.json({ network, address, amount, tx_hash: txHash }, 200);
     },
   );
 
-  const ChainsResponse = z
-    .object({
-      networks: z.array(
-        z.object({ network: z.string(), chain_id: z.number().int().nullable(), rpc_url: z.string(), contracts: z.record(z.string(), z.string()) }),
-      ),
-    })
-    .openapi('DevChains');
   app.openapi(
     createRoute({
       method: 'get',
