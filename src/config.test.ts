@@ -18,7 +18,7 @@ describe('config', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     const message = (error as Error).message;
-    for (const name of ['DATABASE_URL', 'IDP_JWKS_URL', 'IDP_ISSUER', 'IDP_AUDIENCE', 'TEMPO_RPC_URL', 'BASE_RPC_URL', 'SOLANA_RPC_URL', 'X402_FACILITATOR_URL', 'MPP_SECRET_KEY', 'SMTP_URL']) {
+    for (const name of ['DATABASE_URL', 'IDP_JWKS_URL', 'IDP_ISSUER', 'IDP_AUDIENCE', 'TEMPO_RPC_URL', 'BASE_RPC_URL', 'SOLANA_RPC_URL', 'X402_FACILITATOR_URL', 'MPP_SECRET_KEY', 'SMTP_URL', 'EVM_SERVICE_KEY', 'SOLANA_SERVICE_KEY', 'TEMPO_CONTRACTS']) {
       expect(message).toContain(name);
     }
     const missing = /missing required settings: ([^;]+)/.exec(message)?.[1] ?? '';
@@ -43,9 +43,25 @@ describe('config', () => {
       X402_FACILITATOR_URL: 'https://facilitator.example',
       MPP_SECRET_KEY: 'k'.repeat(32),
       SMTP_URL: 'smtp://mail.example',
+      EVM_SERVICE_KEY: `0x${'11'.repeat(32)}`,
+      SOLANA_SERVICE_KEY: JSON.stringify([...Array(32).fill(7), ...Array(32).fill(9)]),
+      TEMPO_CONTRACTS: JSON.stringify({
+        payrollTreasury: `0x${'01'.repeat(20)}`,
+        streamVesting: `0x${'02'.repeat(20)}`,
+        yieldRouter: `0x${'03'.repeat(20)}`,
+        agentIdentityRegistry: `0x${'04'.repeat(20)}`,
+        agentReputationRegistry: `0x${'05'.repeat(20)}`,
+      }),
       ADMIN_USER_IDS: ' a , b ,',
     });
     expect(config).toMatchObject({ mode: 'live', host: '0.0.0.0', publicBaseUrl: 'https://pay.example' });
+    // The seed is the first half of a solana-keygen key file; Tempo's own addresses fill the rest.
+    expect([...config.live.solanaServiceSeed!]).toEqual(Array(32).fill(7));
+    expect(config.live.tempoContracts).toMatchObject({
+      stablecoin: '0x20C000000000000000000000b9537d11c60E8b50',
+      tip403Registry: '0x403c000000000000000000000000000000000000',
+      addressRegistry: '0xfdc0000000000000000000000000000000000000',
+    });
     expect([...config.adminUserIds]).toEqual(['a', 'b']);
   });
 
@@ -53,5 +69,8 @@ describe('config', () => {
     expect(() => loadConfig({ SERVICE_SLUG: 'Bad Slug' })).toThrow(/SERVICE_SLUG/);
     expect(() => loadConfig({ DATABASE_URL: 'not a url' })).toThrow(/DATABASE_URL/);
     expect(() => loadConfig({ APP_MODE: 'staging' })).toThrow(/APP_MODE/);
+    expect(() => loadConfig({ TEMPO_CONTRACTS: '{"payrollTreasury": "0x12"}' })).toThrow(/TEMPO_CONTRACTS/);
+    expect(() => loadConfig({ TEMPO_CONTRACTS: 'not json' })).toThrow(/TEMPO_CONTRACTS: must be a JSON object/);
+    expect(() => loadConfig({ SOLANA_SERVICE_KEY: '[1,2,3]' })).toThrow(/SOLANA_SERVICE_KEY/);
   });
 });

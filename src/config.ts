@@ -11,6 +11,40 @@ const optionalString = z
   .transform((s) => (s === '' ? undefined : s))
   .optional();
 const optionalUrl = optionalString.pipe(z.url().optional());
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, '0x and 40 hex characters');
+const jsonObject = z.string().transform((text, ctx) => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
+    return z.NEVER;
+  }
+});
+/** Our contracts on live Tempo; the stablecoin and the two registries default to Tempo's own. */
+const tempoContractsSchema = z.object({
+  payrollTreasury: evmAddress,
+  streamVesting: evmAddress,
+  yieldRouter: evmAddress,
+  agentIdentityRegistry: evmAddress,
+  agentReputationRegistry: evmAddress,
+  stablecoin: evmAddress.default('0x20C000000000000000000000b9537d11c60E8b50'), // USDC.e
+  tip403Registry: evmAddress.default('0x403c000000000000000000000000000000000000'), // TIP-403 precompile
+  addressRegistry: evmAddress.default('0xfdc0000000000000000000000000000000000000'), // virtual-address registry
+});
+/** A Solana private key: 64 hex characters (the 32-byte seed) or a solana-keygen JSON file's 64 numbers. */
+const solanaSeedSchema = z.string().transform((text, ctx) => {
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Uint8Array.from(Buffer.from(text, 'hex'));
+  try {
+    const bytes = JSON.parse(text) as unknown;
+    if (Array.isArray(bytes) && bytes.length === 64 && bytes.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)) {
+      return Uint8Array.from(bytes.slice(0, 32) as number[]);
+    }
+  } catch {
+    // reported below
+  }
+  ctx.addIssue({ code: 'custom', message: '64 hex characters or a JSON array of 64 bytes' });
+  return z.NEVER;
+});
 
 const envSchema = z.object({
   // Not plain MODE: Vite and Vitest export MODE=development/test into the environment.
@@ -43,6 +77,13 @@ const envSchema = z.object({
   X402_FACILITATOR_URL: optionalUrl,
   MPP_SECRET_KEY: optionalString.pipe(z.string().min(32, 'at least 32 characters').optional()),
   SMTP_URL: optionalUrl,
+  // The service's wallets on the live chains and where our contracts are deployed there.
+  EVM_SERVICE_KEY: optionalString.pipe(z.string().regex(/^0x[0-9a-fA-F]{64}$/, '0x and 64 hex characters').optional()),
+  SOLANA_SERVICE_KEY: optionalString.pipe(solanaSeedSchema.optional()),
+  TEMPO_CONTRACTS: optionalString.pipe(jsonObject.pipe(tempoContractsSchema).optional()),
+  BASE_USDC_ADDRESS: evmAddress.default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
+  SOLANA_USDC_MINT: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'a base58 address').default('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'),
+  SOLANA_NETWORK: z.string().regex(/^solana:[1-9A-HJ-NP-Za-km-z]{32}$/, 'solana: and 32 base58 characters').default('solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'),
 });
 
 type Env = z.infer<typeof envSchema>;
@@ -60,6 +101,9 @@ const LIVE_REQUIRED = [
   'X402_FACILITATOR_URL',
   'MPP_SECRET_KEY',
   'SMTP_URL',
+  'EVM_SERVICE_KEY',
+  'SOLANA_SERVICE_KEY',
+  'TEMPO_CONTRACTS',
 ] as const satisfies readonly (keyof Env)[];
 
 export type Mode = 'local' | 'live';
@@ -85,6 +129,12 @@ export interface Config {
     x402FacilitatorUrl: string | undefined;
     mppSecretKey: string | undefined;
     smtpUrl: string | undefined;
+    evmServiceKey: `0x${string}` | undefined;
+    solanaServiceSeed: Uint8Array | undefined;
+    tempoContracts: z.infer<typeof tempoContractsSchema> | undefined;
+    baseUsdcAddress: `0x${string}`;
+    solanaUsdcMint: string;
+    solanaNetwork: string;
   };
 }
 
@@ -161,6 +211,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       x402FacilitatorUrl: env.X402_FACILITATOR_URL,
       mppSecretKey: env.MPP_SECRET_KEY,
       smtpUrl: env.SMTP_URL,
+      evmServiceKey: env.EVM_SERVICE_KEY as `0x${string}` | undefined,
+      solanaServiceSeed: env.SOLANA_SERVICE_KEY,
+      tempoContracts: env.TEMPO_CONTRACTS,
+      baseUsdcAddress: env.BASE_USDC_ADDRESS as `0x${string}`,
+      solanaUsdcMint: env.SOLANA_USDC_MINT,
+      solanaNetwork: env.SOLANA_NETWORK,
     },
   };
 }

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { buildApp, createServices, type App, type Services } from './app.js';
 import { openEmbeddedChains } from './chains/embedded/index.js';
+import { embeddedChainPorts, liveChainPorts, type Chains } from './chains/index.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { migrate } from './db/migrate.js';
@@ -17,6 +18,7 @@ export interface RunningService {
   app: App;
   services: Services;
   database: Database;
+  chains: Chains;
   jobs: JobRunner;
   devIdentityProvider: DevIdentityProvider | null;
   /** The bound base URL, e.g. http://127.0.0.1:3000. */
@@ -47,12 +49,11 @@ export async function startService(config: Config, log: Logger): Promise<Running
     });
 
     const embeddedChains = config.mode === 'local' ? await openEmbeddedChains(database.db) : undefined;
-    if (embeddedChains) {
-      log.info(
-        { tempo: embeddedChains.tempo.contracts.stablecoin, base: embeddedChains.base.contracts.stablecoin, solana: embeddedChains.solana.mint },
-        'embedded chains ready',
-      );
-    }
+    const chains = embeddedChains ? await embeddedChainPorts(embeddedChains) : await liveChainPorts(config.live);
+    log.info(
+      { embedded: Boolean(embeddedChains), tempo: chains.tempo.token, base: chains.base.token, solana: chains.solana.mint },
+      'chains ready',
+    );
 
     const jobs = new JobRunner(database, log.child({ component: 'jobs' }));
     defineJobs(jobs, { database });
@@ -70,7 +71,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
         devIdentityProvider,
         embeddedChains,
         processMetrics: true,
-        readiness: readinessChecks(database, embeddedChains),
+        readiness: readinessChecks(database, chains),
       },
       services,
     );
@@ -80,6 +81,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       app,
       services,
       database,
+      chains,
       jobs,
       devIdentityProvider,
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildApp, createServices, type App, type Services } from '../../src/app.js';
 import { openEmbeddedChains, type EmbeddedChains } from '../../src/chains/embedded/index.js';
+import { embeddedChainPorts, type Chains } from '../../src/chains/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
@@ -15,6 +16,8 @@ import { createTestDatabaseTarget } from './database.js';
 export interface TestApp {
   app: App;
   embeddedChains: EmbeddedChains | undefined;
+  /** The chain ports over the embedded chains (with `chains: true`). */
+  chains: Chains | undefined;
   config: Config;
   database: Database;
   services: Services;
@@ -46,6 +49,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const idp = await DevIdentityProvider.open({ dataDir, issuer: config.idp.issuer, audience: config.idp.audience });
   const services = createServices({ config, database });
   const embeddedChains = options.chains ? await openEmbeddedChains(database.db, { virtualMasterZeroBytes: 1 }) : undefined;
+  const chains = embeddedChains && (await embeddedChainPorts(embeddedChains));
   const app = buildApp(
     {
       config,
@@ -58,13 +62,14 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       }),
       devIdentityProvider: idp,
       embeddedChains,
-      readiness: readinessChecks(database, embeddedChains),
+      readiness: readinessChecks(database, chains),
     },
     services,
   );
   return {
     app,
     embeddedChains,
+    chains,
     config,
     database,
     services,

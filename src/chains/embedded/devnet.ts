@@ -6,7 +6,7 @@ import { embeddedChains } from '../../db/schema.js';
 import { loadArtifacts } from '../contracts/compile.js';
 import { startEmbeddedEvm, type EmbeddedEvm } from './evm.js';
 import { databaseJournal } from './journal.js';
-import { serialQueue } from './serial.js';
+import { evmConnection, type EvmConnection } from '../evm/connection.js';
 
 export const MULTICALL3_ADDRESS = '0xcA11bde05977b3631167028862bE2a173976CA11' as const;
 /** The real stablecoins, which local tokens must never coincide with (RECIPES.md). */
@@ -24,8 +24,8 @@ export interface EmbeddedEvmChain {
   /** Deployer, minter and agent wallet of the embedded chain. */
   operator: PrivateKeyAccount;
   contracts: Record<string, Address>;
-  /** Runs work that sends operator transactions, one at a time, so no two reuse a nonce. */
-  asOperator: <T>(work: () => Promise<T>) => Promise<T>;
+  /** The operator's connection: every operator transaction goes through it, so no two reuse a nonce. */
+  connection: EvmConnection;
 }
 
 export interface EmbeddedEvmOptions {
@@ -33,6 +33,17 @@ export interface EmbeddedEvmOptions {
   virtualMasterZeroBytes?: number;
 }
 
+const GAS_FLOOR = 10n ** 17n; // 0.1 ETH
+const GAS_TOP_UP = 10n ** 18n;
+
+/** Gives an account gas money from the operator when it is running low (faucet, virtual masters). */
+export async function topUpGas(chain: EmbeddedEvmChain, account: Address): Promise<void> {
+  if ((await chain.connection.publicClient.getBalance({ address: account })) >= GAS_FLOOR) return;
+  await chain.connection.write({ to: account, data: '0x', value: GAS_TOP_UP });
+}
+
+/** Embedded chains mine on send: a receipt is there at once. */
+const EMBEDDED_POLLING_MS = 5;
 const CHAIN_IDS: Record<EvmChainKind, number> = { tempo: 4217, base: 8453 };
 
 /**
@@ -69,7 +80,8 @@ export async function openEmbeddedEvmChain(db: Db, kind: EvmChainKind, options: 
     contracts = await deploy(kind, chain, evm, operator, options);
     await db.update(embeddedChains).set({ deployment: contracts }).where(eq(embeddedChains.chain, kind));
   }
-  return { kind, chain, evm, operator, contracts, asOperator: serialQueue() };
+  const connection = evmConnection({ chain, transport: evm.transport, signer: operator, pollingInterval: EMBEDDED_POLLING_MS });
+  return { kind, chain, evm, operator, contracts, connection };
 }
 
 async function deploy(

@@ -9,7 +9,7 @@ import {
   type Provider,
 } from '@nomicfoundation/edr';
 import { custom, hexToBytes, type Address, type EIP1193RequestFn, type Transport } from 'viem';
-import { serialQueue } from './serial.js';
+import { serialQueue } from '../serial.js';
 
 const HARDFORK = 'Prague'; // EDR's spelling
 // ARCHITECTURE.md: keep the block gas limit at or below 2^24.

@@ -1,4 +1,13 @@
-import { address, getBase58Encoder, isAddress, type Address, type Signature } from '@solana/kit';
+import {
+  address,
+  getBase58Decoder,
+  getBase58Encoder,
+  getCompiledTransactionMessageDecoder,
+  getTransactionDecoder,
+  isAddress,
+  type Address,
+  type Signature,
+} from '@solana/kit';
 import { JsonRpcError } from './evm.js';
 import type { EmbeddedSolana } from './solana.js';
 
@@ -76,6 +85,27 @@ export function solanaRpc(chain: EmbeddedSolana) {
         return { slot: Number(chain.slot()), confirmations: null, err, confirmationStatus: 'finalized' };
       }),
     }),
+    getTransaction: ([sig, config]) => {
+      const found = chain.transaction(signature(sig));
+      if (!found) return null;
+      const encoding = (config as { encoding?: unknown } | undefined)?.encoding ?? 'json';
+      if (encoding !== 'json' && encoding !== 'base64') throw new JsonRpcError(-32602, 'Invalid params: encoding must be json or base64');
+      const meta = {
+        err: found.error ? { error: found.error } : null,
+        status: found.error ? { Err: { error: found.error } } : { Ok: null },
+        fee: 5000,
+        logMessages: found.logs,
+        preBalances: [],
+        postBalances: [],
+        innerInstructions: [],
+        preTokenBalances: [],
+        postTokenBalances: [],
+        rewards: [],
+        loadedAddresses: { writable: [], readonly: [] },
+      };
+      const transaction = encoding === 'base64' ? [found.wireBase64, 'base64'] : jsonTransaction(found.wireBase64);
+      return { slot: Number(chain.slot()), blockTime: null, version: 0, meta, transaction };
+    },
     simulateTransaction: ([tx, config]) => {
       const outcome = chain.simulate(wireTransaction(tx, config));
       return {
@@ -106,6 +136,28 @@ export function solanaRpc(chain: EmbeddedSolana) {
         if (error instanceof JsonRpcError) throw error;
         throw new JsonRpcError(-32602, `Invalid params: ${(error as Error).message}`);
       }
+    },
+  };
+}
+
+/** A transaction in the RPC's `json` encoding: signatures and the compiled message. */
+function jsonTransaction(wireBase64: string) {
+  const transaction = getTransactionDecoder().decode(Buffer.from(wireBase64, 'base64'));
+  const message = getCompiledTransactionMessageDecoder().decode(transaction.messageBytes);
+  const base58 = getBase58Decoder();
+  return {
+    signatures: Object.values(transaction.signatures).map((bytes) => (bytes ? base58.decode(bytes) : null)),
+    message: {
+      accountKeys: message.staticAccounts,
+      header: message.header,
+      recentBlockhash: message.lifetimeToken,
+      // v1 messages (not produced by our clients) carry no plain instruction list.
+      instructions: ('instructions' in message ? message.instructions : []).map((instruction) => ({
+        programIdIndex: instruction.programAddressIndex,
+        accounts: instruction.accountIndices ?? [],
+        data: base58.decode(instruction.data ?? new Uint8Array()),
+        stackHeight: null,
+      })),
     },
   };
 }

@@ -35,7 +35,7 @@ import type { Db } from '../../db/client.js';
 import { embeddedChains } from '../../db/schema.js';
 import type { ChainJournal } from './evm.js';
 import { databaseJournal } from './journal.js';
-import { serialQueue } from './serial.js';
+import { serialQueue } from '../serial.js';
 
 const CHAIN = 'solana';
 // SPL Memo v3, which LiteSVM loads (@solana-program/memo defaults to a newer address it does not).
@@ -74,10 +74,14 @@ export interface SolanaSendResult {
 export class EmbeddedSolana {
   private readonly serialised = serialQueue();
   private readonly journal: ChainJournal;
+  /** Every transaction the chain processed, by signature (LiteSVM keeps only their outcomes). */
+  private readonly processed = new Map<string, string>();
 
   private constructor(
     db: Db,
     private readonly svm: LiteSVM,
+    /** The operator's 32-byte private key: the service wallet of local mode. */
+    readonly operatorSeed: Uint8Array,
     readonly operator: KeyPairSigner,
     readonly mint: Address,
     /** CAIP-2 id: `solana:` and 32 characters of the chain's first blockhash (as real clusters do). */
@@ -93,22 +97,25 @@ export class EmbeddedSolana {
       .onConflictDoNothing();
     const [record] = await db.select().from(embeddedChains).where(eq(embeddedChains.chain, CHAIN));
     if (!record) throw new Error('embedded solana has no record');
-    const operator = await createKeyPairSignerFromPrivateKeyBytes(Buffer.from(record.operatorKey, 'hex'));
+    const seed = Buffer.from(record.operatorKey, 'hex');
+    const operator = await createKeyPairSignerFromPrivateKeyBytes(seed);
 
     // A fresh LiteSVM always starts from the same genesis and blockhash, so replaying the journal
     // (set-up included) rebuilds the same chain; failed transactions fail again the same way.
     const svm = new LiteSVM();
     const network = `solana:${svm.latestBlockhash().slice(0, 32)}`;
-    for (const entry of await databaseJournal(db, CHAIN).entries()) {
+    const deployment = record.deployment as { mint: string } | null;
+    // Until the mint exists its address is unknown; nothing reads it before then.
+    const mint = address(deployment?.mint ?? '11111111111111111111111111111111');
+    const chain = new EmbeddedSolana(db, svm, seed, operator, mint, network);
+    for (const entry of await chain.journal.entries()) {
       const [first, second] = entry.params as string[];
-      if (entry.method === 'sendTransaction') svm.sendTransaction(decodeWire(String(first)));
+      if (entry.method === 'sendTransaction') chain.process(decodeWire(String(first)), String(first));
       if (entry.method === 'airdrop') svm.airdrop(address(String(first)), lamports(BigInt(String(second))));
     }
-    const deployment = record.deployment as { mint: string } | null;
-    if (deployment) return new EmbeddedSolana(db, svm, operator, address(deployment.mint), network);
+    if (deployment) return chain;
 
     // First start: fund the operator and create the mint, both journaled like everything else.
-    const chain = new EmbeddedSolana(db, svm, operator, address('11111111111111111111111111111111'), network);
     await chain.airdrop(operator.address, OPERATOR_LAMPORTS);
     const mintKey = await createKeyPairSignerFromPrivateKeyBytes(randomBytes(32));
     const space = BigInt(getMintSize());
@@ -124,7 +131,7 @@ export class EmbeddedSolana {
     ]);
     if (created.error) throw new Error(`creating the embedded mint failed: ${created.error}`);
     await db.update(embeddedChains).set({ deployment: { mint: mintKey.address, network } }).where(eq(embeddedChains.chain, CHAIN));
-    return new EmbeddedSolana(db, svm, operator, mintKey.address, network);
+    return new EmbeddedSolana(db, svm, seed, operator, mintKey.address, network);
   }
 
   latestBlockhash(): string {
@@ -187,6 +194,16 @@ export class EmbeddedSolana {
     return outcome instanceof FailedTransactionMetadata ? { error: describeFailure(outcome) } : {};
   }
 
+  /** A processed transaction: its wire bytes (base64), logs and outcome (null: never seen). */
+  transaction(signature: Signature): { wireBase64: string; logs: string[]; error?: string } | null {
+    const outcome = this.svm.getTransaction(signature);
+    const wireBase64 = this.processed.get(signature);
+    if (!outcome || wireBase64 === undefined) return null;
+    const failed = outcome instanceof FailedTransactionMetadata;
+    const logs = (failed ? outcome.meta() : outcome).logs();
+    return failed ? { wireBase64, logs, error: describeFailure(outcome) } : { wireBase64, logs };
+  }
+
   /** Mints the stablecoin to the owner's token account (created when missing): the faucet. */
   async mintTo(owner: Address, amount: bigint): Promise<SolanaSendResult> {
     const [ata] = await findAssociatedTokenPda({ mint: this.mint, owner, tokenProgram: TOKEN_PROGRAM_ADDRESS });
@@ -214,8 +231,13 @@ export class EmbeddedSolana {
 
   private async commit(transaction: Transaction, wireBase64: string): Promise<SolanaSendResult> {
     await this.journal.append('sendTransaction', [wireBase64]);
+    return this.process(transaction, wireBase64);
+  }
+
+  private process(transaction: Transaction, wireBase64: string): SolanaSendResult {
     const outcome = this.svm.sendTransaction(transaction);
     const signature = getSignatureFromTransaction(transaction);
+    if (!this.processed.has(signature)) this.processed.set(signature, wireBase64);
     return outcome instanceof FailedTransactionMetadata ? { signature, error: describeFailure(outcome) } : { signature };
   }
 }

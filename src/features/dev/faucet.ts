@@ -1,12 +1,11 @@
 import { address as solanaAddress, isAddress as isSolanaAddress } from '@solana/kit';
-import { createPublicClient, createWalletClient, isAddress as isEvmAddress, parseAbi, parseEther, type Address, type Hex } from 'viem';
+import { isAddress as isEvmAddress, parseAbi, type Address, type Hex } from 'viem';
 import type { EmbeddedChains } from '../../chains/embedded/index.js';
-import type { EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
+import { topUpGas, type EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
+import { contractCall } from '../../chains/evm/connection.js';
 import { badRequest } from '../../http/errors.js';
 
 const STABLECOIN = parseAbi(['function mint(address to, uint256 amount)']);
-const GAS_TOP_UP = parseEther('1');
-const GAS_FLOOR = parseEther('0.1');
 const SOL_TOP_UP = 1_000_000_000n; // 1 SOL for fees
 const SOL_FLOOR = 100_000_000n;
 
@@ -35,21 +34,9 @@ export class Faucet {
     return this.evmMint(chain, address, amount);
   }
 
-  private evmMint(chain: EmbeddedEvmChain, address: Address, amount: bigint): Promise<{ txHash: Hex }> {
-    return chain.asOperator(async () => {
-      const wallet = createWalletClient({ chain: chain.chain, account: chain.operator, transport: chain.evm.transport });
-      const client = createPublicClient({ chain: chain.chain, transport: chain.evm.transport });
-      if ((await client.getBalance({ address })) < GAS_FLOOR) {
-        await client.waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: address, value: GAS_TOP_UP }), pollingInterval: 5 });
-      }
-      const txHash = await wallet.writeContract({
-        address: chain.contracts.stablecoin!,
-        abi: STABLECOIN,
-        functionName: 'mint',
-        args: [address, amount],
-      });
-      await client.waitForTransactionReceipt({ hash: txHash, pollingInterval: 5 });
-      return { txHash };
-    });
+  private async evmMint(chain: EmbeddedEvmChain, address: Address, amount: bigint): Promise<{ txHash: Hex }> {
+    await topUpGas(chain, address);
+    const receipt = await chain.connection.write(contractCall(chain.contracts.stablecoin!, STABLECOIN, 'mint', [address, amount]));
+    return { txHash: receipt.transactionHash };
   }
 }

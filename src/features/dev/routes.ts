@@ -6,7 +6,7 @@ import { errorResponses, jsonBody, jsonContent, usdAmountSchema } from '../../ht
 import { parseUsd } from '../../money.js';
 import type { DevIdentityProvider } from '../../providers/identity/dev-idp.js';
 import { Faucet } from './faucet.js';
-import { answerJsonRpc } from './json-rpc.js';
+import { answerJsonRpc } from '../../chains/embedded/json-rpc.js';
 
 const TokenRequest = z
   .object({

@@ -1,15 +1,15 @@
-import type { EmbeddedChains } from '../../chains/embedded/index.js';
+import type { Chains } from '../../chains/index.js';
 import type { Database } from '../../db/client.js';
 import type { ReadinessCheck } from './routes.js';
 
-/** What /readyz checks: the database, and each embedded chain when this process runs them. */
-export function readinessChecks(database: Database, chains?: EmbeddedChains): ReadinessCheck[] {
+/** What /readyz checks: the database, and each chain through its port (embedded or live). */
+export function readinessChecks(database: Database, chains?: Chains): ReadinessCheck[] {
   const checks: ReadinessCheck[] = [{ name: 'database', check: async () => void (await database.pool.query('SELECT 1')) }];
   if (chains) {
     checks.push(
-      { name: 'tempo', check: async () => void (await chains.tempo.evm.request({ method: 'eth_blockNumber' })) },
-      { name: 'base', check: async () => void (await chains.base.evm.request({ method: 'eth_blockNumber' })) },
-      { name: 'solana', check: async () => void chains.solana.latestBlockhash() },
+      { name: 'tempo', check: async () => void (await chains.tempo.blockNumber()) },
+      { name: 'base', check: async () => void (await chains.base.blockNumber()) },
+      { name: 'solana', check: async () => void (await chains.solana.blockHeight()) },
     );
   }
   return checks;

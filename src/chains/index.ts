@@ -1,0 +1,61 @@
+import { createDefaultRpcTransport, type Address } from '@solana/kit';
+import { http } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { base, tempo as tempoMainnet } from 'viem/chains';
+import type { Config } from '../config.js';
+import { topUpGas } from './embedded/devnet.js';
+import type { EmbeddedChains } from './embedded/index.js';
+import { embeddedSolanaTransport } from './embedded/solana-transport.js';
+import { evmConnection } from './evm/connection.js';
+import { TempoChain, type TempoContracts } from './evm/tempo-chain.js';
+import { EvmTokenChain } from './evm/token-chain.js';
+import { SolanaChain } from './solana/solana-chain.js';
+
+/** The chain ports features use; local and live mode differ only in how they were opened. */
+export interface Chains {
+  tempo: TempoChain;
+  base: EvmTokenChain;
+  solana: SolanaChain;
+}
+
+const EMBEDDED_POLLING_MS = 5;
+
+/** Ports over local mode's embedded chains; the operator is the service wallet. */
+export async function embeddedChainPorts(embedded: EmbeddedChains): Promise<Chains> {
+  return {
+    tempo: new TempoChain(embedded.tempo.connection, embedded.tempo.contracts as unknown as TempoContracts, (account) =>
+      topUpGas(embedded.tempo, account),
+    ),
+    base: new EvmTokenChain(embedded.base.connection, 'eip155:8453', embedded.base.contracts.stablecoin!),
+    solana: await SolanaChain.create({
+      transport: embeddedSolanaTransport(embedded.solana),
+      network: embedded.solana.network,
+      mint: embedded.solana.mint,
+      seed: embedded.solana.operatorSeed,
+      pollingInterval: EMBEDDED_POLLING_MS,
+    }),
+  };
+}
+
+/** Ports over the live chains' RPC endpoints, with the service's keys and addresses from config. */
+export async function liveChainPorts(live: Config['live']): Promise<Chains> {
+  const { tempoRpcUrl, baseRpcUrl, solanaRpcUrl, evmServiceKey, solanaServiceSeed, tempoContracts } = live;
+  if (!tempoRpcUrl || !baseRpcUrl || !solanaRpcUrl || !evmServiceKey || !solanaServiceSeed || !tempoContracts) {
+    throw new Error('live chains need the RPC URLs, service keys and Tempo contract addresses (config refuses to start without them)');
+  }
+  const signer = privateKeyToAccount(evmServiceKey);
+  return {
+    tempo: new TempoChain(
+      evmConnection({ chain: tempoMainnet, transport: http(tempoRpcUrl), signer, pollingInterval: 500 }),
+      tempoContracts as TempoContracts,
+    ),
+    base: new EvmTokenChain(evmConnection({ chain: base, transport: http(baseRpcUrl), signer, pollingInterval: 1000 }), 'eip155:8453', live.baseUsdcAddress),
+    solana: await SolanaChain.create({
+      transport: createDefaultRpcTransport({ url: solanaRpcUrl }),
+      network: live.solanaNetwork,
+      mint: live.solanaUsdcMint as Address,
+      seed: solanaServiceSeed,
+      pollingInterval: 400,
+    }),
+  };
+}

@@ -1,0 +1,297 @@
+import { createHmac } from 'node:crypto';
+import {
+  appendTransactionMessageInstructions,
+  createKeyPairSignerFromPrivateKeyBytes,
+  createSolanaRpcFromTransport,
+  createTransactionMessage,
+  getBase58Encoder,
+  getBase64EncodedWireTransaction,
+  getSignatureFromTransaction,
+  pipe,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signTransactionMessageWithSigners,
+  type Address,
+  type Instruction,
+  type KeyPairSigner,
+  type RpcTransport,
+  type Signature,
+} from '@solana/kit';
+import { getAddMemoInstruction } from '@solana-program/memo';
+import { getCreateAccountInstruction } from '@solana-program/system';
+import {
+  findAssociatedTokenPda,
+  getCloseAccountInstruction,
+  getCreateAssociatedTokenIdempotentInstruction,
+  getInitializeAccount3Instruction,
+  getTokenDecoder,
+  getTokenSize,
+  getTransferCheckedInstruction,
+  TOKEN_PROGRAM_ADDRESS,
+} from '@solana-program/token';
+
+/** SPL Memo (the same program id on every cluster and on LiteSVM). */
+export const MEMO_PROGRAM = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr' as Address;
+const DECIMALS = 6;
+
+/** A signed transaction, known by its signature before it is sent. */
+export interface SignedSolanaTransaction {
+  signature: Signature;
+  wire: string;
+  /** After this block height the transaction can never land. */
+  lastValidBlockHeight: bigint;
+}
+
+export interface SolanaWriteOptions {
+  /** Runs after signing and before sending: record the signature to pay exactly once. */
+  beforeSend?: (signed: SignedSolanaTransaction) => Promise<void>;
+}
+
+export type SolanaTransactionStatus = { state: 'landed' } | { state: 'failed'; error: string } | { state: 'unknown' };
+
+/** The chain refused a transaction. */
+export class SolanaTransactionError extends Error {
+  constructor(
+    readonly signature: Signature,
+    readonly reason: string,
+  ) {
+    super(`Solana transaction ${signature} failed: ${reason}`);
+    this.name = 'SolanaTransactionError';
+  }
+}
+
+export type Attestation = Record<string, unknown> & { type: string };
+
+/**
+ * The Solana port: stablecoin (SPL, 6 decimals) transfers from the service wallet, escrow
+ * custody in per-escrow vault accounts only the escrow authority can move, and attestations
+ * written as signed memos. One code path over @solana/kit's RPC; the embedded chain and a live
+ * cluster differ only in the transport.
+ */
+export class SolanaChain {
+  private readonly rpc;
+
+  private constructor(
+    transport: RpcTransport,
+    /** CAIP-2 id, `solana:<genesis hash prefix>`. */
+    readonly network: string,
+    readonly mint: Address,
+    /** Pays fees, holds the service's stablecoin and signs attestations. */
+    readonly service: KeyPairSigner,
+    /** Owns every escrow vault; used only by the escrow methods below. */
+    private readonly escrowAuthority: KeyPairSigner,
+    private readonly seed: Uint8Array,
+    private readonly pollingInterval: number,
+  ) {
+    this.rpc = createSolanaRpcFromTransport(transport);
+  }
+
+  /** `seed`: the service's 32-byte Ed25519 private key; the escrow authority is derived from it. */
+  static async create(options: { transport: RpcTransport; network: string; mint: Address; seed: Uint8Array; pollingInterval: number }) {
+    const service = await createKeyPairSignerFromPrivateKeyBytes(options.seed);
+    const escrowAuthority = await createKeyPairSignerFromPrivateKeyBytes(derive(options.seed, 'escrow-authority'));
+    return new SolanaChain(options.transport, options.network, options.mint, service, escrowAuthority, options.seed, options.pollingInterval);
+  }
+
+  get serviceAddress(): Address {
+    return this.service.address;
+  }
+
+  /** The owner of every escrow vault. */
+  get escrowAuthorityAddress(): Address {
+    return this.escrowAuthority.address;
+  }
+
+  blockHeight(): Promise<bigint> {
+    return this.rpc.getBlockHeight({ commitment: 'confirmed' }).send();
+  }
+
+  async tokenBalance(owner: Address): Promise<bigint> {
+    return this.tokenAccountBalance(await this.tokenAccount(owner));
+  }
+
+  /** Pays from the service wallet; `reference` goes on chain as a memo (and keeps equal payments apart). */
+  async transfer(to: Address, amount: bigint, reference: string, options?: SolanaWriteOptions): Promise<{ signature: Signature }> {
+    const destination = await this.tokenAccount(to);
+    return this.send(
+      [
+        getCreateAssociatedTokenIdempotentInstruction({ payer: this.service, ata: destination, owner: to, mint: this.mint }),
+        getTransferCheckedInstruction({
+          source: await this.tokenAccount(this.service.address),
+          mint: this.mint,
+          destination,
+          authority: this.service,
+          amount,
+          decimals: DECIMALS,
+        }),
+        this.memo(reference),
+      ],
+      options,
+    );
+  }
+
+  // ---- escrow custody ------------------------------------------------------------------------
+
+  /** The escrow's vault: a token account at an address derived from the escrow id. */
+  async escrowVault(escrowId: string): Promise<Address> {
+    return (await this.vaultSigner(escrowId)).address;
+  }
+
+  async escrowBalance(escrowId: string): Promise<bigint> {
+    return this.tokenAccountBalance(await this.escrowVault(escrowId));
+  }
+
+  /**
+   * Moves `amount` from the service wallet into a new vault owned by the escrow authority. The
+   * vault is created in the same transaction, so one escrow can never be funded twice.
+   */
+  async fundEscrow(escrowId: string, amount: bigint, options?: SolanaWriteOptions): Promise<{ vault: Address; signature: Signature }> {
+    const vault = await this.vaultSigner(escrowId);
+    const space = BigInt(getTokenSize());
+    const rent = await this.rpc.getMinimumBalanceForRentExemption(space).send();
+    const { signature } = await this.send(
+      [
+        getCreateAccountInstruction({ payer: this.service, newAccount: vault, lamports: rent, space, programAddress: TOKEN_PROGRAM_ADDRESS }),
+        getInitializeAccount3Instruction({ account: vault.address, mint: this.mint, owner: this.escrowAuthority.address }),
+        getTransferCheckedInstruction({
+          source: await this.tokenAccount(this.service.address),
+          mint: this.mint,
+          destination: vault.address,
+          authority: this.service,
+          amount,
+          decimals: DECIMALS,
+        }),
+        this.memo(`escrow:${escrowId}:fund`),
+      ],
+      options,
+    );
+    return { vault: vault.address, signature };
+  }
+
+  /**
+   * Pays the whole vault to `to` (the worker on settlement, the employer on refund) and closes
+   * it in the same transaction, so an escrow is released at most once.
+   */
+  async releaseEscrow(escrowId: string, to: Address, reason: 'settle' | 'refund', options?: SolanaWriteOptions): Promise<{ amount: bigint; signature: Signature }> {
+    const vault = await this.escrowVault(escrowId);
+    const amount = await this.tokenAccountBalance(vault);
+    const destination = await this.tokenAccount(to);
+    const { signature } = await this.send(
+      [
+        getCreateAssociatedTokenIdempotentInstruction({ payer: this.service, ata: destination, owner: to, mint: this.mint }),
+        getTransferCheckedInstruction({ source: vault, mint: this.mint, destination, authority: this.escrowAuthority, amount, decimals: DECIMALS }),
+        getCloseAccountInstruction({ account: vault, destination: this.service.address, owner: this.escrowAuthority }),
+        this.memo(`escrow:${escrowId}:${reason}`),
+      ],
+      options,
+    );
+    return { amount, signature };
+  }
+
+  // ---- attestations --------------------------------------------------------------------------
+
+  /**
+   * Writes an attestation as a memo signed by the service; its signature identifies it. The same
+   * attestation written twice under one blockhash is one transaction, and lands once.
+   */
+  writeAttestation(attestation: Attestation, options?: SolanaWriteOptions): Promise<{ signature: Signature }> {
+    return this.send([this.memo(JSON.stringify(attestation))], options);
+  }
+
+  /** The attestation a transaction wrote, or null when there is none (or the service did not sign it). */
+  async readAttestation(signature: Signature): Promise<{ attestation: Attestation; signer: Address } | null> {
+    const transaction = await this.rpc
+      .getTransaction(signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' })
+      .send();
+    if (!transaction || transaction.meta?.err) return null;
+    const { accountKeys, instructions } = transaction.transaction.message;
+    const signer = accountKeys[0];
+    if (signer !== this.service.address) return null;
+    for (const instruction of instructions) {
+      if (accountKeys[instruction.programIdIndex] !== MEMO_PROGRAM) continue;
+      try {
+        const parsed = JSON.parse(Buffer.from(getBase58Encoder().encode(instruction.data)).toString('utf8')) as unknown;
+        if (typeof parsed === 'object' && parsed !== null && typeof (parsed as Attestation).type === 'string') {
+          return { attestation: parsed as Attestation, signer };
+        }
+      } catch {
+        // a memo that is not an attestation
+      }
+    }
+    return null;
+  }
+
+  // ---- transactions --------------------------------------------------------------------------
+
+  /** Whether a transaction landed, failed, or is not (yet) known to the cluster. */
+  async status(signature: Signature): Promise<SolanaTransactionStatus> {
+    const { value } = await this.rpc.getSignatureStatuses([signature], { searchTransactionHistory: true }).send();
+    const status = value[0];
+    if (!status) return { state: 'unknown' };
+    if (status.err) return { state: 'failed', error: JSON.stringify(status.err, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) };
+    return status.confirmationStatus === 'processed' ? { state: 'unknown' } : { state: 'landed' };
+  }
+
+  /** Sends a signed transaction again (recovery after a crash); a signature lands at most once. */
+  async resend(signed: SignedSolanaTransaction): Promise<void> {
+    await this.rpc.sendTransaction(signed.wire as never, { encoding: 'base64', skipPreflight: true }).send();
+  }
+
+  /** Signs with every signer the instructions name, sends, and waits until it lands or fails. */
+  private async send(instructions: Instruction[], options: SolanaWriteOptions = {}): Promise<{ signature: Signature }> {
+    const { value: lifetime } = await this.rpc.getLatestBlockhash({ commitment: 'confirmed' }).send();
+    const message = pipe(
+      createTransactionMessage({ version: 0 }),
+      (m) => setTransactionMessageFeePayerSigner(this.service, m),
+      (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
+      (m) => appendTransactionMessageInstructions(instructions, m),
+    );
+    const transaction = await signTransactionMessageWithSigners(message);
+    const signed: SignedSolanaTransaction = {
+      signature: getSignatureFromTransaction(transaction),
+      wire: getBase64EncodedWireTransaction(transaction),
+      lastValidBlockHeight: lifetime.lastValidBlockHeight,
+    };
+    await options.beforeSend?.(signed);
+    try {
+      await this.rpc.sendTransaction(signed.wire as never, { encoding: 'base64', preflightCommitment: 'confirmed' }).send();
+    } catch (error) {
+      throw new SolanaTransactionError(signed.signature, (error as Error).message);
+    }
+    return this.confirm(signed);
+  }
+
+  private async confirm(signed: SignedSolanaTransaction): Promise<{ signature: Signature }> {
+    for (;;) {
+      const status = await this.status(signed.signature);
+      if (status.state === 'landed') return { signature: signed.signature };
+      if (status.state === 'failed') throw new SolanaTransactionError(signed.signature, status.error);
+      if ((await this.blockHeight()) > signed.lastValidBlockHeight) throw new SolanaTransactionError(signed.signature, 'blockhash expired before it landed');
+      await new Promise((resolve) => setTimeout(resolve, this.pollingInterval));
+    }
+  }
+
+  private memo(text: string) {
+    return getAddMemoInstruction({ memo: text, signers: [this.service] }, { programAddress: MEMO_PROGRAM });
+  }
+
+  private async tokenAccount(owner: Address): Promise<Address> {
+    const [ata] = await findAssociatedTokenPda({ mint: this.mint, owner, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+    return ata;
+  }
+
+  private async tokenAccountBalance(account: Address): Promise<bigint> {
+    const { value } = await this.rpc.getAccountInfo(account, { encoding: 'base64', commitment: 'confirmed' }).send();
+    if (!value) return 0n;
+    return getTokenDecoder().decode(Buffer.from(value.data[0], 'base64')).amount;
+  }
+
+  private vaultSigner(escrowId: string): Promise<KeyPairSigner> {
+    return createKeyPairSignerFromPrivateKeyBytes(derive(this.seed, `escrow-vault:${escrowId}`));
+  }
+}
+
+/** A 32-byte key derived from the service seed for one purpose. */
+function derive(seed: Uint8Array, purpose: string): Uint8Array {
+  return createHmac('sha256', seed).update(purpose).digest();
+}
