@@ -38,6 +38,12 @@ import { databaseJournal } from './journal.js';
 import { serialQueue } from '../serial.js';
 
 const CHAIN = 'solana';
+/**
+ * The embedded chain poses as Solana devnet: the x402 SVM client accepts only mainnet, devnet and
+ * testnet ids, and devnet is the one where a local signature could never move anything of value
+ * (our mint and blockhash do not exist there either).
+ */
+export const EMBEDDED_SOLANA_NETWORK = 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
 // SPL Memo v3, which LiteSVM loads (@solana-program/memo defaults to a newer address it does not).
 const SPL_MEMO_V3 = address('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
 // LiteSVM's airdrop source is finite: a larger grant fails silently (no fee payer afterwards).
@@ -84,7 +90,7 @@ export class EmbeddedSolana {
     readonly operatorSeed: Uint8Array,
     readonly operator: KeyPairSigner,
     readonly mint: Address,
-    /** CAIP-2 id: `solana:` and 32 characters of the chain's first blockhash (as real clusters do). */
+    /** CAIP-2 id the embedded chain answers to (EMBEDDED_SOLANA_NETWORK). */
     readonly network: string,
   ) {
     this.journal = databaseJournal(db, CHAIN);
@@ -103,7 +109,7 @@ export class EmbeddedSolana {
     // A fresh LiteSVM always starts from the same genesis and blockhash, so replaying the journal
     // (set-up included) rebuilds the same chain; failed transactions fail again the same way.
     const svm = new LiteSVM();
-    const network = `solana:${svm.latestBlockhash().slice(0, 32)}`;
+    const network = EMBEDDED_SOLANA_NETWORK;
     const deployment = record.deployment as { mint: string } | null;
     // Until the mint exists its address is unknown; nothing reads it before then.
     const mint = address(deployment?.mint ?? '11111111111111111111111111111111');

@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { EmbeddedChains } from '../../chains/embedded/index.js';
 import { solanaRpc } from '../../chains/embedded/solana-rpc.js';
+import { tempoRpc } from '../../chains/embedded/tempo-rpc.js';
 import type { AppEnv } from '../../http/context.js';
 import { errorResponses, jsonBody, jsonContent, usdAmountSchema } from '../../http/validation.js';
 import { parseUsd } from '../../money.js';
@@ -120,7 +121,7 @@ export function registerDevRoutes(app: OpenAPIHono<AppEnv>, { idp, chains }: Dev
   );
 
   const rpcTargets = [
-    ['tempo', `the embedded Tempo chain (eip155:${chains.tempo.chain.id})`, chains.tempo.evm],
+    ['tempo', `the embedded Tempo chain (eip155:${chains.tempo.chain.id}), with Tempo call-batch gas estimates`, tempoRpc(chains.tempo.evm)],
     ['base', `the embedded Base chain (eip155:${chains.base.chain.id})`, chains.base.evm],
     ['solana', `the embedded Solana chain (${chains.solana.network})`, solanaRpc(chains.solana)],
   ] as const;
