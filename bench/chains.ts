@@ -6,7 +6,9 @@
 import { createPublicClient, createWalletClient, defineChain, parseAbi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { loadArtifacts } from '../src/chains/contracts/compile.js';
-import { openEmbeddedChains } from '../src/chains/embedded/index.js';
+import { openEmbeddedChains, type EmbeddedChains } from '../src/chains/embedded/index.js';
+import { embeddedChainPorts } from '../src/chains/index.js';
+import { Faucet } from '../src/features/dev/faucet.js';
 import { startEmbeddedEvm, type EmbeddedEvm } from '../src/chains/embedded/evm.js';
 import { EmbeddedSolana } from '../src/chains/embedded/solana.js';
 import { generateKeyPairSigner } from '@solana/kit';
@@ -63,6 +65,7 @@ export async function chainFigures(runs: number): Promise<[string, string, strin
   const firstStarts: number[] = [];
   const restarts: number[] = [];
   let journaled: number[] = [];
+  let ports = { tempo: [] as number[], solana: [] as number[] };
   for (let i = 0; i < runs; i++) {
     const database = await openDatabase({ dataDir: null });
     await migrate(database);
@@ -72,7 +75,10 @@ export async function chainFigures(runs: number): Promise<[string, string, strin
     started = performance.now();
     const chains = await openEmbeddedChains(database.db);
     restarts.push(performance.now() - started);
-    if (i === 0) journaled = await transferLatencies(chains.tempo.evm, chains.tempo.operator, chains.tempo.contracts.stablecoin!);
+    if (i === 0) {
+      journaled = await transferLatencies(chains.tempo.evm, chains.tempo.operator, chains.tempo.contracts.stablecoin!);
+      ports = await portLatencies(chains);
+    }
     await database.close();
   }
   const plain = await unjournaledLatencies();
@@ -87,12 +93,43 @@ export async function chainFigures(runs: number): Promise<[string, string, strin
       (median(journaled) / median(plain)).toFixed(2),
     ],
     [
+      `Tempo port transferWithMemo (what features call: serialised, signed, journaled, receipt), p50 / p99 ms`,
+      `${median(ports.tempo).toFixed(2)} / ${p99(ports.tempo).toFixed(2)}`,
+      `raw journaled transfer p50 ${median(journaled).toFixed(2)}`,
+      (median(ports.tempo) / median(journaled)).toFixed(2),
+    ],
+    [
+      `Solana port SPL transfer with memo (kit RPC in process, journaled, confirmed), p50 / p99 ms`,
+      `${median(ports.solana).toFixed(2)} / ${p99(ports.solana).toFixed(2)}`,
+      '',
+      '',
+    ],
+    [
       'embedded Solana reopen after 500 journaled transactions (replay), ms',
       solanaReplay.toFixed(0),
       `${(solanaReplay / 502).toFixed(2)} ms per journal entry`,
       '',
     ],
   ];
+}
+
+/** Sequential transfers through the chain ports features use. */
+async function portLatencies(embedded: EmbeddedChains): Promise<{ tempo: number[]; solana: number[] }> {
+  const { tempo, solana } = await embeddedChainPorts(embedded);
+  await new Faucet(embedded).fund('eip155:4217', tempo.serviceAddress, 1_000_000n);
+  await new Faucet(embedded).fund(solana.network, solana.serviceAddress, 1_000_000n);
+  const memo = `0x${'ab'.repeat(32)}` as const;
+  const times = { tempo: [] as number[], solana: [] as number[] };
+  const to = { evm: '0x7000000000000000000000000000000000000007', solana: (await generateKeyPairSigner()).address } as const;
+  for (let i = 0; i < TRANSFERS; i++) {
+    let started = performance.now();
+    await tempo.transfer(to.evm, 1n, memo);
+    times.tempo.push(performance.now() - started);
+    started = performance.now();
+    await solana.transfer(to.solana, 1n, `bench:${i}`);
+    times.solana.push(performance.now() - started);
+  }
+  return times;
 }
 
 /** Median time to reopen Solana (replaying its whole journal) after `transactions` mints. */

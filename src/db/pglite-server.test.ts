@@ -35,6 +35,27 @@ describe('PGlite behind the wire server', () => {
     }
   });
 
+  it('sends a many-row result intact while the socket is backed up', async () => {
+    // PGlite hands out views of its heap; queued by reference on a busy socket, later rows
+    // overwrote earlier ones in flight and the client read garbage lengths.
+    const single = await openDatabase({ dataDir: null, poolMax: 1 });
+    try {
+      await single.pool.query('CREATE TABLE journal (id int PRIMARY KEY, payload text NOT NULL)');
+      const payload = (i: number) => `${i}:`.padEnd(600, String.fromCharCode(97 + (i % 26)));
+      for (let i = 0; i < 600; i += 100) {
+        const ids = Array.from({ length: 100 }, (_, k) => i + k);
+        await single.pool.query('INSERT INTO journal SELECT * FROM unnest($1::int[], $2::text[])', [ids, ids.map(payload)]);
+      }
+      for (let round = 0; round < 3; round++) {
+        const { rows } = await single.pool.query<{ id: number; payload: string }>('SELECT id, payload FROM journal ORDER BY id');
+        expect(rows).toHaveLength(600);
+        rows.forEach((row, i) => expect(row).toEqual({ id: i, payload: payload(i) }));
+      }
+    } finally {
+      await single.close();
+    }
+  });
+
   it('runs one transaction at a time: 20 concurrent read-modify-writes lose nothing', async () => {
     await Promise.all(
       Array.from({ length: 20 }, () =>

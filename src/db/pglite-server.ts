@@ -74,8 +74,10 @@ export class PgliteWireServer {
       // One call per unit: fed message by message, PGlite lost the replies after an Execute with a
       // large result (over about 1 MB), and the connection's next query never got its answer.
       const input = unit.messages.length === 1 ? unit.messages[0]! : Buffer.concat(unit.messages);
+      // The chunks PGlite hands over are views of memory it reuses, and a busy socket queues what
+      // it is given by reference: copy each one, or a large reply goes out with later bytes in it.
       await this.db.runExclusive(() =>
-        this.db.execProtocolRawStream(input, { onRawData: (data) => unit.connection.write(data) }),
+        this.db.execProtocolRawStream(input, { onRawData: (data) => unit.connection.write(Buffer.from(data)) }),
       );
     } catch {
       unit.connection.destroy();
