@@ -3,7 +3,7 @@ import { http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { base, tempo as tempoMainnet } from 'viem/chains';
 import type { Config } from '../config.js';
-import { topUpGas } from './embedded/devnet.js';
+import { EMBEDDED_POLLING_MS, topUpGas } from './embedded/devnet.js';
 import type { EmbeddedChains } from './embedded/index.js';
 import { embeddedSolanaTransport } from './embedded/solana-transport.js';
 import { evmConnection } from './evm/connection.js';
@@ -17,8 +17,6 @@ export interface Chains {
   base: EvmTokenChain;
   solana: SolanaChain;
 }
-
-const EMBEDDED_POLLING_MS = 5;
 
 /** Ports over local mode's embedded chains; the operator is the service wallet. */
 export async function embeddedChainPorts(embedded: EmbeddedChains): Promise<Chains> {

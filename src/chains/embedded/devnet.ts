@@ -43,7 +43,7 @@ export async function topUpGas(chain: EmbeddedEvmChain, account: Address): Promi
 }
 
 /** Embedded chains mine on send: a receipt is there at once. */
-const EMBEDDED_POLLING_MS = 5;
+export const EMBEDDED_POLLING_MS = 5;
 const CHAIN_IDS: Record<EvmChainKind, number> = { tempo: 4217, base: 8453 };
 
 /**
