@@ -66,6 +66,10 @@ const STATE_CHANGING = new Set([
   'hardhat_setBalance',
   'hardhat_setNonce',
   'hardhat_setStorageAt',
+  // Impersonated eth_sendTransaction (local settlement of signed Tempo transactions) replays only
+  // if the impersonation replays before it.
+  'hardhat_impersonateAccount',
+  'hardhat_stopImpersonatingAccount',
 ]);
 
 export interface EmbeddedEvm {
