@@ -9,6 +9,9 @@ import { registerDevRoutes } from './features/dev/routes.js';
 import { registerEmployerRoutes } from './features/employers/routes.js';
 import { EmployersService } from './features/employers/service.js';
 import { registerOpsRoutes, type ReadinessCheck } from './features/ops/routes.js';
+import { registerTreasuryRoutes } from './features/treasury/routes.js';
+import { TreasuryService } from './features/treasury/service.js';
+import type { Chains } from './chains/index.js';
 import { UsersService } from './features/users/service.js';
 import { requireUser } from './http/auth.js';
 import type { AppEnv } from './http/context.js';
@@ -18,6 +21,8 @@ import { HttpMetrics } from './http/metrics.js';
 import { requestContext } from './http/request-context.js';
 import { validationHook } from './http/validation.js';
 import type { Logger } from './log.js';
+import type { Payments } from './payments/index.js';
+import { registerPendingPaidRoutes } from './payments/routes.js';
 import type { DevIdentityProvider } from './providers/identity/dev-idp.js';
 import type { IdentityVerifier } from './providers/identity/verifier.js';
 
@@ -31,6 +36,9 @@ export interface AppDependencies {
   /** The embedded chains (local mode), for the development routes. */
   embeddedChains?: EmbeddedChains | undefined;
   readiness: ReadinessCheck[];
+  /** The chain ports and the payment gate; without them (tests that run no chains) no paid route is registered. */
+  chains?: Chains | undefined;
+  payments?: Payments | undefined;
   /** Node process metrics (off in tests, where many apps share one process). */
   processMetrics?: boolean;
 }
@@ -125,8 +133,15 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     // Built on first request, after every route has registered itself.
     openApiDocument: () => (openApiDocument ??= buildOpenApiDocument(app, config)),
   });
-  if (deps.devIdentityProvider) registerDevRoutes(app, { idp: deps.devIdentityProvider, chains: deps.embeddedChains });
+  if (deps.devIdentityProvider) {
+    registerDevRoutes(app, { idp: deps.devIdentityProvider, chains: deps.embeddedChains, cardSandbox: deps.payments?.cardSandbox });
+  }
   registerEmployerRoutes(app, { employers: services.employers, requireUser: authenticated, idempotency: idempotent });
+  if (deps.payments && deps.chains) {
+    registerTreasuryRoutes(app, { treasury: new TreasuryService(deps.chains.tempo), gate: deps.payments.gate });
+    // Last: every paid route a feature has not registered still answers 402 (spec 4.2).
+    registerPendingPaidRoutes(app, deps.payments.gate);
+  }
 
   app.notFound((c) => errorResponse(c, new AppError(404, 'NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`)));
   app.onError(handleError);

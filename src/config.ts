@@ -77,6 +77,9 @@ const envSchema = z.object({
   X402_FACILITATOR_URL: optionalUrl,
   MPP_SECRET_KEY: optionalString.pipe(z.string().min(32, 'at least 32 characters').optional()),
   SMTP_URL: optionalUrl,
+  // Card fallback on payroll execute and bridge offramp (live); without a key no card is offered.
+  STRIPE_SECRET_KEY: optionalString,
+  STRIPE_NETWORK_ID: optionalString,
   // The service's wallets on the live chains and where our contracts are deployed there.
   EVM_SERVICE_KEY: optionalString.pipe(z.string().regex(/^0x[0-9a-fA-F]{64}$/, '0x and 64 hex characters').optional()),
   SOLANA_SERVICE_KEY: optionalString.pipe(solanaSeedSchema.optional()),
@@ -129,6 +132,7 @@ export interface Config {
     x402FacilitatorUrl: string | undefined;
     mppSecretKey: string | undefined;
     smtpUrl: string | undefined;
+    stripe: { secretKey: string; networkId: string } | undefined;
     evmServiceKey: `0x${string}` | undefined;
     solanaServiceSeed: Uint8Array | undefined;
     tempoContracts: z.infer<typeof tempoContractsSchema> | undefined;
@@ -211,6 +215,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       x402FacilitatorUrl: env.X402_FACILITATOR_URL,
       mppSecretKey: env.MPP_SECRET_KEY,
       smtpUrl: env.SMTP_URL,
+      stripe: env.STRIPE_SECRET_KEY ? { secretKey: env.STRIPE_SECRET_KEY, networkId: env.STRIPE_NETWORK_ID ?? 'internal' } : undefined,
       evmServiceKey: env.EVM_SERVICE_KEY as `0x${string}` | undefined,
       solanaServiceSeed: env.SOLANA_SERVICE_KEY,
       tempoContracts: env.TEMPO_CONTRACTS,

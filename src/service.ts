@@ -11,6 +11,7 @@ import { readinessChecks } from './features/ops/readiness.js';
 import { defineJobs } from './jobs/definitions.js';
 import { JobRunner } from './jobs/runner.js';
 import type { Logger } from './log.js';
+import { openPayments } from './payments/index.js';
 import { DevIdentityProvider } from './providers/identity/dev-idp.js';
 import { createIdentityVerifier } from './providers/identity/verifier.js';
 
@@ -55,6 +56,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
       'chains ready',
     );
 
+    const payments = await openPayments({ config, database, chains, embedded: embeddedChains });
+
     const jobs = new JobRunner(database, log.child({ component: 'jobs' }));
     defineJobs(jobs, { database });
     if (config.jobsEnabled) await jobs.start();
@@ -70,6 +73,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
         verifyIdentity,
         devIdentityProvider,
         embeddedChains,
+        chains,
+      payments,
         processMetrics: true,
         readiness: readinessChecks(database, chains),
       },

@@ -675,6 +675,52 @@ export const mppSessions = pgTable(
   ],
 );
 
+export const CARD_SANDBOX_INTENT_STATUSES = ['succeeded', 'refunded'] as const;
+
+/**
+ * Local mode's card processor (the stand-in for Stripe behind mppx's stripe method): test shared
+ * payment tokens issued by `POST /api/dev/card/token`, each usable for one PaymentIntent.
+ */
+export const cardSandboxTokens = pgTable(
+  'card_sandbox_tokens',
+  {
+    /** `spt_test_...` */
+    id: text('id').primaryKey(),
+    /** A Stripe test payment method: `pm_card_visa` succeeds, `pm_card_chargeDeclined` is declined. */
+    paymentMethod: text('payment_method').notNull(),
+    currency: text('currency').notNull(),
+    /** In the currency's minor unit (cents). */
+    maxAmount: money('max_amount').notNull(),
+    expiresAt: tstz('expires_at').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [check('card_sandbox_tokens_max_amount_positive', sql`${t.maxAmount} > 0`)],
+);
+
+/** A confirmed PaymentIntent of the card sandbox; the idempotency key makes a retry a replay. */
+export const cardSandboxPaymentIntents = pgTable(
+  'card_sandbox_payment_intents',
+  {
+    /** `pi_sandbox_...` */
+    id: text('id').primaryKey(),
+    idempotencyKey: text('idempotency_key').notNull(),
+    tokenId: text('token_id')
+      .notNull()
+      .references(() => cardSandboxTokens.id),
+    amount: money('amount').notNull(),
+    currency: text('currency').notNull(),
+    status: text('status', { enum: CARD_SANDBOX_INTENT_STATUSES }).notNull(),
+    createdAt: createdAt(),
+    refundedAt: tstz('refunded_at'),
+  },
+  (t) => [
+    uniqueIndex('card_sandbox_payment_intents_idempotency_key').on(t.idempotencyKey),
+    // A token pays once.
+    uniqueIndex('card_sandbox_payment_intents_token_key').on(t.tokenId),
+    check('card_sandbox_payment_intents_status', oneOf('status', CARD_SANDBOX_INTENT_STATUSES)),
+  ],
+);
+
 /** Key-value channel store for mppx sessions (get/put/delete/update under a row lock). */
 export const mppChannelStore = pgTable('mpp_channel_store', {
   key: text('key').primaryKey(),

@@ -9,6 +9,7 @@ import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
 import { readinessChecks } from '../../src/features/ops/readiness.js';
 import { createLogger } from '../../src/log.js';
+import { openPayments, type Payments } from '../../src/payments/index.js';
 import { DevIdentityProvider } from '../../src/providers/identity/dev-idp.js';
 import { createIdentityVerifier } from '../../src/providers/identity/verifier.js';
 import { createTestDatabaseTarget } from './database.js';
@@ -18,6 +19,8 @@ export interface TestApp {
   embeddedChains: EmbeddedChains | undefined;
   /** The chain ports over the embedded chains (with `chains: true`). */
   chains: Chains | undefined;
+  /** The payment gate (with `chains: true`). */
+  payments: Payments | undefined;
   config: Config;
   database: Database;
   services: Services;
@@ -50,6 +53,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const services = createServices({ config, database });
   const embeddedChains = options.chains ? await openEmbeddedChains(database.db, { virtualMasterZeroBytes: 1 }) : undefined;
   const chains = embeddedChains && (await embeddedChainPorts(embeddedChains));
+  const payments = chains && (await openPayments({ config, database, chains, embedded: embeddedChains }));
   const app = buildApp(
     {
       config,
@@ -62,6 +66,8 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       }),
       devIdentityProvider: idp,
       embeddedChains,
+      chains,
+      payments,
       readiness: readinessChecks(database, chains),
     },
     services,
@@ -70,6 +76,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     app,
     embeddedChains,
     chains,
+    payments,
     config,
     database,
     services,

@@ -8,6 +8,7 @@ import { parseUsd } from '../../money.js';
 import type { DevIdentityProvider } from '../../providers/identity/dev-idp.js';
 import { Faucet } from './faucet.js';
 import { answerJsonRpc } from '../../chains/embedded/json-rpc.js';
+import { SANDBOX_PAYMENT_METHODS, type CardSandbox } from '../../payments/card/sandbox.js';
 
 const TokenRequest = z
   .object({
@@ -37,14 +38,26 @@ const ChainsResponse = z
   })
   .openapi('DevChains');
 
+const CardTokenRequest = z
+  .object({
+    payment_method: z.enum(SANDBOX_PAYMENT_METHODS).openapi({ description: '`pm_card_chargeDeclined` is declined when charged.' }),
+    amount: z.string().regex(/^[1-9]\d{0,11}$/, 'must be a positive integer (minor units)').openapi({ example: '100', description: 'Spending limit in minor units (cents).' }),
+    currency: z.string().regex(/^[a-z]{3}$/, 'must be a lower-case ISO currency code').openapi({ example: 'usd' }),
+    expires_at: z.number().int().positive().optional().openapi({ description: 'Unix seconds; default one hour from now.' }),
+  })
+  .openapi('DevCardTokenRequest');
+const CardTokenResponse = z.object({ spt: z.string() }).openapi('DevCardTokenResponse');
+
 export interface DevRouteDeps {
   idp: DevIdentityProvider;
   /** The embedded chains, when this process runs them. */
   chains?: EmbeddedChains | undefined;
+  /** The card sandbox behind the card fallback offer. */
+  cardSandbox?: CardSandbox | undefined;
 }
 
 /** Local mode only (ARCHITECTURE.md, "Local-mode contract"): never registered in live mode. */
-export function registerDevRoutes(app: OpenAPIHono<AppEnv>, { idp, chains }: DevRouteDeps): void {
+export function registerDevRoutes(app: OpenAPIHono<AppEnv>, { idp, chains, cardSandbox }: DevRouteDeps): void {
   app.openapi(
     createRoute({
       method: 'post',
@@ -70,6 +83,29 @@ export function registerDevRoutes(app: OpenAPIHono<AppEnv>, { idp, chains }: Dev
     }),
     (c) => c.json(idp.jwks(), 200),
   );
+
+  if (cardSandbox) {
+    app.openapi(
+      createRoute({
+        method: 'post',
+        path: '/api/dev/card/token',
+        tags: ['Local development'],
+        summary: "A test shared payment token for the card sandbox (the stripe client's createToken; local mode only)",
+        request: { body: jsonBody(CardTokenRequest) },
+        responses: { 200: jsonContent(CardTokenResponse, 'A token that pays one charge up to its amount.'), ...errorResponses(400, 415) },
+      }),
+      async (c) => {
+        const body = c.req.valid('json');
+        const spt = await cardSandbox.issueToken({
+          paymentMethod: body.payment_method,
+          currency: body.currency,
+          maxAmount: BigInt(body.amount),
+          expiresAt: new Date((body.expires_at ?? Math.floor(Date.now() / 1000) + 3600) * 1000),
+        });
+        return c.json({ spt }, 200);
+      },
+    );
+  }
 
   if (!chains) return;
   const faucet = new Faucet(chains);

@@ -251,7 +251,23 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
     return settlement;
   }
 
-  return { method, settle };
+  /**
+   * Who pays with a credential `verify` accepted: a signed transaction's recovered signer; for a
+   * hash, the named source or the transaction's sender.
+   */
+  async function payerOf(input: string | ChargeCredential): Promise<Address> {
+    const credential = parseCredential(input);
+    const payload = credential.payload;
+    if (payload.type === 'transaction') {
+      return recoverSender(TxEnvelopeTempo.deserialize(payload.signature as TxEnvelopeTempo.Serialized));
+    }
+    const source = parseSource(credential.source);
+    if (source) return source.address;
+    if (payload.type !== 'hash') throw new SettlementRefusedError('only transaction and hash credentials have a payer');
+    return (await client.getTransaction({ hash: payload.hash as Hex })).from;
+  }
+
+  return { method, settle, payerOf };
 }
 
 export type EmbeddedTempoCharge = ReturnType<typeof createEmbeddedTempoCharge>;

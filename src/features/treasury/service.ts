@@ -1,0 +1,39 @@
+import { isAddressEqual, type Address } from 'viem';
+import type { TempoChain } from '../../chains/evm/tempo-chain.js';
+import { AppError } from '../../http/errors.js';
+
+/** Spec 2.8. */
+export interface YieldRates {
+  apy_bps: number;
+  apy_percent: number;
+  sources: string[];
+  /** Basis points per source, summing to 10,000. */
+  allocation: number[];
+  /** Unix milliseconds of the read. */
+  timestamp: number;
+}
+
+/** A treasury account id no employer has: the yield router answers its default allocation for it. */
+const NO_ACCOUNT = 0n;
+
+export class TreasuryService {
+  constructor(private readonly tempo: TempoChain) {}
+
+  /**
+   * The yield router's sources and the blended APY of the default allocation (wholly in the first
+   * source), for the base stable token, read from the chain.
+   */
+  async yieldRates(token: Address | undefined): Promise<YieldRates> {
+    if (token && !isAddressEqual(token, this.tempo.token)) {
+      throw new AppError(404, 'NOT_FOUND', `No yield sources for token ${token}; the treasury holds ${this.tempo.token}.`);
+    }
+    const position = await this.tempo.yieldPosition(NO_ACCOUNT);
+    return {
+      apy_bps: position.blendedApyBps,
+      apy_percent: position.blendedApyBps / 100,
+      sources: position.sources.map((s) => s.name),
+      allocation: position.sources.map((s) => s.allocationBps),
+      timestamp: Date.now(),
+    };
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * The price table of spec 4.2 (and `POST /api/mpp/agents/register`, spec 4.6), in one place.
+ * A route is paid exactly when it is listed here; the gate and the OpenAPI document read it.
+ */
+
+/** A: MPP on Tempo (eip155:4217). B: x402 on Base (eip155:8453). C: x402 on Solana. */
+export type Rail = 'A' | 'B' | 'C';
+/** What one price buys: one call, one second of a stream (a tick), or one session. */
+export type PriceUnit = 'charge' | 'tick' | 'session';
+
+export interface PaidRoute {
+  method: 'GET' | 'POST';
+  /** OpenAPI path, e.g. /api/mpp/escrow/{id}/status. */
+  path: string;
+  /** USD in 6-decimal base units. */
+  price: bigint;
+  rails: readonly Rail[];
+  unit: PriceUnit;
+  /** Spec 4.1.5: a card charge is offered next to rail A (payroll execute, bridge offramp). */
+  card: boolean;
+  summary: string;
+}
+
+const ALL: readonly Rail[] = ['A', 'B', 'C'];
+const A_ONLY: readonly Rail[] = ['A'];
+const X402_ONLY: readonly Rail[] = ['B', 'C'];
+const usd = (cents: number) => BigInt(cents) * 10_000n; // 1 cent = 10,000 base units
+const usdMills = (mills: number) => BigInt(mills) * 1_000n; // 0.001 USD = 1,000 base units
+
+const route = (
+  method: PaidRoute['method'],
+  path: string,
+  price: bigint,
+  rails: readonly Rail[],
+  summary: string,
+  options: { unit?: PriceUnit; card?: boolean } = {},
+): PaidRoute => ({ method, path, price, rails, unit: options.unit ?? 'charge', card: options.card ?? false, summary });
+
+export const PRICE_TABLE: readonly PaidRoute[] = [
+  route('GET', '/api/mpp/treasury/yield-rates', usd(1), ALL, 'Treasury yield rates'),
+  route('POST', '/api/mpp/payroll/execute', usd(100), A_ONLY, 'Execute a prepared payroll run', { card: true }),
+  route('POST', '/api/mpp/employee/advance', usd(50), A_ONLY, "Claim an employee's accrued wages"),
+  route('POST', '/api/mpp/compliance/check', usd(5), ALL, 'Screen a wallet (sanctions and blocklists)'),
+  route('GET', '/api/mpp/employee/balance/stream', usdMills(1), A_ONLY, 'Live salary balance (SSE), billed per tick', { unit: 'tick' }),
+  route('GET', '/api/mpp/payslips/{runId}/{employeeId}', usd(2), A_ONLY, 'A payslip'),
+  route('POST', '/api/mpp/memo/decode', usd(1), ALL, 'Decode a payroll memo'),
+  route('GET', '/api/mpp/employee/{id}/history', usd(5), A_ONLY, "An employee's payment history"),
+  route('POST', '/api/mpp/bridge/offramp', usd(25), A_ONLY, 'Cash out to a bank account', { card: true }),
+  route('POST', '/api/mpp/treasury/optimize', usd(10), A_ONLY, 'Treasury optimisation advice', { unit: 'session' }),
+  route('GET', '/api/mpp/marketplace/compliance-list/{employerId}', usd(50), A_ONLY, "An employer's compliance-cleared wallets"),
+  route('POST', '/api/mpp/escrow/post', usd(10), ALL, 'Post an escrow for agent work'),
+  route('POST', '/api/mpp/escrow/deliver', usd(2), ALL, 'Deliver escrowed work'),
+  route('POST', '/api/mpp/escrow/deliver-signed', usd(2), A_ONLY, 'Deliver escrowed work with a signed transaction'),
+  route('GET', '/api/mpp/escrow/{id}/status', usd(1), ALL, 'Escrow status'),
+  route('POST', '/api/mpp/agent/pay', usd(5), ALL, 'Agent-to-agent payment from an employer treasury'),
+  route('POST', '/api/mpp/agent/session/treasury', usd(2), A_ONLY, 'Treasury session actions', { unit: 'session' }),
+  route('POST', '/api/x402/streams', usd(5), X402_ONLY, 'Open a payroll stream on Solana'),
+  route('POST', '/api/mpp/agents/register', usd(10), ALL, 'Register an agent'),
+];
+
+/** Stripe's minimum charge: a card offer below it cannot be made (RECIPES.md). */
+export const CARD_MINIMUM = usd(50);
+
+export function findPaidRoute(method: string, path: string): PaidRoute | undefined {
+  return PRICE_TABLE.find((r) => r.method === method && r.path === path);
+}
