@@ -21,6 +21,18 @@ function startProcess(env: Record<string, string>): { child: ChildProcess; outpu
   return { child, output: () => output, exited };
 }
 
+/** `npm run pay -- <args>` against the service at `base`. */
+function runExample(args: string[], base: string): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/pay.ts', ...args], {
+    env: { ...process.env, BASE_URL: base },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, output })));
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = net.createServer().listen(0, '127.0.0.1', () => {
@@ -170,9 +182,17 @@ describe('the service process', () => {
     // Chain state too: the embedded Tempo chain is rebuilt from its journal.
     expect(await stablecoinBalance(holder)).toBe(balanceBefore);
     expect(await solanaTokenBalance(solanaHolder)).toBe(7_000_000n);
+
+    // The example client (npm run pay) pays a paid route on each rail with the real libraries.
+    const paid = await Promise.all((['A', 'B', 'C'] as const).map((rail) => runExample([rail, 'GET', '/api/mpp/treasury/yield-rates'], base)));
+    for (const [index, run] of paid.entries()) {
+      expect(run.code, run.output).toBe(0);
+      expect(run.output).toMatch(new RegExp(`on rail ${'ABC'[index]}: 200`));
+      expect(run.output).toMatch(/"apy_bps":\d+/);
+    }
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  }, 60_000);
+  }, 90_000);
 
   it('refuses to start in live mode with settings missing, naming all of them', async () => {
     const live = startProcess({ APP_MODE: 'live', PORT: '0', DATA_DIR: dataDir });
