@@ -8,6 +8,8 @@ import type { Database } from './db/client.js';
 import { registerDevRoutes } from './features/dev/routes.js';
 import { registerEmployerRoutes } from './features/employers/routes.js';
 import { EmployersService } from './features/employers/service.js';
+import { registerMppActivityRoutes } from './features/mpp-activity/routes.js';
+import { MppActivityService } from './features/mpp-activity/service.js';
 import { registerOpsRoutes, type ReadinessCheck } from './features/ops/routes.js';
 import { registerTreasuryRoutes } from './features/treasury/routes.js';
 import { TreasuryService } from './features/treasury/service.js';
@@ -46,6 +48,7 @@ export interface AppDependencies {
 export interface Services {
   users: UsersService;
   employers: EmployersService;
+  mppActivity: MppActivityService;
 }
 
 const EXPOSED_HEADERS = [
@@ -71,7 +74,8 @@ const ALLOWED_HEADERS = [
 
 export function createServices(deps: Pick<AppDependencies, 'config' | 'database'>): Services {
   const users = new UsersService(deps.database, deps.config.adminUserIds);
-  return { users, employers: new EmployersService(deps.database, users) };
+  const employers = new EmployersService(deps.database, users);
+  return { users, employers, mppActivity: new MppActivityService(deps.database, employers) };
 }
 
 /** Builds the HTTP app from the feature modules. No I/O happens here. */
@@ -137,6 +141,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     registerDevRoutes(app, { idp: deps.devIdentityProvider, chains: deps.embeddedChains, cardSandbox: deps.payments?.cardSandbox });
   }
   registerEmployerRoutes(app, { employers: services.employers, requireUser: authenticated, idempotency: idempotent });
+  registerMppActivityRoutes(app, { activity: services.mppActivity, requireUser: authenticated });
   if (deps.payments && deps.chains) {
     registerTreasuryRoutes(app, { treasury: new TreasuryService(deps.chains.tempo), gate: deps.payments.gate });
     // Last: every paid route a feature has not registered still answers 402 (spec 4.2).

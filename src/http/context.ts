@@ -11,10 +11,21 @@ export interface Caller {
   employeeIds: string[];
 }
 
+/** The fee payment behind a paid request (set by the payment gate before the handler runs). */
+export interface PaymentContext {
+  id: string;
+  /**
+   * The employer this payment is on behalf of, set by a handler once it has checked that employer
+   * (e.g. an agent authorised for it): the receipt then shows in that employer's history.
+   */
+  employerId: string | null;
+}
+
 export interface AppEnv {
   Variables: {
     requestId: string;
     log: Logger;
     caller: Caller;
+    payment: PaymentContext;
   };
 }

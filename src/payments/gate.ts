@@ -85,6 +85,8 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
     });
     if (!paymentId) return alreadyClaimed(c, route, adapters, await findClaim(deps.db, payment.proofKey));
 
+    const context = { id: paymentId, employerId: null as string | null };
+    c.set('payment', context);
     try {
       await next();
     } catch (error) {
@@ -106,7 +108,13 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
       reference: null,
     }));
     if (outcome.state === 'settled') {
-      await recordSettlement(deps.db, paymentId, { reference: outcome.reference, payer: outcome.payer ?? payment.payer, httpStatus: status, receipt: outcome.receipt });
+      await recordSettlement(deps.db, paymentId, {
+        reference: outcome.reference,
+        payer: outcome.payer ?? payment.payer,
+        httpStatus: status,
+        receipt: outcome.receipt,
+        employerId: context.employerId,
+      });
       for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
       return;
     }

@@ -48,7 +48,14 @@ export async function recordSettlement(
   return db.transaction(async (tx) => {
     const [settled] = await tx
       .update(payments)
-      .set({ status: 'settled', reference: settlement.reference, payer: settlement.payer, httpStatus: settlement.httpStatus, settledAt: new Date() })
+      .set({
+        status: 'settled',
+        reference: settlement.reference,
+        payer: settlement.payer,
+        httpStatus: settlement.httpStatus,
+        employerId: settlement.employerId ?? null,
+        settledAt: new Date(),
+      })
       .where(and(eq(payments.id, paymentId), eq(payments.status, 'claimed')))
       .returning();
     if (!settled) return false;

@@ -1,0 +1,22 @@
+import type { Database } from '../../db/client.js';
+import type { Caller } from '../../http/context.js';
+import { employerReceiptTotals, listEmployerReceipts } from '../../payments/history.js';
+import type { EmployersService } from '../employers/service.js';
+
+/** An employer's MPP and x402 fee activity: the receipts of paid calls made on its behalf. */
+export class MppActivityService {
+  constructor(
+    private readonly database: Database,
+    private readonly employers: EmployersService,
+  ) {}
+
+  async receipts(caller: Caller, employerId: string, page: { page: number; limit: number }) {
+    const db = this.database.db;
+    await this.employers.requireOwned(db, caller, employerId);
+    const [list, totals] = await Promise.all([
+      listEmployerReceipts(db, employerId, { offset: (page.page - 1) * page.limit, limit: page.limit }),
+      employerReceiptTotals(db, employerId),
+    ]);
+    return { ...list, totals };
+  }
+}
