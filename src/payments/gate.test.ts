@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { generateKeyPairSigner, type Address as SolanaAddress } from '@solana/kit';
@@ -200,10 +201,13 @@ describe('every paid route of the price table', () => {
     }
   });
 
-  it('are described in the OpenAPI document with price and rails', async () => {
+  it('are described in a valid OpenAPI document with price and rails', async () => {
     const document = (await (await t.request('GET', '/api/openapi.json')).json()) as {
       paths: Record<string, Record<string, { 'x-payment'?: { price: string; rails: string[] }; responses: Record<string, unknown> }>>;
     };
+    const validation = await new Validator().validate(document as never);
+    expect(validation.errors ?? []).toEqual([]);
+    expect(validation.valid).toBe(true);
     for (const route of PRICE_TABLE) {
       const operation = document.paths[route.path]?.[route.method.toLowerCase()];
       expect(operation?.['x-payment'], route.path).toMatchObject({ price: formatUsd(route.price), rails: route.rails });

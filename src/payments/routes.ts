@@ -1,4 +1,4 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/context.js';
 import { ErrorSchema } from '../http/validation.js';
@@ -39,9 +39,12 @@ export function registerPendingPaidRoutes(app: OpenAPIHono<AppEnv>, gate: (route
   for (const paid of PRICE_TABLE) {
     if (app.routes.some((r) => r.method === paid.method && r.path === honoPath(paid.path))) continue;
     const operation = paidOperation(paid);
+    const names = [...paid.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+    const params = z.object(Object.fromEntries(names.map((name) => [name, z.string().openapi({ param: { name, in: 'path' } })])));
     const definition = createRoute({
       method: paid.method === 'GET' ? 'get' : 'post',
       path: paid.path,
+      ...(names.length > 0 ? { request: { params } } : {}),
       tags: ['Paid'],
       summary: paid.summary,
       description: `${operation.description} Not yet available: a paid call answers 501 and is not charged.`,

@@ -43,10 +43,10 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
         ...errorResponses(400, 404),
       },
       'x-payment': operation['x-payment'],
-    } as Parameters<typeof createRoute>[0]),
+    }),
     async (c) => {
-      const { token } = c.req.valid('query' as never) as { token?: Address };
-      return c.json(await deps.treasury.yieldRates(token), 200);
+      const { token } = c.req.valid('query');
+      return c.json(await deps.treasury.yieldRates(token as Address | undefined), 200);
     },
   );
 }
