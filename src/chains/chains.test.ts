@@ -1,10 +1,9 @@
-import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
 import { address as solanaAddress, createKeyPairSignerFromPrivateKeyBytes, type Address as SolanaAddress, type Signature } from '@solana/kit';
 import { createWalletClient, encodePacked, keccak256, pad, parseEventLogs, toHex, zeroHash, type Address, type Hex } from 'viem';
 import { getTokenDecoder } from '@solana-program/token';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { loadConfig } from '../config.js';
 import { embeddedChains as embeddedChainsTable } from '../db/schema.js';
@@ -20,7 +19,7 @@ const randomSolanaAddress = async (): Promise<SolanaAddress> =>
   (await createKeyPairSignerFromPrivateKeyBytes(crypto.getRandomValues(new Uint8Array(32)))).address;
 
 let app: TestApp;
-let server: ServerType;
+let server: LoopbackServer;
 let faucet: Faucet;
 const ports: Record<'embedded' | 'live over HTTP', Chains> = {} as never;
 
@@ -32,10 +31,8 @@ beforeAll(async () => {
 
   // The live adapters, pointed at the embedded chains' JSON-RPC over real HTTP, with the
   // embedded operator's keys and deployment: the live code path, run offline.
-  server = await new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch: app.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await serveOnLoopback(app.app.fetch);
+  const url = server.url;
   const keys = Object.fromEntries((await app.database.db.select().from(embeddedChainsTable)).map((row) => [row.chain, row.operatorKey]));
   const tempoContracts = embedded.tempo.contracts;
   const live = loadConfig({
@@ -57,7 +54,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
+  await server.close();
   await app.close();
 });
 

@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
 import { generateKeyPairSigner, type Address as SolanaAddress } from '@solana/kit';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import type { Network, PaymentRequirements, PaymentRequirementsV1 } from '@x402/core/types';
@@ -17,6 +15,7 @@ import { createClient, erc20Abi, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { paymentReceipts, payments } from '../db/schema.js';
 import type { AppEnv } from '../http/context.js';
@@ -33,7 +32,7 @@ import { CARD_MINIMUM, PRICE_TABLE, type PaidRoute } from './prices.js';
  * `mpp` scheme. Test routes behind the same gate answer 403, 500 or throw, to show what is charged.
  */
 let t: TestApp;
-let server: ServerType;
+let server: LoopbackServer;
 let base: string;
 let handlerRuns = 0;
 
@@ -65,14 +64,12 @@ beforeAll(async () => {
       return c.json({ served: true }, 200);
     });
   }
-  server = await new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await serveOnLoopback(t.app.fetch);
+  base = server.url;
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
+  await server.close();
   await t.close();
 });
 

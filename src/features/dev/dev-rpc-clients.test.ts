@@ -1,5 +1,3 @@
-import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
 import { generateKeyPairSigner, getCompiledTransactionMessageDecoder, getTransactionDecoder, type Address as SolanaAddress } from '@solana/kit';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
 import { tempo } from 'mppx/client';
@@ -8,23 +6,22 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
 import { Transaction as TempoTransaction } from 'viem/tempo';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 
 /** Unmodified payment clients building payments against the local dev RPC, over real HTTP. */
 let t: TestApp;
-let server: ServerType;
+let server: LoopbackServer;
 let base: string;
 
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
-  server = await new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await serveOnLoopback(t.app.fetch);
+  base = server.url;
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
+  await server.close();
   await t.close();
 });
 

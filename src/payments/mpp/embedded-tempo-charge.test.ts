@@ -1,5 +1,3 @@
-import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { Challenge, Credential } from 'mppx';
 import { Mppx as MppxClient, tempo } from 'mppx/client';
@@ -9,6 +7,7 @@ import { createClient, createWalletClient, custom, http, toHex, type Address, ty
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { openEmbeddedEvmChain, type EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
 import { stablecoinAbi } from '../../chains/evm/abis.js';
@@ -23,7 +22,7 @@ const PRICE = 10_000n; // 0.01 USDC.e
 const REALM = 'local.test';
 
 let t: TestApp;
-let server: ServerType;
+let server: LoopbackServer;
 let base: string;
 let chain: EmbeddedEvmChain;
 let charge: EmbeddedTempoCharge;
@@ -54,14 +53,12 @@ beforeAll(async () => {
   });
   // Everything else (dev RPC, faucet) is the service itself.
   app.all('*', (c) => t.app.fetch(c.req.raw, c.env));
-  server = await new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await serveOnLoopback(app.fetch);
+  base = server.url;
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
+  await server.close();
   await t.close();
 });
 

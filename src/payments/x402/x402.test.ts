@@ -1,5 +1,3 @@
-import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
 import { generateKeyPairSigner, type Address as SolanaAddress, type KeyPairSigner } from '@solana/kit';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import type { Network, PaymentPayload, PaymentRequirements } from '@x402/core/types';
@@ -13,6 +11,7 @@ import { Hono } from 'hono';
 import { erc20Abi, getAddress, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { embeddedFacilitator, embeddedSvmSigner } from './embedded-facilitator.js';
 import { embeddedX402Rails, liveX402Rails, type X402Rail, type X402Rails } from './rails.js';
@@ -24,8 +23,8 @@ import { fromV1Payload, toV1Accepts, v1Network, v2Network } from './v1.js';
  */
 const PRICE = 10_000n; // 0.01 USD
 let t: TestApp;
-let app: ServerType;
-let server: ServerType;
+let app: LoopbackServer;
+let server: LoopbackServer;
 let appUrl: string;
 let paidUrl: string;
 let rails: X402Rails;
@@ -36,26 +35,20 @@ let handlerRuns = 0;
 
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
-  app = await listen(t.app.fetch);
-  appUrl = url(app);
+  app = await serveOnLoopback(t.app.fetch);
+  appUrl = app.url;
   payTo.solana = (await generateKeyPairSigner()).address;
   rails = await embeddedX402Rails(t.embeddedChains!, payTo);
-  server = await listen(paidRoute(rails).fetch);
-  paidUrl = url(server);
+  server = await serveOnLoopback(paidRoute(rails).fetch);
+  paidUrl = server.url;
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
-  await new Promise((resolve) => app.close(resolve));
+  await server.close();
+  await app.close();
   await t.close();
 });
 
-function listen(fetch: (request: Request) => Response | Promise<Response>): Promise<ServerType> {
-  return new Promise((resolve) => {
-    const s = serve({ fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-}
-const url = (s: ServerType) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
 
 /**
  * `GET /paid/B`, `/paid/C`, `/paid/BC`: the gate's x402 part in miniature. `?v1` answers the 402
@@ -420,7 +413,7 @@ describe('x402 v1 clients', () => {
 });
 
 describe('live mode: an HTTP facilitator', () => {
-  let facilitatorServer: ServerType;
+  let facilitatorServer: LoopbackServer;
   let facilitatorUrl: string;
   let failSettle = false;
 
@@ -438,12 +431,12 @@ describe('live mode: an HTTP facilitator', () => {
       const { paymentPayload, paymentRequirements } = await c.req.json();
       return c.json(await facilitator.settle(paymentPayload, paymentRequirements));
     });
-    facilitatorServer = await listen(api.fetch);
-    facilitatorUrl = url(facilitatorServer);
+    facilitatorServer = await serveOnLoopback(api.fetch);
+    facilitatorUrl = facilitatorServer.url;
   });
 
   afterAll(async () => {
-    await new Promise((resolve) => facilitatorServer.close(resolve));
+    await facilitatorServer.close();
   });
 
   const live = () => {

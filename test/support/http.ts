@@ -1,0 +1,20 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+
+export interface LoopbackServer {
+  /** e.g. http://127.0.0.1:41234 */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Serves a fetch handler on a free loopback port, for clients that need a real URL. */
+export function serveOnLoopback(fetch: (request: Request) => Response | Promise<Response>): Promise<LoopbackServer> {
+  return new Promise((resolve) => {
+    const server = serve({ fetch, port: 0, hostname: '127.0.0.1' }, () =>
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        close: () => new Promise<void>((done) => server.close(() => done())),
+      }),
+    );
+  });
+}
