@@ -13,8 +13,6 @@ import type { PaidRoute } from './prices.js';
 import { x402Rail } from './x402/adapter.js';
 import { embeddedX402Rails, liveX402Rails } from './x402/rails.js';
 
-export { PRICE_TABLE, findPaidRoute, type PaidRoute, type Rail } from './prices.js';
-
 /** The payment gate of this process: the only way a route becomes paid (src/payments/). */
 export interface Payments {
   gate(route: PaidRoute): MiddlewareHandler<AppEnv>;

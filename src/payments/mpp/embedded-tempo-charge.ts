@@ -272,15 +272,6 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
 
 export type EmbeddedTempoCharge = ReturnType<typeof createEmbeddedTempoCharge>;
 
-/**
- * The key a gate should claim once per paid request: the challenge id. Every credential for one
- * challenge pays through the same challenge-bound memo, so two signed transactions for one
- * challenge must not buy two services (settle pays the challenge once).
- */
-export function chargeClaimKey(credential: string | ChargeCredential): string {
-  return `mpp:tempo:charge:${parseCredential(credential).challenge.id}`;
-}
-
 // ---- transactions ------------------------------------------------------------------------------
 
 interface TransferCall {
