@@ -1,4 +1,4 @@
-import { Credential, Errors, Expires, Method, type Challenge, type Receipt, type z } from 'mppx';
+import { Credential, Errors, Expires, Method, type Challenge, type z } from 'mppx';
 import { Methods as TempoMethods } from 'mppx/tempo';
 import { SignatureEnvelope, TxEnvelopeTempo } from 'ox/tempo';
 import {
@@ -22,9 +22,9 @@ import { serialQueue } from '../../chains/serial.js';
  * Rail A in local mode: an mppx server method on mppx's own Tempo charge schema (`tempo/charge`),
  * verifying against the embedded Tempo chain.
  *
- * - `transaction` credentials (pull: a signed Tempo transaction, type 0x76) are checked without
- *   broadcasting; `settle` applies them later. The embedded EVM cannot run Tempo's transaction
- *   type, so settlement replays the verified calls as the signer (impersonation).
+ * - `transaction` credentials (pull: a signed Tempo transaction, type 0x76): `validate` checks
+ *   them without moving money; `broadcast` (or `settle`) applies them. The embedded EVM cannot run
+ *   Tempo's transaction type, so settlement replays the verified calls as the signer (impersonation).
  * - `hash` credentials (push: the payer already sent a plain EVM transaction) are checked from the
  *   receipt's logs; nothing is left to settle.
  */
@@ -83,15 +83,33 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
       if (request.feePayer !== undefined) throw new Error('the embedded Tempo charge pays gas itself: do not set feePayer');
       return { ...request, chainId };
     },
-    async verify({ credential, request }) {
+    // Checks the payment without moving money (mppx's validateCredential).
+    async validate({ credential, request }) {
       const resolved = resolveRequest(request);
-      Expires.assert(credential.challenge.expires, credential.challenge.id);
-      const payload = credential.payload;
-      if (payload.type === 'hash') return verifyHash(payload.hash as Hex, credential, resolved);
-      if (payload.type === 'transaction') return verifyTransaction(payload.signature as Hex, credential, resolved);
-      return refuse('proof credentials (zero-amount charges) are not accepted here');
+      const payer = await check(credential, resolved);
+      return { challenge: credential.challenge, credential, details: { payer }, intent: 'charge', method: 'tempo', request: resolved, source: credential.source };
+    },
+    // Checks it again and moves the money (mppx's broadcastCredential, and its 402 handler path).
+    async broadcast({ credential }) {
+      await check(credential, resolveRequest(credential.challenge.request));
+      try {
+        const settled = await settle(credential);
+        return { method: 'tempo', status: 'success', timestamp: new Date().toISOString(), reference: settled.txHash };
+      } catch (error) {
+        if (error instanceof SettlementRefusedError) throw new Errors.VerificationFailedError({ reason: error.reason });
+        throw error;
+      }
     },
   });
+
+  /** Every check of a payment, without moving money; returns the payer. */
+  async function check(credential: ChargeCredential, request: ChargeRequest): Promise<Address> {
+    Expires.assert(credential.challenge.expires, credential.challenge.id);
+    const payload = credential.payload;
+    if (payload.type === 'hash') return verifyHash(payload.hash as Hex, credential, request);
+    if (payload.type === 'transaction') return verifyTransaction(payload.signature as Hex, credential, request);
+    return refuse('proof credentials (zero-amount charges) are not accepted here');
+  }
 
   function assertChargeable(request: ChargeRequest, mode: 'pull' | 'push') {
     if (request.methodDetails?.chainId !== chainId) {
@@ -103,15 +121,15 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
     if (request.methodDetails?.machineTokenEnabled) refuse('machine-token routes are not available on the embedded chain');
   }
 
-  async function verifyTransaction(serialized: Hex, credential: ChargeCredential, request: ChargeRequest): Promise<Receipt.Receipt> {
+  async function verifyTransaction(serialized: Hex, credential: ChargeCredential, request: ChargeRequest): Promise<Address> {
     assertChargeable(request, 'pull');
     const tx = inspectTransaction(serialized, credential, request, chainId);
     assertTimely(tx);
     await assertPayable(tx);
-    return { method: 'tempo', status: 'success', timestamp: new Date().toISOString(), reference: tx.reference };
+    return tx.sender;
   }
 
-  async function verifyHash(hash: Hex, credential: ChargeCredential, request: ChargeRequest): Promise<Receipt.Receipt> {
+  async function verifyHash(hash: Hex, credential: ChargeCredential, request: ChargeRequest): Promise<Address> {
     assertChargeable(request, 'push');
     const source = parseSource(credential.source);
     if (source && source.chainId !== chainId) refuse(`the credential source is on chain ${source.chainId}, not ${chainId}`);
@@ -125,7 +143,7 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
       challengeId: credential.challenge.id,
       noun: 'transfer',
     });
-    return { method: 'tempo', status: 'success', timestamp: new Date().toISOString(), reference: receipt.transactionHash };
+    return payer;
   }
 
   /** Not expired and already valid, by the wall clock (the embedded chain's clock may run ahead). */
@@ -251,23 +269,7 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
     return settlement;
   }
 
-  /**
-   * Who pays with a credential `verify` accepted: a signed transaction's recovered signer; for a
-   * hash, the named source or the transaction's sender.
-   */
-  async function payerOf(input: string | ChargeCredential): Promise<Address> {
-    const credential = parseCredential(input);
-    const payload = credential.payload;
-    if (payload.type === 'transaction') {
-      return recoverSender(TxEnvelopeTempo.deserialize(payload.signature as TxEnvelopeTempo.Serialized));
-    }
-    const source = parseSource(credential.source);
-    if (source) return source.address;
-    if (payload.type !== 'hash') throw new SettlementRefusedError('only transaction and hash credentials have a payer');
-    return (await client.getTransaction({ hash: payload.hash as Hex })).from;
-  }
-
-  return { method, settle, payerOf };
+  return { method, settle };
 }
 
 export type EmbeddedTempoCharge = ReturnType<typeof createEmbeddedTempoCharge>;

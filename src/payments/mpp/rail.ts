@@ -1,4 +1,4 @@
-import { Credential, Receipt, type Method } from 'mppx';
+import { Credential, Errors, Receipt, type Method } from 'mppx';
 import { Mppx } from 'mppx/server';
 import type { Address } from 'viem';
 import { formatUsd } from '../../money.js';
@@ -8,20 +8,21 @@ import { CARD_MINIMUM, type PaidRoute } from '../prices.js';
 
 /**
  * Rail A (MPP on Tempo) and the card fallback, through mppx: mppx issues the challenges and checks
- * every credential (HMAC binding to this server, the route's amount and recipient, expiry); the
- * method behind it decides whether the payment is good, and `settle` moves the money after the
- * handler answered.
+ * every credential (HMAC binding to this server, the route's amount and recipient, expiry). A Tempo
+ * payment is validated before the handler and broadcast after it; the card is charged while it is
+ * verified and refunded when the handler fails.
  */
 
-/** The Tempo charge method and how a verified credential turns into a claim and a settlement. */
+/**
+ * The Tempo charge method: its `validate` checks a payment without moving money (run before the
+ * handler), its `broadcast` moves it (run after the handler answered below 500).
+ */
 export interface TempoChargeRail {
   method: Method.AnyServer;
   network: string;
   currency: Address;
-  /** Who pays: known once verification passed. */
-  payerOf(credential: Credential.Credential): Promise<Address>;
-  /** Moves the money, or confirms it moved (`verified`: the receipt verification gave). */
-  settle(credential: Credential.Credential, verified: Receipt.Receipt): Promise<SettlementOutcome>;
+  /** Who pays, once validation passed. */
+  payerOf(credential: Credential.Credential, validation: Method.Validation): Promise<Address>;
 }
 
 /** The card processor behind mppx's stripe method: it charges at verification, so it can refund. */
@@ -55,12 +56,14 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
   type Handler = (request: Request) => Promise<{ status: 402; challenge: Response } | { status: 200; withReceipt: (response: Response) => Response }>;
   const handlers = new Map<PaidRoute, Handler>();
 
+  /** What the route asks a Tempo payment for; mppx binds challenges and credentials to it. */
+  const tempoRequest = (route: PaidRoute) => ({ amount: formatUsd(route.price), recipient: options.recipient, description: route.summary });
+
   /** The route's mppx handler: a Tempo charge, composed with a card charge where the route offers one. */
   const handlerFor = (route: PaidRoute): Handler => {
     let handler = handlers.get(route);
     if (handler) return handler;
-    const tempoOffer = [tempo.method, { amount: formatUsd(route.price), recipient: options.recipient, description: route.summary }] as const;
-    const entries: unknown[] = [tempoOffer];
+    const entries: unknown[] = [[tempo.method, tempoRequest(route)]];
     if (card && route.card && route.price >= CARD_MINIMUM) {
       const cents = route.price / CENTS_PER_BASE_UNIT;
       const amount = `${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`;
@@ -94,28 +97,18 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
       } catch {
         return { ok: false, reason: 'the Payment credential cannot be decoded' };
       }
-      const result = await handlerFor(route)(mppRequest(request, proof.authorization));
-      if (result.status === 402) return { ok: false, reason: await problemDetail(result.challenge) };
-      const receipt = Receipt.deserialize(result.withReceipt(new Response(null)).headers.get('Payment-Receipt') ?? '');
-      const challengeId = credential.challenge.id;
+      if (credential.challenge.method === 'stripe' && card) return verifyCard(route, proof, request, card);
 
-      if (credential.challenge.method === 'stripe' && card) {
-        // mppx's stripe method has already charged the card (a confirmed PaymentIntent).
-        const paymentIntent = receipt.reference;
-        return {
-          ok: true,
-          payment: {
-            rail: 'card',
-            network: `stripe:${card.networkId}`,
-            proofKey: `mpp:stripe:${paymentIntent}`,
-            payer: null,
-            asset: 'usd',
-            settle: async () => ({ state: 'settled', reference: paymentIntent, payer: null, headers: receiptHeader(receipt), receipt: { ...receipt } }),
-            abandon: () => card.refund(paymentIntent),
-          },
-        };
+      // HMAC, expiry, the route's amount and recipient, then the method's own checks: nothing moves.
+      const bound = { request: tempoRequest(route) };
+      let validation: Method.Validation;
+      try {
+        validation = await mppx.validateCredential(credential, bound);
+      } catch (error) {
+        if (error instanceof Errors.PaymentError) return { ok: false, reason: reasonOf(error) };
+        throw error;
       }
-      const payer = await tempo.payerOf(credential);
+      const payer = await tempo.payerOf(credential, validation);
       return {
         ok: true,
         payment: {
@@ -123,18 +116,50 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
           network: tempo.network,
           // One service per challenge and payer, whatever the credential type (a push payment and
           // a pull payment for one challenge pay through the same challenge-bound memo).
-          proofKey: `mpp:tempo:${challengeId}:${payer.toLowerCase()}`,
+          proofKey: `mpp:tempo:${credential.challenge.id}:${payer.toLowerCase()}`,
           payer,
           asset: tempo.currency,
-          settle: () => tempo.settle(credential, receipt),
+          async settle(): Promise<SettlementOutcome> {
+            try {
+              const receipt = await mppx.broadcastCredential(credential, bound);
+              return { state: 'settled', reference: receipt.reference, payer, headers: receiptHeader(receipt), receipt: { ...receipt } };
+            } catch (error) {
+              if (error instanceof Errors.PaymentError) return { state: 'refused', reason: reasonOf(error) };
+              return { state: 'unknown', reason: error instanceof Error ? error.message : String(error), reference: null };
+            }
+          },
         },
       };
     },
   };
+
+  /** mppx's stripe method charges the card while it verifies (a confirmed PaymentIntent); a 5xx refunds it. */
+  async function verifyCard(route: PaidRoute, proof: { authorization: string }, request: Request, card: CardRail): Promise<Verification> {
+    const result = await handlerFor(route)(mppRequest(request, proof.authorization));
+    if (result.status === 402) return { ok: false, reason: await problemDetail(result.challenge) };
+    const receipt = Receipt.deserialize(result.withReceipt(new Response(null)).headers.get('Payment-Receipt') ?? '');
+    const paymentIntent = receipt.reference;
+    return {
+      ok: true,
+      payment: {
+        rail: 'card',
+        network: `stripe:${card.networkId}`,
+        proofKey: `mpp:stripe:${paymentIntent}`,
+        payer: null,
+        asset: 'usd',
+        settle: async () => ({ state: 'settled', reference: paymentIntent, payer: null, headers: receiptHeader(receipt), receipt: { ...receipt } }),
+        abandon: () => card.refund(paymentIntent),
+      },
+    };
+  }
 }
 
 export function receiptHeader(receipt: Receipt.Receipt): Record<string, string> {
   return { 'Payment-Receipt': Receipt.serialize(receipt) };
+}
+
+function reasonOf(error: Errors.PaymentError): string {
+  return error.message.replace(/^Payment verification failed: /, '').replace(/\.$/, '');
 }
 
 /** The reason in mppx's problem+json 402 body. */

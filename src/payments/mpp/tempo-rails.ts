@@ -1,41 +1,27 @@
-import type { Credential, Receipt } from 'mppx';
+import type { Credential, Method } from 'mppx';
 import { tempo } from 'mppx/server';
 import { TxEnvelopeTempo } from 'ox/tempo';
 import { getAddress, type Address, type Hex, type PublicClient } from 'viem';
 import type { EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
-import type { SettlementOutcome } from '../gate.js';
-import { createEmbeddedTempoCharge, SettlementRefusedError } from './embedded-tempo-charge.js';
-import { receiptHeader, type TempoChargeRail } from './rail.js';
+import { createEmbeddedTempoCharge } from './embedded-tempo-charge.js';
+import type { TempoChargeRail } from './rail.js';
 
-/** Local rail A: verified without moving money, settled on the embedded Tempo chain after the handler. */
+/** Local rail A: our method on mppx's charge schema, settling on the embedded Tempo chain. */
 export function embeddedTempoRail(chain: EmbeddedEvmChain): TempoChargeRail {
-  const charge = createEmbeddedTempoCharge({ chain });
   return {
-    method: charge.method,
+    method: createEmbeddedTempoCharge({ chain }).method,
     network: `eip155:${chain.chain.id}`,
     currency: getAddress(chain.contracts.stablecoin!),
-    payerOf: (credential) => charge.payerOf(credential as never),
-    async settle(credential): Promise<SettlementOutcome> {
-      try {
-        const settled = await charge.settle(credential as never);
-        const receipt: Receipt.Receipt = { method: 'tempo', status: 'success', timestamp: new Date().toISOString(), reference: settled.txHash };
-        return { state: 'settled', reference: settled.txHash, payer: settled.payer, headers: receiptHeader(receipt), receipt: { ...receipt, txHashes: settled.txHashes } };
-      } catch (error) {
-        if (error instanceof SettlementRefusedError) return { state: 'refused', reason: error.reason };
-        return { state: 'unknown', reason: error instanceof Error ? error.message : String(error), reference: null };
-      }
-    },
+    // Our validate names the payer it checked.
+    payerOf: async (_credential, validation) => (validation.details as { payer: Address }).payer,
   };
 }
 
-/**
- * Live rail A: mppx's own `tempo.charge`, unchanged. It settles while it verifies (it broadcasts a
- * signed transaction, or finds a pushed one on chain), so `settle` only reports what happened.
- */
+/** Live rail A: mppx's own `tempo.charge`, unchanged (its validate moves nothing; broadcast pays). */
 export function liveTempoRail(options: { client: PublicClient; currency: Address; recipient: Address }): TempoChargeRail {
   const method = tempo.charge({ currency: options.currency, recipient: options.recipient, getClient: () => options.client } as never);
   return {
-    method: method as never,
+    method: method as Method.AnyServer,
     network: `eip155:${options.client.chain?.id ?? 4217}`,
     currency: options.currency,
     async payerOf(credential: Credential.Credential) {
@@ -49,12 +35,5 @@ export function liveTempoRail(options: { client: PublicClient; currency: Address
       if (payload.type === 'hash' && payload.hash) return (await options.client.getTransaction({ hash: payload.hash })).from;
       throw new Error('the credential names no payer');
     },
-    settle: async (_credential, verified) => ({
-      state: 'settled',
-      reference: verified.reference,
-      payer: null,
-      headers: receiptHeader(verified),
-      receipt: { ...verified },
-    }),
   };
 }
