@@ -13,6 +13,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { createScratchDatabase } from '../test/support/database.js';
 import { chainFigures } from './chains.js';
+import { paymentFigures } from './payments.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -171,6 +172,7 @@ if (await postgresReachable()) {
 }
 
 for (const [figure, value, reference, ratio] of await chainFigures(RUNS)) row(figure, value, reference, ratio);
+for (const [figure, value, reference, ratio] of await paymentFigures(RUNS)) row(figure, value, reference, ratio);
 
 const cpus = os.cpus();
 const report = `# Benchmarks

@@ -13,7 +13,12 @@ export function serveOnLoopback(fetch: (request: Request) => Response | Promise<
     const server = serve({ fetch, port: 0, hostname: '127.0.0.1' }, () =>
       resolve({
         url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        close: () => new Promise<void>((done) => server.close(() => done())),
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            // Idle keep-alive sockets (a load generator's) would hold close() open.
+            if ('closeIdleConnections' in server) server.closeIdleConnections();
+          }),
       }),
     );
   });

@@ -121,10 +121,23 @@ function createRails(config: RailsConfig): X402Rails {
 
   const railOf = (network: string): X402Rail | undefined => (network === networks.B ? 'B' : network === networks.C ? 'C' : undefined);
 
-  const requirements = async (offer: X402Offer): Promise<PaymentRequirements[]> => {
+  // Requirements depend only on the price and rails (a handful of routes): built once each, they
+  // serve every 402 and every verification after.
+  const built = new Map<string, Promise<PaymentRequirements[]>>();
+  const requirements = (offer: X402Offer): Promise<PaymentRequirements[]> => {
+    const key = `${offer.amountUnits}:${[...new Set(offer.rails)].join('')}`;
+    let cached = built.get(key);
+    if (!cached) {
+      cached = buildRequirements(offer);
+      built.set(key, cached);
+      cached.catch(() => built.delete(key));
+    }
+    return cached;
+  };
+  const buildRequirements = async (offer: X402Offer): Promise<PaymentRequirements[]> => {
     if (offer.amountUnits <= 0n) throw new Error('an x402 price must be positive');
     await ready();
-    const built: PaymentRequirements[] = [];
+    const list: PaymentRequirements[] = [];
     for (const rail of new Set(offer.rails)) {
       const evm = rail === 'B';
       const [requirement] = await server.buildPaymentRequirements({
@@ -138,9 +151,9 @@ function createRails(config: RailsConfig): X402Rails {
         },
         maxTimeoutSeconds: X402_MAX_TIMEOUT_SECONDS,
       });
-      if (requirement) built.push(requirement);
+      if (requirement) list.push(requirement);
     }
-    return built;
+    return list;
   };
 
   return {
