@@ -212,6 +212,22 @@ describe('every paid route of the price table', () => {
     }
   });
 
+  it('issues a distinct challenge on every 402, even at once (one payer pays each of them)', async () => {
+    const responses = await Promise.all(Array.from({ length: 50 }, () => fetch(`${base}${YIELD_RATES}`)));
+    const ids = responses.map((r) => Challenge.fromResponse(r).id);
+    expect(new Set(ids).size).toBe(50);
+
+    const payer = await tempoPayer();
+    const paid = await Promise.all(
+      responses.slice(0, 3).map(async (response) => {
+        const credential = await tempoMethod(payer).createCredential({ challenge: Challenge.fromResponse(response), context: {} } as never);
+        return (await fetch(`${base}${YIELD_RATES}`, { headers: { authorization: credential } })).status;
+      }),
+    );
+    expect(paid).toEqual([200, 200, 200]);
+    expect(await tempoBalance(payer.address)).toBe(5_000_000n - 3n * 10_000n);
+  });
+
   it('offers the card only from $0.50 (the processor minimum)', async () => {
     const cheap = testRoute('/test/cheap-card', 490_000n, { rails: ['A'], card: true });
     const response = await behindGate(t.payments!.gate(cheap), cheap.path).request(cheap.path);

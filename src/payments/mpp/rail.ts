@@ -1,4 +1,4 @@
-import { Credential, Errors, Receipt, type Method } from 'mppx';
+import { Challenge, Credential, Errors, Receipt, type Method } from 'mppx';
 import { Mppx } from 'mppx/server';
 import type { Address } from 'viem';
 import { formatUsd } from '../../money.js';
@@ -45,6 +45,8 @@ export interface MppRailOptions {
 }
 
 const CENTS_PER_BASE_UNIT = 10_000n;
+/** How long a challenge may be answered (mppx's own default). */
+const CHALLENGE_TTL_MS = 5 * 60_000;
 
 export function mppRail(options: MppRailOptions): PaymentRailAdapter {
   const { tempo, card } = options;
@@ -53,43 +55,41 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
     secretKey: options.secretKey,
     realm: options.realm,
   });
-  type Handler = (request: Request) => Promise<{ status: 402; challenge: Response } | { status: 200; withReceipt: (response: Response) => Response }>;
-  const handlers = new Map<PaidRoute, Handler>();
+  type ChallengeFn = (options: Record<string, unknown>) => Promise<Challenge.Challenge>;
+  const issue = mppx.challenge as unknown as Record<string, { charge: ChallengeFn }>;
 
   /** What the route asks a Tempo payment for; mppx binds challenges and credentials to it. */
   const tempoRequest = (route: PaidRoute) => ({ amount: formatUsd(route.price), recipient: options.recipient, description: route.summary });
-
-  /** The route's mppx handler: a Tempo charge, composed with a card charge where the route offers one. */
-  const handlerFor = (route: PaidRoute): Handler => {
-    let handler = handlers.get(route);
-    if (handler) return handler;
-    const entries: unknown[] = [[tempo.method, tempoRequest(route)]];
-    if (card && route.card && route.price >= CARD_MINIMUM) {
-      const cents = route.price / CENTS_PER_BASE_UNIT;
-      const amount = `${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`;
-      entries.push([card.method, { amount, currency: 'usd', decimals: 2, networkId: card.networkId, paymentMethodTypes: ['card'], description: route.summary }]);
-    }
-    handler = (mppx.compose as (...e: unknown[]) => Handler)(...entries);
-    handlers.set(route, handler);
-    return handler;
+  /** The card charge offered next to it (USD cents), from the processor's minimum up. */
+  const cardRequest = (route: PaidRoute) => {
+    if (!card || !route.card || route.price < CARD_MINIMUM) return null;
+    const cents = route.price / CENTS_PER_BASE_UNIT;
+    const amount = `${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`;
+    return { amount, currency: 'usd', decimals: 2, networkId: card.networkId, paymentMethodTypes: ['card'], description: route.summary };
   };
 
-  // mppx reads only the URL, method and Authorization header; the body stays for the route's validation.
-  const mppRequest = (request: Request, authorization?: string) =>
-    new Request(request.url, { method: request.method, headers: authorization ? { authorization } : {} });
+  // A challenge id is an HMAC of its content, expiry included (to the millisecond): a strictly
+  // increasing expiry makes every challenge this process issues unique, so one payer's concurrent
+  // 402s never share a challenge (and a credential per challenge and payer pays once).
+  let lastExpiry = 0;
+  const uniqueExpiry = () => {
+    lastExpiry = Math.max(Date.now() + CHALLENGE_TTL_MS, lastExpiry + 1);
+    return new Date(lastExpiry).toISOString();
+  };
 
   return {
     rails: ['A'],
     accepts: (proof) => proof.kind === 'mpp',
 
-    async offer(route, request) {
-      const result = await handlerFor(route)(mppRequest(request));
-      if (result.status !== 402) throw new Error('mppx answered a request without a credential with a receipt');
-      const challenges = result.challenge.headers.get('WWW-Authenticate');
-      return { headers: challenges ? [['WWW-Authenticate', challenges]] : [] };
+    async offer(route) {
+      const expires = uniqueExpiry();
+      const challenges = [await issue.tempo!.charge({ ...tempoRequest(route), expires })];
+      const cardOffer = cardRequest(route);
+      if (cardOffer) challenges.push(await issue.stripe!.charge({ ...cardOffer, expires }));
+      return { headers: [['WWW-Authenticate', challenges.map((c) => Challenge.serialize(c)).join(', ')]] };
     },
 
-    async verify(route, proof: PaymentProof, request): Promise<Verification> {
+    async verify(route, proof: PaymentProof): Promise<Verification> {
       if (proof.kind !== 'mpp') return { ok: false, reason: 'not an MPP credential' };
       let credential: Credential.Credential;
       try {
@@ -97,7 +97,7 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
       } catch {
         return { ok: false, reason: 'the Payment credential cannot be decoded' };
       }
-      if (credential.challenge.method === 'stripe' && card) return verifyCard(route, proof, request, card);
+      if (credential.challenge.method === 'stripe') return verifyCard(route, credential);
 
       // HMAC, expiry, the route's amount and recipient, then the method's own checks: nothing moves.
       const bound = { request: tempoRequest(route) };
@@ -134,10 +134,16 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
   };
 
   /** mppx's stripe method charges the card while it verifies (a confirmed PaymentIntent); a 5xx refunds it. */
-  async function verifyCard(route: PaidRoute, proof: { authorization: string }, request: Request, card: CardRail): Promise<Verification> {
-    const result = await handlerFor(route)(mppRequest(request, proof.authorization));
-    if (result.status === 402) return { ok: false, reason: await problemDetail(result.challenge) };
-    const receipt = Receipt.deserialize(result.withReceipt(new Response(null)).headers.get('Payment-Receipt') ?? '');
+  async function verifyCard(route: PaidRoute, credential: Credential.Credential): Promise<Verification> {
+    const request = cardRequest(route);
+    if (!card || !request) return { ok: false, reason: 'this route offers no card payment' };
+    let receipt: Receipt.Receipt;
+    try {
+      receipt = await mppx.broadcastCredential(credential, { request });
+    } catch (error) {
+      if (error instanceof Errors.PaymentError) return { ok: false, reason: reasonOf(error) };
+      throw error;
+    }
     const paymentIntent = receipt.reference;
     return {
       ok: true,
@@ -160,14 +166,4 @@ export function receiptHeader(receipt: Receipt.Receipt): Record<string, string> 
 
 function reasonOf(error: Errors.PaymentError): string {
   return error.message.replace(/^Payment verification failed: /, '').replace(/\.$/, '');
-}
-
-/** The reason in mppx's problem+json 402 body. */
-async function problemDetail(response: Response): Promise<string> {
-  try {
-    const problem = (await response.json()) as { detail?: string; title?: string };
-    return (problem.detail ?? problem.title ?? 'the payment credential was refused').replace(/\.$/, '');
-  } catch {
-    return 'the payment credential was refused';
-  }
 }
