@@ -539,7 +539,8 @@ function refuse(reason: string): never {
   throw new Errors.VerificationFailedError({ reason });
 }
 
-function reasonOf(error: Error): string {
+/** A payment error's reason, without mppx's prefix. */
+export function reasonOf(error: Error): string {
   return error.message.replace(/^Payment verification failed: /, '').replace(/\.$/, '');
 }
 

@@ -5,6 +5,7 @@ import { formatUsd } from '../../money.js';
 import type { PaymentProof } from '../carriers.js';
 import type { PaymentRailAdapter, SettlementOutcome, Verification } from '../gate.js';
 import { CARD_MINIMUM, type PaidRoute } from '../prices.js';
+import { reasonOf } from './embedded-tempo-charge.js';
 
 /**
  * Rail A (MPP on Tempo) and the card fallback, through mppx: mppx issues the challenges and checks
@@ -162,8 +163,4 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
 
 export function receiptHeader(receipt: Receipt.Receipt): Record<string, string> {
   return { 'Payment-Receipt': Receipt.serialize(receipt) };
-}
-
-function reasonOf(error: Errors.PaymentError): string {
-  return error.message.replace(/^Payment verification failed: /, '').replace(/\.$/, '');
 }
