@@ -10,7 +10,8 @@ export type PaymentProof =
   | { kind: 'none' }
   /** `authorization` is always in the current `Payment` scheme. */
   | { kind: 'mpp'; authorization: string }
-  | { kind: 'x402'; version: 1 | 2; payload: Record<string, unknown>; header: 'PAYMENT-SIGNATURE' | 'X-PAYMENT' }
+  /** `payload.x402Version` is 1 or 2. */
+  | { kind: 'x402'; payload: Record<string, unknown> }
   | { kind: 'malformed'; reason: string };
 
 const LEGACY_MPP = /^mpp\s+/i;
@@ -30,7 +31,7 @@ export function readPaymentProof(request: Request): PaymentProof {
     const version = payload.x402Version;
     if (version !== 1 && version !== 2) return { kind: 'malformed', reason: `${header}: x402Version must be 1 or 2` };
     if (header === 'PAYMENT-SIGNATURE' && version !== 2) return { kind: 'malformed', reason: 'PAYMENT-SIGNATURE: carries x402 version 2 only' };
-    return { kind: 'x402', version, payload, header };
+    return { kind: 'x402', payload };
   }
   return { kind: 'none' };
 }

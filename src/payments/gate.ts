@@ -16,7 +16,7 @@ export interface VerifiedPayment {
   asset: string | null;
   /** Moves the money (or confirms it moved). */
   settle(): Promise<SettlementOutcome>;
-  /** Gives the proof back when it will not be settled (a 5xx, or a refused claim). */
+  /** Undoes what verification already moved (a card charge) when the handler failed. */
   abandon?(): Promise<void>;
 }
 

@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { errorResponses, jsonContent } from '../../http/validation.js';
 import { formatUsd } from '../../money.js';
-import type { ReceiptRow } from '../../payments/history.js';
+import type { ReceiptRow } from '../../payments/store.js';
 import { EmployerIdParams } from '../employers/schema.js';
 import type { MppActivityService } from './service.js';
 

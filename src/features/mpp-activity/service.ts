@@ -1,6 +1,6 @@
 import type { Database } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
-import { employerReceiptTotals, listEmployerReceipts } from '../../payments/history.js';
+import { employerReceiptTotals, listEmployerReceipts } from '../../payments/store.js';
 import type { EmployersService } from '../employers/service.js';
 
 /** An employer's MPP and x402 fee activity: the receipts of paid calls made on its behalf. */

@@ -4,7 +4,7 @@ import type { Address } from 'viem';
 import type { AppEnv } from '../../http/context.js';
 import { errorResponses, evmAddressSchema, jsonContent } from '../../http/validation.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
-import { paidOperation } from '../../payments/routes.js';
+import { paidRoute } from '../../payments/routes.js';
 import type { TreasuryService } from './service.js';
 
 const YieldRatesQuery = z.object({
@@ -26,24 +26,16 @@ export interface TreasuryRouteDeps {
 }
 
 export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryRouteDeps): void {
-  const paid = findPaidRoute('GET', '/api/mpp/treasury/yield-rates')!;
-  const operation = paidOperation(paid);
   app.openapi(
-    createRoute({
-      method: 'get',
-      path: paid.path,
-      tags: ['Paid'],
-      summary: paid.summary,
-      description: operation.description,
-      middleware: [deps.gate(paid)] as const,
-      request: { query: YieldRatesQuery },
-      responses: {
-        200: jsonContent(YieldRates, 'The yield sources and the blended APY of the default allocation.'),
-        402: operation[402],
-        ...errorResponses(400, 404),
-      },
-      'x-payment': operation['x-payment'],
-    }),
+    createRoute(
+      paidRoute(findPaidRoute('GET', '/api/mpp/treasury/yield-rates')!, deps.gate, {
+        request: { query: YieldRatesQuery },
+        responses: {
+          200: jsonContent(YieldRates, 'The yield sources and the blended APY of the default allocation.'),
+          ...errorResponses(400, 404),
+        },
+      }),
+    ),
     async (c) => {
       const { token } = c.req.valid('query');
       return c.json(await deps.treasury.yieldRates(token as Address | undefined), 200);
