@@ -26,6 +26,9 @@ contract Stablecoin {
     // Upper bound of s for non-malleable ECDSA signatures (EIP-2).
     uint256 private constant MAX_S = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0;
 
+    /// @notice The TIP-1034 channel escrow's canonical address (TIP20ChannelEscrow.sol).
+    address public constant CHANNEL_ESCROW = 0x4d50500000000000000000000000000000000000;
+
     string public name;
     string public symbol;
     string public version;
@@ -202,6 +205,8 @@ contract Stablecoin {
     }
 
     function _spendAllowance(address from, uint256 amount) private {
+        // As on Tempo, the TIP-1034 channel escrow moves TIP-20 deposits without an allowance.
+        if (msg.sender == CHANNEL_ESCROW) return;
         uint256 allowed = allowance[from][msg.sender];
         if (allowed == type(uint256).max) return;
         if (allowed < amount) revert InsufficientAllowance(allowed, amount);

@@ -170,9 +170,13 @@ describe('every paid route of the price table', () => {
       const wwwAuthenticate = response.headers.get('www-authenticate');
       if (route.rails.includes('A')) {
         const challenges = Challenge.deserializeList(wwwAuthenticate!);
-        const tempoChallenge = challenges.find((c) => c.method === 'tempo')!;
-        expect(tempoChallenge, where).toMatchObject({ intent: 'charge', request: { amount: route.price.toString(), methodDetails: { chainId: 4217 } } });
-        expect((tempoChallenge.request as { recipient: string }).recipient).toBe(t.payments!.payTo.tempo);
+        // Per-tick routes are paid through a session only; per-session routes take either.
+        const intents = { charge: ['charge'], tick: ['session'], session: ['session', 'charge'] }[route.unit];
+        expect(challenges.filter((c) => c.method === 'tempo').map((c) => c.intent), where).toEqual(intents);
+        for (const tempoChallenge of challenges.filter((c) => c.method === 'tempo')) {
+          expect(tempoChallenge, where).toMatchObject({ request: { amount: route.price.toString(), methodDetails: { chainId: 4217 } } });
+          expect((tempoChallenge.request as { recipient: string }).recipient).toBe(t.payments!.payTo.tempo);
+        }
         const card = challenges.find((c) => c.method === 'stripe');
         if (route.card && route.price >= CARD_MINIMUM) expect(card?.request, where).toMatchObject({ amount: (route.price / 10_000n).toString(), currency: 'usd' });
         else expect(card, where).toBeUndefined();

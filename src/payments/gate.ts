@@ -3,6 +3,7 @@ import type { Db } from '../db/client.js';
 import type { AppEnv } from '../http/context.js';
 import { formatUsd } from '../money.js';
 import { readPaymentProof, type PaymentProof } from './carriers.js';
+import type { SessionCall } from './mpp/session.js';
 import type { PaidRoute, Rail } from './prices.js';
 import { claimProof, findClaim, markOutcomeUnknown, recordSettlement, releaseClaim, voidClaim, type PaymentRail } from './store.js';
 
@@ -43,6 +44,11 @@ export interface PaymentRailAdapter {
   verify(route: PaidRoute, proof: PaymentProof, request: Request): Promise<Verification>;
   /** Whether this adapter reads this kind of proof. */
   accepts(proof: PaymentProof): boolean;
+  /** Payments through a session (MPP payment channels), charged per call or per tick. */
+  session?: {
+    accepts(proof: PaymentProof): boolean;
+    serve(call: SessionCall): Promise<Response | void>;
+  };
 }
 
 export interface PaymentGateDeps {
@@ -64,6 +70,20 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
     const adapter = adapters.find((a) => a.accepts(proof));
     if (!adapter) {
       return paymentRequired(c, route, adapters, 'PAYMENT_RAIL_NOT_ACCEPTED', `This route accepts rail ${route.rails.join(', ')} only.`);
+    }
+
+    if (adapter.session?.accepts(proof)) {
+      if (route.unit === 'charge' || proof.kind !== 'mpp') {
+        return paymentRequired(c, route, adapters, 'PAYMENT_INVALID', 'This route takes single charges, not MPP session credentials.');
+      }
+      // A channel's signed cumulative amount bounds what it can ever be charged: no proof claim.
+      return adapter.session.serve({
+        c,
+        route,
+        proof,
+        next,
+        refuse: (code, reason) => paymentRequired(c, route, adapters, code, `The session payment was refused: ${reason}.`),
+      });
     }
 
     const verification = await adapter.verify(route, proof, c.req.raw);

@@ -8,6 +8,8 @@ import { CardSandbox, sandboxCardRail } from './card/sandbox.js';
 import { stripeCardRail } from './card/stripe.js';
 import { paymentGate, type PaymentRailAdapter } from './gate.js';
 import { mppRail } from './mpp/rail.js';
+import { embeddedSessionRail, liveSessionRail } from './mpp/session.js';
+import { PgChannelStore } from './mpp/session-store.js';
 import { embeddedTempoRail, liveTempoRail } from './mpp/tempo-rails.js';
 import type { PaidRoute } from './prices.js';
 import { x402Rail } from './x402/adapter.js';
@@ -20,6 +22,8 @@ export interface Payments {
   cardSandbox: CardSandbox | undefined;
   /** Where fees go: the service's wallets. */
   payTo: { tempo: string; base: string; solana: string };
+  /** MPP session channels' state (vouchers accepted, spent). */
+  sessions: PgChannelStore;
 }
 
 /**
@@ -33,6 +37,8 @@ export async function openPayments(deps: { config: Config; database: Database; c
   const realm = new URL(config.publicBaseUrl).host;
   let adapters: PaymentRailAdapter[];
   let cardSandbox: CardSandbox | undefined;
+  const channels = new PgChannelStore(deps.database.db);
+  const db = deps.database.db;
 
   if (embedded) {
     cardSandbox = new CardSandbox(deps.database.db);
@@ -40,7 +46,15 @@ export async function openPayments(deps: { config: Config; database: Database; c
     // signature), so challenges survive a restart without a setting.
     const secretKey = config.live.mppSecretKey ?? (await embedded.tempo.operator.signMessage({ message: 'mpp challenge key' }));
     adapters = [
-      mppRail({ secretKey, realm, recipient: payTo.tempo, tempo: embeddedTempoRail(embedded.tempo), card: sandboxCardRail(cardSandbox) }),
+      mppRail({
+        secretKey,
+        realm,
+        recipient: payTo.tempo,
+        tempo: embeddedTempoRail(embedded.tempo),
+        session: embeddedSessionRail(embedded.tempo, channels),
+        card: sandboxCardRail(cardSandbox),
+        db,
+      }),
       x402Rail(await embeddedX402Rails(embedded, { evm: payTo.base, solana: payTo.solana }), config.publicBaseUrl),
     ];
   } else {
@@ -52,7 +66,14 @@ export async function openPayments(deps: { config: Config; database: Database; c
         realm,
         recipient: payTo.tempo,
         tempo: liveTempoRail({ client: chains.tempo.connection.publicClient, currency: chains.tempo.token, recipient: payTo.tempo }),
+        session: liveSessionRail({
+          transport: chains.tempo.connection.transport,
+          account: chains.tempo.connection.signer,
+          currency: chains.tempo.token,
+          store: channels,
+        }),
         card: stripe && stripeCardRail(stripe),
+        db,
       }),
       x402Rail(
         liveX402Rails({
@@ -66,5 +87,5 @@ export async function openPayments(deps: { config: Config; database: Database; c
       ),
     ];
   }
-  return { gate: paymentGate({ db: deps.database.db, adapters }), cardSandbox, payTo };
+  return { gate: paymentGate({ db, adapters }), cardSandbox, payTo, sessions: channels };
 }

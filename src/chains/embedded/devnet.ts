@@ -9,6 +9,8 @@ import { databaseJournal } from './journal.js';
 import { evmConnection, type EvmConnection } from '../evm/connection.js';
 
 export const MULTICALL3_ADDRESS = '0xcA11bde05977b3631167028862bE2a173976CA11' as const;
+/** Tempo's TIP-1034 channel escrow precompile address, where mppx session clients expect it. */
+export const CHANNEL_ESCROW_ADDRESS = '0x4d50500000000000000000000000000000000000' as const;
 /** The real stablecoins, which local tokens must never coincide with (RECIPES.md). */
 export const REAL_TOKEN_ADDRESSES = [
   '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', // USDC on Base
@@ -129,6 +131,10 @@ async function deploy(
     contracts.agentIdentityRegistry = await create('AgentIdentityRegistry');
     contracts.agentReputationRegistry = await create('AgentReputationRegistry', [contracts.agentIdentityRegistry]);
     await call(contracts.streamVesting, 'StreamVesting', 'setOperator', [operator.address, true]);
+    // Like Multicall3: deployed, then its code copied to the precompile's address.
+    const escrow = await create('TIP20ChannelEscrow');
+    await evm.request({ method: 'hardhat_setCode' as never, params: [CHANNEL_ESCROW_ADDRESS, await client.getCode({ address: escrow })] as never });
+    contracts.channelEscrow = CHANNEL_ESCROW_ADDRESS;
   }
   contracts.multicall3 = MULTICALL3_ADDRESS;
   await call(contracts.stablecoin, 'Stablecoin', 'setMinter', [operator.address, true]);

@@ -1,5 +1,6 @@
 import { formatAbiItem } from 'viem/utils';
 import type { Abi, AbiEvent, AbiFunction } from 'viem';
+import { Session } from 'mppx/tempo';
 import { describe, expect, it } from 'vitest';
 import { loadArtifacts } from '../contracts/compile.js';
 import * as abis from './abis.js';
@@ -31,6 +32,16 @@ describe('hand-written ABIs', () => {
       for (const item of (abis as unknown as Record<string, Abi>)[name]!) {
         expect(compiled, `${name}: ${signature(item as AbiFunction)}`).toContain(signature(item as AbiFunction));
       }
+    }
+  });
+
+  it("include mppx's TIP-1034 escrow ABI, served by the embedded escrow entry by entry", async () => {
+    const artifacts = await loadArtifacts();
+    const compiled = new Set(
+      (artifacts.TIP20ChannelEscrow!.abi as Abi).filter((i) => i.type === 'function' || i.type === 'event').map((i) => signature(i as AbiFunction)),
+    );
+    for (const item of Session.Precompile.escrowAbi as Abi) {
+      if (item.type === 'function' || item.type === 'event') expect(compiled).toContain(signature(item as AbiFunction));
     }
   });
 

@@ -84,6 +84,18 @@ export const agentReputationRegistryAbi = parseAbi([
 /** Every custom error our contracts raise, for naming reverts. */
 export const contractErrorsAbi = parseAbi([
   'error Unauthorized()',
+  // TIP20ChannelEscrow (its ABI is mppx's escrowAbi)
+  'error InvalidPayee()',
+  'error ZeroDeposit()',
+  'error ChannelExists()',
+  'error ChannelNotFound()',
+  'error TransactionAlreadyApplied()',
+  'error AmountNotIncreasing()',
+  'error AmountExceedsDeposit()',
+  'error InvalidCaptureAmount()',
+  'error CloseNotRequested()',
+  'error CloseGracePending()',
+  'error TransferFailed()',
   'error InvalidRecipient()',
   'error InsufficientBalance(uint256 available, uint256 required)',
   'error InsufficientAllowance(uint256 allowed, uint256 required)',

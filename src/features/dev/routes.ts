@@ -157,7 +157,7 @@ export function registerDevRoutes(app: OpenAPIHono<AppEnv>, { idp, chains, cardS
   );
 
   const rpcTargets = [
-    ['tempo', `the embedded Tempo chain (eip155:${chains.tempo.chain.id}), with Tempo call-batch gas estimates`, tempoRpc(chains.tempo.evm)],
+    ['tempo', `the embedded Tempo chain (eip155:${chains.tempo.chain.id}), with Tempo call-batch gas estimates`, tempoRpc(chains.tempo)],
     ['base', `the embedded Base chain (eip155:${chains.base.chain.id})`, chains.base.evm],
     ['solana', `the embedded Solana chain (${chains.solana.network})`, solanaRpc(chains.solana)],
   ] as const;

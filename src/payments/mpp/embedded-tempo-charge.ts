@@ -1,6 +1,5 @@
 import { Credential, Errors, Expires, Method, type Challenge, type z } from 'mppx';
 import { Methods as TempoMethods } from 'mppx/tempo';
-import { SignatureEnvelope, TxEnvelopeTempo } from 'ox/tempo';
 import {
   decodeFunctionData,
   isAddressEqual,
@@ -13,10 +12,16 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import { topUpGas, type EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
-import type { EmbeddedEvm } from '../../chains/embedded/evm.js';
+import {
+  asSender,
+  assertTempoTransactionTimely,
+  decodeTempoTransaction,
+  impersonationQueue,
+  InvalidTempoTransactionError,
+  recoverTempoSender,
+} from '../../chains/embedded/tempo-transactions.js';
 import { stablecoinAbi } from '../../chains/evm/abis.js';
 import { asChainError, ChainRevertError } from '../../chains/evm/connection.js';
-import { serialQueue } from '../../chains/serial.js';
 
 /**
  * Rail A in local mode: an mppx server method on mppx's own Tempo charge schema (`tempo/charge`),
@@ -57,7 +62,6 @@ export class SettlementRefusedError extends Error {
 }
 
 const TOKEN_DECIMALS = 6;
-const TEMPO_TX_TYPE = '0x76';
 
 /**
  * Builds the local-mode `tempo/charge` server method. Give `method` to `Mppx.create({ methods })`;
@@ -69,7 +73,7 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
   const currency = chain.contracts.stablecoin;
   if (!currency) throw new Error('the embedded Tempo chain has no stablecoin');
   const client = chain.connection.publicClient;
-  const queue = settlementQueue(chain.evm);
+  const queue = impersonationQueue(chain.evm);
   // Settlements under way, by reference: a concurrent second call waits for the first one.
   const inflight = new Map<Hex, Promise<TempoSettlement>>();
 
@@ -146,14 +150,12 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
     return payer;
   }
 
-  /** Not expired and already valid, by the wall clock (the embedded chain's clock may run ahead). */
   function assertTimely(tx: InspectedTransaction) {
-    const now = Math.floor(Date.now() / 1000);
-    if (tx.validBefore !== undefined && tx.validBefore <= now) {
-      refuse(`the signed transaction expired at ${new Date(tx.validBefore * 1000).toISOString()} (validBefore)`);
-    }
-    if (tx.validAfter !== undefined && tx.validAfter > now) {
-      refuse(`the signed transaction is not valid before ${new Date(tx.validAfter * 1000).toISOString()} (validAfter)`);
+    try {
+      assertTempoTransactionTimely(tx);
+    } catch (error) {
+      if (error instanceof InvalidTempoTransactionError) refuse(error.reason);
+      throw error;
     }
   }
 
@@ -216,8 +218,7 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
     await topUpGas(chain, tx.sender);
 
     const hashes: Hex[] = [];
-    await rpc('hardhat_impersonateAccount', [tx.sender]);
-    try {
+    await asSender(chain.evm, tx.sender, async () => {
       // Primary (challenge-bound) transfer first: if it is on chain, the payment is recorded.
       for (const [index, transfer] of tx.transfers.entries()) {
         const hash = (await rpc('eth_sendTransaction', [
@@ -230,9 +231,7 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
         }
         hashes.push(hash);
       }
-    } finally {
-      await rpc('hardhat_stopImpersonatingAccount', [tx.sender]);
-    }
+    });
     return settled(hashes, false);
   }
 
@@ -300,23 +299,21 @@ interface InspectedTransaction {
  * exactly the transfers the challenge asks for.
  */
 function inspectTransaction(serialized: Hex, credential: ChargeCredential, request: ChargeRequest, chainId: number): InspectedTransaction {
-  if (!serialized.toLowerCase().startsWith(TEMPO_TX_TYPE)) refuse('only signed Tempo transactions (type 0x76) are accepted');
-  let envelope: TxEnvelopeTempo.TxEnvelopeTempo;
+  let envelope: ReturnType<typeof decodeTempoTransaction>;
+  let sender: Address;
   try {
-    envelope = TxEnvelopeTempo.deserialize(serialized as TxEnvelopeTempo.Serialized);
-  } catch {
-    return refuse('the transaction cannot be decoded as a Tempo transaction');
+    envelope = decodeTempoTransaction(serialized);
+    sender = recoverTempoSender(envelope);
+  } catch (error) {
+    if (error instanceof InvalidTempoTransactionError) refuse(error.reason);
+    throw error;
   }
   if (envelope.chainId !== chainId) refuse(`the transaction is signed for chain ${envelope.chainId}, the challenge asks for chain ${chainId}`);
 
-  const sender = recoverSender(envelope);
   const source = parseSource(credential.source);
   if (source && (source.chainId !== chainId || !isAddressEqual(source.address, sender))) {
     refuse(`the credential source ${credential.source} is not the transaction's signer ${sender} on chain ${chainId}`);
   }
-  if (envelope.keyAuthorization) refuse('transactions that authorize access keys cannot be applied on the embedded chain');
-  if (envelope.authorizationList?.length) refuse('transactions with authorization lists cannot be applied on the embedded chain');
-
   const currency = request.currency as Address;
   const calls = envelope.calls ?? [];
   const expected = expectedTransfers(request);
@@ -338,29 +335,6 @@ function inspectTransaction(serialized: Hex, credential: ChargeCredential, reque
     ...(envelope.validBefore === undefined ? {} : { validBefore: Number(envelope.validBefore) }),
     ...(envelope.validAfter === undefined ? {} : { validAfter: Number(envelope.validAfter) }),
   };
-}
-
-/**
- * The signer, from the signature itself: the envelope's `from` may come from the fee-payer slot
- * unchecked, and applying a transaction as its sender must rest on a verified signature. Access-key
- * (keychain) and multi-signer signatures need Tempo's key registry, which the embedded chain lacks.
- */
-function recoverSender(envelope: TxEnvelopeTempo.TxEnvelopeTempo): Address {
-  const signature = envelope.signature;
-  if (!signature) return refuse('the transaction is not signed');
-  if (signature.type !== 'secp256k1' && signature.type !== 'p256' && signature.type !== 'webAuthn') {
-    refuse(`${signature.type} signatures cannot be verified on the embedded chain`);
-  }
-  let signer: Address;
-  try {
-    const payload = TxEnvelopeTempo.getSignPayload(envelope);
-    signer = SignatureEnvelope.extractAddress({ payload, signature });
-    if (!SignatureEnvelope.verify(signature, { address: signer, payload })) throw new Error('invalid');
-  } catch {
-    return refuse('the transaction signature is invalid');
-  }
-  if (envelope.from && !isAddressEqual(envelope.from as Address, signer)) refuse('the transaction names a sender other than its signer');
-  return signer;
 }
 
 function decodeTransferCall(call: { to?: string | undefined; value?: bigint | undefined; data?: Hex | undefined }, currency: Address, index: number): TransferCall {
@@ -568,13 +542,4 @@ function parseSource(source: string | undefined): { chainId: number; address: Ad
   const match = /^did:pkh:eip155:(\d+):(0x[0-9a-fA-F]{40})$/.exec(source);
   if (!match) return refuse(`the credential source ${source} is not a did:pkh:eip155 address`);
   return { chainId: Number(match[1]), address: match[2] as Address };
-}
-
-// One settlement at a time per chain: impersonation is chain-wide state, and the memo check must
-// see the previous settlement's transfer.
-const queues = new WeakMap<EmbeddedEvm, ReturnType<typeof serialQueue>>();
-function settlementQueue(evm: EmbeddedEvm): ReturnType<typeof serialQueue> {
-  let queue = queues.get(evm);
-  if (!queue) queues.set(evm, (queue = serialQueue()));
-  return queue;
 }

@@ -3,9 +3,11 @@ import { Mppx } from 'mppx/server';
 import type { Address } from 'viem';
 import { formatUsd } from '../../money.js';
 import type { PaymentProof } from '../carriers.js';
+import type { Db } from '../../db/client.js';
 import type { PaymentRailAdapter, SettlementOutcome, Verification } from '../gate.js';
 import { CARD_MINIMUM, type PaidRoute } from '../prices.js';
 import { reasonOf } from './embedded-tempo-charge.js';
+import { isSessionProof, serveSessionCall, sessionRequest, type SessionRail } from './session.js';
 
 /**
  * Rail A (MPP on Tempo) and the card fallback, through mppx: mppx issues the challenges and checks
@@ -43,6 +45,9 @@ export interface MppRailOptions {
   tempo: TempoChargeRail;
   /** Absent: no card offer (live mode without a Stripe key). */
   card?: CardRail | undefined;
+  /** MPP sessions, for the routes billed per tick or per session. */
+  session: SessionRail;
+  db: Db;
 }
 
 const CENTS_PER_BASE_UNIT = 10_000n;
@@ -50,14 +55,24 @@ const CENTS_PER_BASE_UNIT = 10_000n;
 const CHALLENGE_TTL_MS = 5 * 60_000;
 
 export function mppRail(options: MppRailOptions): PaymentRailAdapter {
-  const { tempo, card } = options;
+  const { tempo, card, session } = options;
   const mppx = Mppx.create({
-    methods: card ? [tempo.method, card.method] : [tempo.method],
+    methods: [tempo.method, session.method, ...(card ? [card.method] : [])],
     secretKey: options.secretKey,
     realm: options.realm,
   });
   type ChallengeFn = (options: Record<string, unknown>) => Promise<Challenge.Challenge>;
-  const issue = mppx.challenge as unknown as Record<string, { charge: ChallengeFn }>;
+  const issue = mppx.challenge as unknown as Record<string, { charge: ChallengeFn; session: ChallengeFn }>;
+  type SessionHandler = Parameters<typeof serveSessionCall>[0]['handler'];
+  const sessionHandlers = new Map<PaidRoute, SessionHandler>();
+  const sessionHandler = (route: PaidRoute) => {
+    let handler = sessionHandlers.get(route);
+    if (!handler) {
+      const create = (mppx as unknown as { tempo: { session(options: Record<string, unknown>): SessionHandler } }).tempo.session;
+      sessionHandlers.set(route, (handler = create(sessionRequest(route, formatUsd(route.price), options.recipient))));
+    }
+    return handler;
+  };
 
   /** What the route asks a Tempo payment for; mppx binds challenges and credentials to it. */
   const tempoRequest = (route: PaidRoute) => ({ amount: formatUsd(route.price), recipient: options.recipient, description: route.summary });
@@ -84,14 +99,25 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
 
     async offer(route) {
       const expires = uniqueExpiry();
-      const challenges = [await issue.tempo!.charge({ ...tempoRequest(route), expires })];
+      const challenges: Challenge.Challenge[] = [];
+      // Per-tick routes are paid through a session only; per-session routes also take a single charge.
+      if (route.unit !== 'charge') {
+        challenges.push(await issue.tempo!.session({ ...sessionRequest(route, formatUsd(route.price), options.recipient), expires }));
+      }
+      if (route.unit !== 'tick') challenges.push(await issue.tempo!.charge({ ...tempoRequest(route), expires }));
       const cardOffer = cardRequest(route);
       if (cardOffer) challenges.push(await issue.stripe!.charge({ ...cardOffer, expires }));
       return { headers: [['WWW-Authenticate', challenges.map((c) => Challenge.serialize(c)).join(', ')]] };
     },
 
+    session: {
+      accepts: isSessionProof,
+      serve: (call) => serveSessionCall({ db: options.db, store: session.store, handler: sessionHandler(call.route) }, call),
+    },
+
     async verify(route, proof: PaymentProof): Promise<Verification> {
       if (proof.kind !== 'mpp') return { ok: false, reason: 'not an MPP credential' };
+      if (route.unit === 'tick') return { ok: false, reason: 'this route is billed per tick: pay it through an MPP session (intent "session")' };
       let credential: Credential.Credential;
       try {
         credential = Credential.deserialize(Credential.extractPaymentScheme(proof.authorization) ?? '');

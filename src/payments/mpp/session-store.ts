@@ -1,0 +1,205 @@
+import { EventEmitter } from 'node:events';
+import { desc, eq, sql } from 'drizzle-orm';
+import { Json } from 'ox';
+import type { Db } from '../../db/client.js';
+import { mppChannelStore, mppSessions, paymentReceipts } from '../../db/schema.js';
+
+/**
+ * MPP session channel state in PostgreSQL (mppx's Store: get/put/delete/update), so every instance
+ * sees one channel's vouchers and spend. `update` is a row-locked read-modify-write in one
+ * transaction. Values hold bigints: they are stored as ox's JSON (bigints tagged), as mppx's own
+ * stores do.
+ */
+
+type Change = { op: 'noop'; result: unknown } | { op: 'set'; value: unknown; result: unknown } | { op: 'delete'; result: unknown };
+
+/** The fields of mppx's channel state this service reads and writes (ChannelStore.State). */
+export interface ChannelState {
+  channelId: string;
+  payer: string;
+  deposit: bigint;
+  highestVoucherAmount: bigint;
+  spent: bigint;
+  units: number;
+  settledOnChain: bigint;
+  finalized: boolean;
+  closeRequestedAt: bigint;
+}
+
+export class PgChannelStore {
+  private readonly changes = new EventEmitter().setMaxListeners(0);
+
+  constructor(private readonly db: Db) {
+    // mppx calls the store's methods detached from it.
+    this.get = this.get.bind(this);
+    this.put = this.put.bind(this);
+    this.delete = this.delete.bind(this);
+    this.update = this.update.bind(this);
+  }
+
+  async get(key: string): Promise<unknown> {
+    const [row] = await this.db
+      .select({ value: sql<string>`${mppChannelStore.value}::text` })
+      .from(mppChannelStore)
+      .where(eq(mppChannelStore.key, key));
+    return row ? (Json.parse(row.value) as unknown) : null;
+  }
+
+  async put(key: string, value: unknown): Promise<void> {
+    const json = sql`${Json.stringify(value)}::jsonb`;
+    await this.db
+      .insert(mppChannelStore)
+      .values({ key, value: json })
+      .onConflictDoUpdate({ target: mppChannelStore.key, set: { value: json, updatedAt: new Date() } });
+    this.changes.emit(key);
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.db.delete(mppChannelStore).where(eq(mppChannelStore.key, key));
+    this.changes.emit(key);
+  }
+
+  /** mppx's atomic update: `fn` sees the current value under a row lock and says what to write. */
+  async update<R>(key: string, fn: (current: unknown) => Change): Promise<R> {
+    const change = await this.db.transaction(async (tx) => {
+      // A placeholder row gives a first writer something to lock; JSON null reads as absent.
+      await tx.insert(mppChannelStore).values({ key, value: sql`'null'::jsonb` }).onConflictDoNothing();
+      const [row] = await tx
+        .select({ value: sql<string>`${mppChannelStore.value}::text` })
+        .from(mppChannelStore)
+        .where(eq(mppChannelStore.key, key))
+        .for('update');
+      const result = fn(row ? (Json.parse(row.value) as unknown) : null);
+      if (result.op === 'set') {
+        await tx
+          .update(mppChannelStore)
+          .set({ value: sql`${Json.stringify(result.value)}::jsonb`, updatedAt: new Date() })
+          .where(eq(mppChannelStore.key, key));
+      } else if (result.op === 'delete') {
+        await tx.delete(mppChannelStore).where(eq(mppChannelStore.key, key));
+      }
+      return result;
+    });
+    if (change.op !== 'noop') this.changes.emit(key);
+    return change.result as R;
+  }
+
+  /** Resolves on this process's next write to `key` (other instances' writes are seen by polling). */
+  waitForChange(key: string): Promise<void> {
+    return new Promise((resolve) => this.changes.once(key, () => resolve()));
+  }
+
+  // ---- charging --------------------------------------------------------------------------------
+
+  /**
+   * Charges `amount` against a channel's accepted vouchers (mppx's deduction rule): the signed
+   * cumulative amount bounds what can ever be spent, so a replayed voucher buys nothing twice.
+   */
+  async charge(channelId: string, amount: bigint): Promise<{ ok: boolean; channel: ChannelState | null }> {
+    return this.update(channelKey(channelId), (value) => {
+      const current = value as ChannelState | null;
+      if (!current) return { op: 'noop', result: { ok: false, channel: null } };
+      if (current.finalized || current.closeRequestedAt !== 0n || current.highestVoucherAmount - current.spent < amount) {
+        return { op: 'noop', result: { ok: false, channel: current } };
+      }
+      const next = { ...current, spent: current.spent + amount, units: current.units + 1 };
+      return { op: 'set', value: next, result: { ok: true, channel: next } };
+    });
+  }
+
+  /** Gives back `units` charges of `amount` (the handler failed, so the call is not charged). */
+  async refund(channelId: string, amount: bigint, units = 1): Promise<void> {
+    await this.update(channelKey(channelId), (value) => {
+      const current = value as ChannelState | null;
+      if (!current || current.spent < amount) return { op: 'noop', result: null };
+      return { op: 'set', value: { ...current, spent: current.spent - amount, units: Math.max(0, current.units - units) }, result: null };
+    });
+  }
+
+  async channel(channelId: string): Promise<ChannelState | null> {
+    return (await this.get(channelKey(channelId))) as ChannelState | null;
+  }
+
+  /**
+   * The channel store mppx's SSE metering (`Session.Server.Sse.serve`) reads and charges through.
+   * It waits for this process's writes and polls for other instances' (its poll interval).
+   */
+  meteringStore() {
+    return {
+      getChannel: (channelId: string) => this.channel(channelId),
+      updateChannel: (channelId: string, fn: (current: ChannelState | null) => ChannelState | null) =>
+        this.update<ChannelState | null>(channelKey(channelId), (value) => {
+          const next = fn(value as ChannelState | null);
+          return next ? { op: 'set', value: next, result: next } : { op: 'delete', result: null };
+        }),
+      waitForUpdate: (channelId: string) => this.waitForChange(channelKey(channelId)),
+    };
+  }
+}
+
+/** mppx keys channel state by the lower-case channel id. */
+export const channelKey = (channelId: string) => channelId.toLowerCase();
+
+// ---- session history -----------------------------------------------------------------------------
+
+export interface SessionUse {
+  channelId: string;
+  route: string;
+  employerId: string | null;
+  /** What this request or stream was charged, and for how many units. */
+  charged: bigint;
+  units: number;
+  receipt: Record<string, unknown>;
+}
+
+/**
+ * Records a paid use of a session: the session's row (mirroring the channel's state, so the
+ * history needs no channel store reads) and a receipt for the activity feed.
+ */
+export async function recordSessionUse(db: Db, channel: ChannelState, use: SessionUse): Promise<void> {
+  const status = channel.finalized ? 'closed' : channel.closeRequestedAt !== 0n ? 'closing' : 'open';
+  const state = {
+    deposit: channel.deposit,
+    acceptedCumulative: channel.highestVoucherAmount,
+    spent: channel.spent,
+    settled: channel.settledOnChain,
+    status,
+    updatedAt: new Date(),
+    ...(status === 'closed' ? { closedAt: new Date() } : {}),
+  } as const;
+  await db.transaction(async (tx) => {
+    await tx
+      .insert(mppSessions)
+      .values({ id: channelKey(use.channelId), payer: channel.payer, route: use.route, employerId: use.employerId, ...state })
+      .onConflictDoUpdate({
+        target: mppSessions.id,
+        set: { ...state, employerId: sql`coalesce(${mppSessions.employerId}, excluded.employer_id)` },
+      });
+    if (use.units === 0) return;
+    await tx.insert(paymentReceipts).values({
+      sessionId: channelKey(use.channelId),
+      route: use.route,
+      rail: 'A',
+      payer: channel.payer,
+      amount: use.charged,
+      reference: channelKey(use.channelId),
+      // Covered by a signed voucher; the money moves when the channel is settled or closed.
+      status: 'voucher',
+      receipt: use.receipt,
+      employerId: use.employerId,
+    });
+  });
+}
+
+/** An employer's sessions, newest activity first. */
+export async function listEmployerSessions(db: Db, employerId: string, page: { offset: number; limit: number }) {
+  const rows = await db
+    .select()
+    .from(mppSessions)
+    .where(eq(mppSessions.employerId, employerId))
+    .orderBy(desc(mppSessions.updatedAt))
+    .limit(page.limit)
+    .offset(page.offset);
+  const [total] = await db.select({ n: sql<number>`count(*)::int` }).from(mppSessions).where(eq(mppSessions.employerId, employerId));
+  return { rows, total: total?.n ?? 0 };
+}

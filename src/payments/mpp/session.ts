@@ -1,0 +1,211 @@
+import type { Context, Next } from 'hono';
+import { Credential, type Method } from 'mppx';
+import { tempo } from 'mppx/server';
+import { Session } from 'mppx/tempo';
+import { createClient, custom, type Account, type Address, type Client, type Transport } from 'viem';
+import { tempo as tempoChain } from 'viem/chains';
+import type { EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
+import { tempoRpc } from '../../chains/embedded/tempo-rpc.js';
+import type { Db } from '../../db/client.js';
+import type { AppEnv } from '../../http/context.js';
+import type { PaymentProof } from '../carriers.js';
+import type { PaidRoute } from '../prices.js';
+import { recordSessionUse, type ChannelState, type PgChannelStore } from './session-store.js';
+
+/**
+ * MPP sessions (TIP-1034 payment channels) on rail A. mppx's `tempo.session` method verifies and
+ * applies every credential (open, voucher, top-up, close) against the escrow, with channel state in
+ * PostgreSQL. This module charges: a call is charged its price against the channel's accepted
+ * vouchers before the handler runs and given back when the handler fails (5xx); an event stream
+ * is metered per event (one tick) by mppx's SSE metering, which asks for a voucher
+ * (`payment-need-voucher`) when the accepted amount runs out.
+ */
+
+export interface SessionRail {
+  method: Method.AnyServer;
+  store: PgChannelStore;
+}
+
+/** Local mode: mppx's session method against the embedded Tempo chain's escrow, through its Tempo RPC. */
+export function embeddedSessionRail(chain: EmbeddedEvmChain, store: PgChannelStore): SessionRail {
+  const client = createClient({
+    chain: { ...tempoChain, id: chain.chain.id },
+    transport: custom(tempoRpc(chain), { retryCount: 0 }),
+    pollingInterval: chain.connection.pollingInterval,
+  });
+  return sessionRail({ client, account: chain.operator, currency: chain.contracts.stablecoin!, store });
+}
+
+/** Live mode: the same method against Tempo, closing and settling channels from the service key. */
+export function liveSessionRail(options: { transport: Transport; account: Account; currency: Address; store: PgChannelStore }): SessionRail {
+  const client = createClient({ chain: tempoChain, transport: options.transport, pollingInterval: 500 });
+  return sessionRail({ client, account: options.account, currency: options.currency, store: options.store });
+}
+
+function sessionRail(options: { client: Client; account: Account; currency: Address; store: PgChannelStore }): SessionRail {
+  const method = tempo.session({
+    // The payee closes channels (only the payee or operator may): the service's own key.
+    account: options.account,
+    recipient: options.account.address,
+    currency: options.currency,
+    chainId: options.client.chain!.id,
+    getClient: () => options.client,
+    store: options.store,
+  } as never);
+  return { method: method as unknown as Method.AnyServer, store: options.store };
+}
+
+/** What a session-billed route asks: the price per unit, and a deposit that covers a good while. */
+export function sessionRequest(route: PaidRoute, amount: string, recipient: Address) {
+  const unitsPerDeposit = route.unit === 'tick' ? 100n : 10n;
+  return {
+    amount,
+    unitType: route.unit === 'tick' ? 'second' : 'session',
+    suggestedDeposit: formatUnits(route.price * unitsPerDeposit),
+    recipient,
+    description: route.summary,
+  };
+}
+
+const formatUnits = (value: bigint) => `${value / 1_000_000n}.${(value % 1_000_000n).toString().padStart(6, '0')}`;
+
+type SessionHandler = (request: Request) => Promise<{ status: 402; challenge: Response } | { status: 200; withReceipt(response?: Response): Response }>;
+
+export interface SessionCall {
+  c: Context<AppEnv>;
+  route: PaidRoute;
+  proof: Extract<PaymentProof, { kind: 'mpp' }>;
+  next: Next;
+  /** The gate's 402 with a code and a reason. */
+  refuse(code: string, reason: string): Promise<Response>;
+}
+
+/** Serves one request that carries a session credential (see the module comment). */
+export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; handler: SessionHandler }, call: SessionCall): Promise<Response | void> {
+  const { c, route, proof } = call;
+  const credential = Credential.deserialize(Credential.extractPaymentScheme(proof.authorization) ?? '');
+  const payload = credential.payload as { action?: string; channelId?: string };
+  const channelId = String(payload.channelId ?? '');
+  const original = c.req.raw;
+
+  // mppx checks and applies the credential on a body-less POST copy (its "management" shape), so
+  // it never charges by itself: charging is done here, where a 5xx can give it back.
+  const probe = new Request(new URL(new URL(original.url).pathname, original.url), {
+    method: 'POST',
+    headers: { Authorization: proof.authorization },
+  });
+  const result = await deps.handler(probe);
+  if (result.status === 402) return call.refuse('PAYMENT_INVALID', await refusalReason(result.challenge));
+  const applied = result.withReceipt();
+  const routeName = `${route.method} ${route.path}`;
+
+  // Top-ups, closes and vouchers sent to refill a running stream are not calls of the route.
+  const management = payload.action === 'topUp' || payload.action === 'close' || original.method !== route.method || !hasContent(original);
+  if (management) {
+    const channel = await deps.store.channel(channelId);
+    if (channel) await recordSessionUse(deps.db, channel, { channelId, route: routeName, employerId: null, charged: 0n, units: 0, receipt: {} });
+    return applied;
+  }
+
+  const price = route.price;
+  const charged = await deps.store.charge(channelId, price);
+  if (!charged.ok) {
+    const available = charged.channel ? charged.channel.highestVoucherAmount - charged.channel.spent : 0n;
+    return call.refuse(
+      'PAYMENT_INSUFFICIENT',
+      `the session's accepted vouchers leave ${available} base units; this call costs ${price}: send a voucher for a higher cumulative amount`,
+    );
+  }
+  const context = { id: channelId, employerId: null as string | null };
+  c.set('payment', context);
+  try {
+    await call.next();
+  } catch (error) {
+    await deps.store.refund(channelId, price);
+    throw error;
+  }
+  if (c.res.status >= 500) {
+    await deps.store.refund(channelId, price);
+    return;
+  }
+
+  const record = async (channel: ChannelState | null, units: number) => {
+    if (channel) {
+      await recordSessionUse(deps.db, channel, {
+        channelId,
+        route: routeName,
+        employerId: context.employerId,
+        charged: price * BigInt(units),
+        units,
+        receipt: { ...receiptOf(credential.challenge.id, channel) },
+      });
+    }
+  };
+  if (!Session.Server.Sse.isEventStream(c.res)) {
+    await record(charged.channel, 1);
+    c.res.headers.set('Payment-Receipt', Session.Precompile.Receipt.serializeSessionReceipt(receiptOf(credential.challenge.id, charged.channel!)));
+    return;
+  }
+
+  // A stream: one tick per event, the first one already charged above.
+  const upstream = c.res;
+  let delivered = 0;
+  const events = async function* () {
+    try {
+      for await (const data of Session.Server.Sse.iterateData(upstream)) {
+        delivered += 1;
+        yield data;
+      }
+    } finally {
+      await upstream.body?.cancel().catch(() => {});
+      // A stream that delivered nothing keeps nothing.
+      if (delivered === 0) await deps.store.refund(channelId, price);
+      const channel = await deps.store.channel(channelId);
+      await record(channel, delivered).catch((error: unknown) => c.var.log.error({ err: error, channelId }, 'session use not recorded'));
+    }
+  };
+  const stream = Session.Server.Sse.serve({
+    store: deps.store.meteringStore() as never,
+    channelId: channelId as `0x${string}`,
+    challengeId: credential.challenge.id,
+    tickCost: price,
+    generate: events(),
+    prepaidUnits: 1,
+    pollIntervalMs: 250,
+    signal: original.signal,
+  });
+  c.res = Session.Server.Sse.toResponse(stream);
+}
+
+function receiptOf(challengeId: string, channel: ChannelState) {
+  return Session.Precompile.Receipt.createSessionReceipt({
+    challengeId,
+    channelId: channel.channelId as `0x${string}`,
+    acceptedCumulative: channel.highestVoucherAmount,
+    spent: channel.spent,
+    units: channel.units,
+  });
+}
+
+/** A request that asks for the route's content (mppx's rule): any GET, or a POST with a body or query. */
+function hasContent(request: Request): boolean {
+  if (request.method !== 'POST') return true;
+  if (new URL(request.url).search) return true;
+  const length = request.headers.get('content-length');
+  return (length !== null && length !== '0') || request.headers.has('transfer-encoding');
+}
+
+async function refusalReason(response: Response): Promise<string> {
+  const problem = (await response.json().catch(() => null)) as { detail?: string; title?: string } | null;
+  return (problem?.detail ?? problem?.title ?? 'the session credential was refused').replace(/\.$/, '');
+}
+
+/** Whether a proof is a session credential (intent `session`), rather than a single charge. */
+export function isSessionProof(proof: PaymentProof): proof is Extract<PaymentProof, { kind: 'mpp' }> {
+  if (proof.kind !== 'mpp') return false;
+  try {
+    return Credential.deserialize(Credential.extractPaymentScheme(proof.authorization) ?? '').challenge.intent === 'session';
+  } catch {
+    return false;
+  }
+}
