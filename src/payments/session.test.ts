@@ -1,6 +1,6 @@
-import { Challenge } from 'mppx';
+import { Challenge, Credential } from 'mppx';
 import { Session } from 'mppx/tempo';
-import { createClient, erc20Abi, http, type Address } from 'viem';
+import { createClient, encodeFunctionData, erc20Abi, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,11 +66,27 @@ async function fundedPayer(): Promise<PrivateKeyAccount> {
   return payer;
 }
 
-/** mppx's session manager, unmodified, signing against the dev RPC. */
-function sessionManager(payer: PrivateKeyAccount, maxDeposit = '0.05') {
+/** mppx's session manager, unmodified, signing against the dev RPC (`fetch` lets a test intercept). */
+function sessionManager(payer: PrivateKeyAccount, fetchImpl: typeof fetch = fetch) {
   const client = createClient({ chain: tempoChain, transport: http(`${base}/api/dev/rpc/tempo`), account: payer });
-  return Session.Client.sessionManager({ account: payer, client, maxDeposit });
+  return Session.Client.sessionManager({ account: payer, client, maxDeposit: '0.05', fetch: fetchImpl });
 }
+
+const rpc = async (method: string, params: unknown[]) =>
+  (await (await fetch(`${base}/api/dev/rpc/tempo`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()) as {
+    result?: unknown;
+    error?: { code: number; message: string };
+  };
+
+const callInit = (outcome: string): RequestInit => ({
+  method: 'POST',
+  headers: { 'Content-Type': 'application/json' },
+  body: JSON.stringify({ outcome }),
+});
+const sessionCredentialOf = (init: RequestInit | undefined) => {
+  const authorization = new Headers(init?.headers).get('Authorization');
+  return authorization ? Credential.deserialize(Credential.extractPaymentScheme(authorization)!) : null;
+};
 
 describe('MPP sessions', () => {
   it('offers a session (and no single charge) on a per-tick route, with its price per tick', async () => {
@@ -109,8 +125,7 @@ describe('MPP sessions', () => {
   it('charges a per-session call once, and nothing when its handler fails', async () => {
     const payer = await fundedPayer();
     const manager = sessionManager(payer);
-    const call = (outcome: string) =>
-      manager.fetch(`${base}${CALL.path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ outcome }) });
+    const call = (outcome: string) => manager.fetch(`${base}${CALL.path}`, callInit(outcome));
 
     const served = await call('ok');
     expect(served.status).toBe(200);
@@ -128,5 +143,95 @@ describe('MPP sessions', () => {
     expect(again.status).toBe(200);
     expect(await t.payments!.sessions.channel(channelId)).toMatchObject({ spent: 2n * CALL.price, units: 2 });
     await manager.close();
+  });
+
+  it('serves one voucher once, however many times it is sent at the same time', async () => {
+    const payer = await fundedPayer();
+    let replays: Response[] = [];
+    let replayNext = false;
+    // Sends the credentialed request 20 times at once; the client sees the first success.
+    const replaying: typeof fetch = async (input, init) => {
+      if (!replayNext || !sessionCredentialOf(init)) return fetch(input, init);
+      replayNext = false;
+      replays = await Promise.all(Array.from({ length: 20 }, () => fetch(input, init)));
+      return replays.find((r) => r.status === 200) ?? replays[0]!;
+    };
+    const manager = sessionManager(payer, replaying);
+    expect((await manager.fetch(`${base}${CALL.path}`, callInit('ok'))).status).toBe(200);
+    const channelId = manager.channelId!;
+    const runs = callRuns;
+
+    replayNext = true;
+    expect((await manager.fetch(`${base}${CALL.path}`, callInit('ok'))).status).toBe(200);
+    expect(replays.map((r) => r.status).sort()).toEqual([200, ...Array<number>(19).fill(402)]);
+    const refused = await Promise.all(replays.filter((r) => r.status === 402).map((r) => r.json() as Promise<{ code: string }>));
+    expect(new Set(refused.map((r) => r.code))).toEqual(new Set(['PAYMENT_INSUFFICIENT']));
+    expect(callRuns).toBe(runs + 1);
+    expect(await t.payments!.sessions.channel(channelId)).toMatchObject({ spent: 2n * CALL.price, units: 2 });
+    await manager.close();
+  });
+
+  it('refuses a voucher whose amount was altered after signing, and charges nothing', async () => {
+    const payer = await fundedPayer();
+    const sent: RequestInit[] = [];
+    const manager = sessionManager(payer, async (input, init) => {
+      if (init) sent.push(init);
+      return fetch(input, init);
+    });
+    expect((await manager.fetch(`${base}${CALL.path}`, callInit('ok'))).status).toBe(200);
+    expect((await manager.fetch(`${base}${CALL.path}`, callInit('ok'))).status).toBe(200);
+    const voucher = sessionCredentialOf(sent.at(-1))!;
+    expect(voucher.payload).toMatchObject({ action: 'voucher' });
+
+    const inflated = { ...voucher, payload: { ...(voucher.payload as object), cumulativeAmount: (2n * CALL.price + 5_000n).toString() } };
+    const response = await fetch(`${base}${CALL.path}`, {
+      ...callInit('ok'),
+      headers: { 'Content-Type': 'application/json', Authorization: Credential.serialize(inflated) },
+    });
+    expect(response.status).toBe(402);
+    expect(await response.json()).toMatchObject({ code: 'PAYMENT_INVALID', error: expect.stringMatching(/signature/i) });
+    expect(await t.payments!.sessions.channel(manager.channelId!)).toMatchObject({ spent: 2n * CALL.price, highestVoucherAmount: 2n * CALL.price });
+    await manager.close();
+  });
+
+  it('gives back the tick a stream was charged when its handler fails', async () => {
+    const payer = await fundedPayer();
+    const manager = sessionManager(payer);
+    await expect(manager.sse(`${base}${STREAM.path}?ticks=3&fail=1`)).rejects.toThrow();
+    const channelId = manager.channelId;
+    if (channelId) expect(await t.payments!.sessions.channel(channelId)).toMatchObject({ spent: 0n, units: 0 });
+  });
+
+  it('refuses a single charge on a per-tick route', async () => {
+    const response = await fetch(`${base}${STREAM.path}`, { headers: { Authorization: 'Payment not-a-credential' } });
+    expect(response.status).toBe(402);
+  });
+});
+
+describe("the embedded Tempo chain's RPC for signed Tempo transactions", () => {
+  it('applies a channel-opening transaction once, and refuses it sent again', async () => {
+    const payer = await fundedPayer();
+    const sent: RequestInit[] = [];
+    const manager = sessionManager(payer, async (input, init) => {
+      if (init) sent.push(init);
+      return fetch(input, init);
+    });
+    expect((await manager.fetch(`${base}${CALL.path}`, callInit('ok'))).status).toBe(200);
+    const open = sent.map(sessionCredentialOf).find((c) => (c?.payload as { action?: string } | undefined)?.action === 'open')!;
+    const replay = await rpc('eth_sendRawTransaction', [(open.payload as { transaction: string }).transaction]);
+    expect(replay.error?.message).toMatch(/TransactionAlreadyApplied|ChannelExists|revert/);
+    await manager.close();
+  });
+
+  it('refuses signed Tempo transactions that do not call the channel escrow', async () => {
+    const payer = await fundedPayer();
+    const client = createClient({ chain: tempoChain, transport: http(`${base}/api/dev/rpc/tempo`), account: payer });
+    const { prepareTransactionRequest, signTransaction } = await import('viem/actions');
+    const stablecoin = t.embeddedChains!.tempo.contracts.stablecoin!;
+    const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payer.address, 1n] });
+    const prepared = await prepareTransactionRequest(client, { account: payer, calls: [{ to: stablecoin, data }], nonceKey: 'expiring', feeToken: stablecoin } as never);
+    const signed = await signTransaction(client, prepared as never);
+    const response = await rpc('eth_sendRawTransaction', [signed]);
+    expect(response.error).toMatchObject({ code: -32003, message: expect.stringMatching(/channel escrow only/) });
   });
 });
