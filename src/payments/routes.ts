@@ -61,5 +61,16 @@ export function registerPendingPaidRoutes(app: OpenAPIHono<AppEnv>, gate: (route
     app.openapi(definition, (c) =>
       c.json({ error: `${paid.method} ${paid.path} is not available yet; you were not charged.`, code: 'NOT_IMPLEMENTED' }, 501),
     );
+    if (paid.method === 'GET' && paid.unit !== 'charge') registerSessionManagement(app, paid, gate);
   }
+}
+
+/**
+ * A session-billed GET route's vouchers, top-ups and closes: mppx session clients POST them to the
+ * route's own URL. The gate answers them (204 with a receipt); nothing else gets through.
+ */
+export function registerSessionManagement(app: OpenAPIHono<AppEnv>, paid: PaidRoute, gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>): void {
+  app.post(paid.path.replaceAll(/\{(\w+)\}/g, ':$1'), gate(paid), (c) =>
+    c.json({ error: 'Send session credentials (voucher, top-up, close) here; content is served by GET.', code: 'METHOD_NOT_ALLOWED' }, 405),
+  );
 }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import type { PaidRoute } from './prices.js';
+import { registerSessionManagement } from './routes.js';
 
 /**
  * MPP sessions end to end: mppx's unmodified session client opens a channel on the embedded Tempo
@@ -26,7 +27,8 @@ beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   const gate = t.payments!.gate;
   // Session management (vouchers, top-ups, closes) is POSTed to the route's own URL.
-  t.app.on(['GET', 'POST'], STREAM.path, gate(STREAM), (c) => {
+  registerSessionManagement(t.app, STREAM, gate);
+  t.app.get(STREAM.path, gate(STREAM), (c) => {
     const ticks = Number(c.req.query('ticks') ?? '1');
     if (c.req.query('fail')) return c.json({ error: 'Broken.', code: 'INTERNAL_ERROR' }, 500);
     const encoder = new TextEncoder();
