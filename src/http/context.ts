@@ -13,6 +13,7 @@ export interface Caller {
 
 /** The fee payment behind a paid request (set by the payment gate before the handler runs). */
 export interface PaymentContext {
+  /** The `payments` row of a single charge, or the channel id of a session payment. */
   id: string;
   /**
    * The employer this payment is on behalf of, set by a handler once it has checked that employer

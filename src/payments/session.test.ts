@@ -1,4 +1,5 @@
 import { Challenge, Credential } from 'mppx';
+import { tempo } from 'mppx/client';
 import { Session } from 'mppx/tempo';
 import { createClient, encodeFunctionData, erc20Abi, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
@@ -72,6 +73,16 @@ async function fundedPayer(): Promise<PrivateKeyAccount> {
 function sessionManager(payer: PrivateKeyAccount, fetchImpl: typeof fetch = fetch) {
   const client = createClient({ chain: tempoChain, transport: http(`${base}/api/dev/rpc/tempo`), account: payer });
   return Session.Client.sessionManager({ account: payer, client, maxDeposit: '0.05', fetch: fetchImpl });
+}
+
+/** A session manager whose requests the test can read afterwards. */
+function recordingSessionManager(payer: PrivateKeyAccount) {
+  const sent: RequestInit[] = [];
+  const manager = sessionManager(payer, async (input, init) => {
+    if (init) sent.push(init);
+    return fetch(input, init);
+  });
+  return { manager, sent };
 }
 
 const rpc = async (method: string, params: unknown[]) =>
@@ -175,11 +186,7 @@ describe('MPP sessions', () => {
 
   it('refuses a voucher whose amount was altered after signing, and charges nothing', async () => {
     const payer = await fundedPayer();
-    const sent: RequestInit[] = [];
-    const manager = sessionManager(payer, async (input, init) => {
-      if (init) sent.push(init);
-      return fetch(input, init);
-    });
+    const { manager, sent } = recordingSessionManager(payer);
     expect((await manager.fetch(`${base}${CALL.path}`, callInit('ok'))).status).toBe(200);
     expect((await manager.fetch(`${base}${CALL.path}`, callInit('ok'))).status).toBe(200);
     const voucher = sessionCredentialOf(sent.at(-1))!;
@@ -205,19 +212,21 @@ describe('MPP sessions', () => {
   });
 
   it('refuses a single charge on a per-tick route', async () => {
-    const response = await fetch(`${base}${STREAM.path}`, { headers: { Authorization: 'Payment not-a-credential' } });
+    const payer = await fundedPayer();
+    const offered = Challenge.fromResponseList(await fetch(`${base}${CALL.path}`, { method: 'POST' }));
+    const charge = offered.find((c) => c.intent === 'charge')!;
+    const client = createClient({ chain: tempoChain, transport: http(`${base}/api/dev/rpc/tempo`), account: payer });
+    const credential = await tempo.charge({ account: payer, getClient: () => client }).createCredential({ challenge: charge, context: {} } as never);
+    const response = await fetch(`${base}${STREAM.path}?ticks=1`, { headers: { Authorization: credential } });
     expect(response.status).toBe(402);
+    expect(await response.json()).toMatchObject({ code: 'PAYMENT_INVALID', error: expect.stringMatching(/per tick/) });
   });
 });
 
 describe("the embedded Tempo chain's RPC for signed Tempo transactions", () => {
   it('applies a channel-opening transaction once, and refuses it sent again', async () => {
     const payer = await fundedPayer();
-    const sent: RequestInit[] = [];
-    const manager = sessionManager(payer, async (input, init) => {
-      if (init) sent.push(init);
-      return fetch(input, init);
-    });
+    const { manager, sent } = recordingSessionManager(payer);
     expect((await manager.fetch(`${base}${CALL.path}`, callInit('ok'))).status).toBe(200);
     const open = sent.map(sessionCredentialOf).find((c) => (c?.payload as { action?: string } | undefined)?.action === 'open')!;
     const replay = await rpc('eth_sendRawTransaction', [(open.payload as { transaction: string }).transaction]);

@@ -2,8 +2,8 @@ import { Challenge, Credential, Errors, Receipt, type Method } from 'mppx';
 import { Mppx } from 'mppx/server';
 import type { Address } from 'viem';
 import { formatUsd } from '../../money.js';
-import type { PaymentProof } from '../carriers.js';
 import type { Db } from '../../db/client.js';
+import type { PaymentProof } from '../carriers.js';
 import type { PaymentRailAdapter, SettlementOutcome, Verification } from '../gate.js';
 import { CARD_MINIMUM, type PaidRoute } from '../prices.js';
 import { reasonOf } from './embedded-tempo-charge.js';
@@ -69,7 +69,7 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
     let handler = sessionHandlers.get(route);
     if (!handler) {
       const create = (mppx as unknown as { tempo: { session(options: Record<string, unknown>): SessionHandler } }).tempo.session;
-      sessionHandlers.set(route, (handler = create(sessionRequest(route, formatUsd(route.price), options.recipient))));
+      sessionHandlers.set(route, (handler = create(sessionRequest(route, options.recipient))));
     }
     return handler;
   };
@@ -102,7 +102,7 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
       const challenges: Challenge.Challenge[] = [];
       // Per-tick routes are paid through a session only; per-session routes also take a single charge.
       if (route.unit !== 'charge') {
-        challenges.push(await issue.tempo!.session({ ...sessionRequest(route, formatUsd(route.price), options.recipient), expires }));
+        challenges.push(await issue.tempo!.session({ ...sessionRequest(route, options.recipient), expires }));
       }
       if (route.unit !== 'tick') challenges.push(await issue.tempo!.charge({ ...tempoRequest(route), expires }));
       const cardOffer = cardRequest(route);

@@ -8,6 +8,7 @@ import type { EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
 import { tempoRpc } from '../../chains/embedded/tempo-rpc.js';
 import type { Db } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
+import { formatUsd } from '../../money.js';
 import type { PaymentProof } from '../carriers.js';
 import type { PaidRoute } from '../prices.js';
 import { recordSessionUse, type ChannelState, type PgChannelStore } from './session-store.js';
@@ -56,18 +57,16 @@ function sessionRail(options: { client: Client; account: Account; currency: Addr
 }
 
 /** What a session-billed route asks: the price per unit, and a deposit that covers a good while. */
-export function sessionRequest(route: PaidRoute, amount: string, recipient: Address) {
+export function sessionRequest(route: PaidRoute, recipient: Address) {
   const unitsPerDeposit = route.unit === 'tick' ? 100n : 10n;
   return {
-    amount,
+    amount: formatUsd(route.price),
     unitType: route.unit === 'tick' ? 'second' : 'session',
-    suggestedDeposit: formatUnits(route.price * unitsPerDeposit),
+    suggestedDeposit: formatUsd(route.price * unitsPerDeposit),
     recipient,
     description: route.summary,
   };
 }
-
-const formatUnits = (value: bigint) => `${value / 1_000_000n}.${(value % 1_000_000n).toString().padStart(6, '0')}`;
 
 type SessionHandler = (request: Request) => Promise<{ status: 402; challenge: Response } | { status: 200; withReceipt(response?: Response): Response }>;
 
