@@ -1,3 +1,4 @@
+import { eq } from 'drizzle-orm';
 import { Challenge, Credential } from 'mppx';
 import { tempo } from 'mppx/client';
 import { Session } from 'mppx/tempo';
@@ -7,6 +8,7 @@ import { tempo as tempoChain } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
+import { mppSessions, paymentReceipts } from '../db/schema.js';
 import type { PaidRoute } from './prices.js';
 import { registerSessionManagement } from './routes.js';
 
@@ -133,6 +135,13 @@ describe('MPP sessions', () => {
     expect(await tempoBalance(payee)).toBe(payeeBefore + 10n * TICK);
     expect(await tempoBalance(payer.address)).toBe(payerBefore - 10n * TICK);
     expect(await t.payments!.sessions.channel(channelId)).toMatchObject({ finalized: true });
+
+    // The history: the session's row mirrors the closed channel, and the stream left one receipt.
+    const db = t.database.db;
+    const [session] = await db.select().from(mppSessions).where(eq(mppSessions.id, channelId.toLowerCase()));
+    expect(session).toMatchObject({ route: 'GET /test/stream', payer: payer.address, status: 'closed', spent: 10n * TICK, acceptedCumulative: 10n * TICK });
+    const receipts = await db.select().from(paymentReceipts).where(eq(paymentReceipts.sessionId, channelId.toLowerCase()));
+    expect(receipts).toEqual([expect.objectContaining({ route: 'GET /test/stream', rail: 'A', amount: 10n * TICK, status: 'voucher' })]);
   });
 
   it('charges a per-session call once, and nothing when its handler fails', async () => {

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { desc, eq, sql } from 'drizzle-orm';
 import { Json } from 'ox';
+import { getAddress } from 'viem';
 import type { Db } from '../../db/client.js';
 import { mppChannelStore, mppSessions, paymentReceipts } from '../../db/schema.js';
 
@@ -157,6 +158,7 @@ export interface SessionUse {
  * history needs no channel store reads) and a receipt for the activity feed.
  */
 export async function recordSessionUse(db: Db, channel: ChannelState, use: SessionUse): Promise<void> {
+  const payer = getAddress(channel.payer); // mppx keeps addresses in lower case
   const status = channel.finalized ? 'closed' : channel.closeRequestedAt !== 0n ? 'closing' : 'open';
   const state = {
     deposit: channel.deposit,
@@ -170,7 +172,7 @@ export async function recordSessionUse(db: Db, channel: ChannelState, use: Sessi
   await db.transaction(async (tx) => {
     await tx
       .insert(mppSessions)
-      .values({ id: channelKey(use.channelId), payer: channel.payer, route: use.route, employerId: use.employerId, ...state })
+      .values({ id: channelKey(use.channelId), payer, route: use.route, employerId: use.employerId, ...state })
       .onConflictDoUpdate({
         target: mppSessions.id,
         set: { ...state, employerId: sql`coalesce(${mppSessions.employerId}, excluded.employer_id)` },
@@ -180,7 +182,7 @@ export async function recordSessionUse(db: Db, channel: ChannelState, use: Sessi
       sessionId: channelKey(use.channelId),
       route: use.route,
       rail: 'A',
-      payer: channel.payer,
+      payer,
       amount: use.charged,
       reference: channelKey(use.channelId),
       // Covered by a signed voucher; the money moves when the channel is settled or closed.

@@ -101,7 +101,9 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
   // Top-ups, closes and vouchers sent to refill a running stream are not calls of the route.
   const management = payload.action === 'topUp' || payload.action === 'close' || original.method !== route.method || !hasContent(original);
   if (management) {
-    const channel = await deps.store.channel(channelId);
+    // Deposits and closes change the session's row; a refill voucher (one per tick, for clients that
+    // sign as they go) shows in it when the stream records its use.
+    const channel = payload.action === 'voucher' ? null : await deps.store.channel(channelId);
     if (channel) await recordSessionUse(deps.db, channel, { channelId, route: routeName, employerId: null, charged: 0n, units: 0, receipt: {} });
     return applied;
   }
