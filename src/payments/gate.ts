@@ -46,7 +46,7 @@ export interface PaymentRailAdapter {
   accepts(proof: PaymentProof): boolean;
   /** Payments through a session (MPP payment channels), charged per call or per tick. */
   session?: {
-    accepts(proof: PaymentProof): boolean;
+    accepts(proof: PaymentProof): proof is Extract<PaymentProof, { kind: 'mpp' }>;
     serve(call: SessionCall): Promise<Response | void>;
   };
 }
@@ -73,7 +73,7 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
     }
 
     if (adapter.session?.accepts(proof)) {
-      if (route.unit === 'charge' || proof.kind !== 'mpp') {
+      if (route.unit === 'charge') {
         return paymentRequired(c, route, adapters, 'PAYMENT_INVALID', 'This route takes single charges, not MPP session credentials.');
       }
       // A channel's signed cumulative amount bounds what it can ever be charged: no proof claim.

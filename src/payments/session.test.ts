@@ -103,6 +103,10 @@ const sessionCredentialOf = (init: RequestInit | undefined) => {
   return authorization ? Credential.deserialize(Credential.extractPaymentScheme(authorization)!) : null;
 };
 
+/** The channel-opening credential among a client's requests. */
+const openCredentialOf = (sent: RequestInit[]) =>
+  sent.map(sessionCredentialOf).find((c) => (c?.payload as { action?: string } | undefined)?.action === 'open');
+
 describe('MPP sessions', () => {
   it('offers a session (and no single charge) on a per-tick route, with its price per tick', async () => {
     const response = await fetch(`${base}${STREAM.path}`);
@@ -214,10 +218,13 @@ describe('MPP sessions', () => {
 
   it('gives back the tick a stream was charged when its handler fails', async () => {
     const payer = await fundedPayer();
-    const manager = sessionManager(payer);
+    const { manager, sent } = recordingSessionManager(payer);
     await expect(manager.sse(`${base}${STREAM.path}?ticks=3&fail=1`)).rejects.toThrow();
-    const channelId = manager.channelId;
-    if (channelId) expect(await t.payments!.sessions.channel(channelId)).toMatchObject({ spent: 0n, units: 0 });
+    // The channel was opened with a voucher for the first tick; that tick was charged, then given back.
+    const open = openCredentialOf(sent);
+    const channelId = (open?.payload as { channelId: string } | undefined)?.channelId;
+    expect(channelId).toMatch(/^0x[0-9a-f]{64}$/i);
+    expect(await t.payments!.sessions.channel(channelId!)).toMatchObject({ highestVoucherAmount: TICK, spent: 0n, units: 0 });
   });
 
   it('refuses a single charge on a per-tick route', async () => {
@@ -237,7 +244,7 @@ describe("the embedded Tempo chain's RPC for signed Tempo transactions", () => {
     const payer = await fundedPayer();
     const { manager, sent } = recordingSessionManager(payer);
     expect((await manager.fetch(`${base}${CALL.path}`, callInit('ok'))).status).toBe(200);
-    const open = sent.map(sessionCredentialOf).find((c) => (c?.payload as { action?: string } | undefined)?.action === 'open')!;
+    const open = openCredentialOf(sent)!;
     const replay = await rpc('eth_sendRawTransaction', [(open.payload as { transaction: string }).transaction]);
     expect(replay.error?.message).toMatch(/TransactionAlreadyApplied|ChannelExists|revert/);
     await manager.close();
