@@ -42,11 +42,17 @@ contract PayrollTreasury {
         token = IMemoToken(token_);
     }
 
+    /// @notice Opens an account for `admin`. An opener other than the admin (the service, opening
+    /// an employer's treasury) becomes its agent, until the admin revokes it with setAgent.
     function createAccount(address admin) external returns (uint256 accountId) {
         if (admin == address(0)) revert Unauthorized();
         accountId = ++accountCount;
         _accounts[accountId].admin = admin;
         emit AccountCreated(accountId, admin);
+        if (msg.sender != admin) {
+            isAgent[accountId][msg.sender] = true;
+            emit AgentUpdated(accountId, msg.sender, true);
+        }
     }
 
     function accountOf(uint256 accountId) external view returns (address admin, uint256 available, uint256 locked) {

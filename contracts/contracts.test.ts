@@ -317,6 +317,17 @@ describe('PayrollTreasury, StreamVesting and YieldRouter', () => {
     expect((await account())[1]).toBe(44_000_000_000n);
   });
 
+  it('makes an opener other than the admin the agent of the account it opened', async () => {
+    const opened = await send(agent, treasury, 'PayrollTreasury', 'createAccount', [employer.address]);
+    const openedId = (events(artifacts.PayrollTreasury!.abi, opened.logs as never)[0]!.args as { accountId: bigint }).accountId;
+    expect(await read(treasury, 'PayrollTreasury', 'isAgent', [openedId, agent.address])).toBe(true);
+    // An admin opening its own account appoints no one.
+    expect(await read(treasury, 'PayrollTreasury', 'isAgent', [accountId, employer.address])).toBe(false);
+    // The admin can revoke the opener.
+    await send(employer, treasury, 'PayrollTreasury', 'setAgent', [openedId, agent.address, false]);
+    expect(await read(treasury, 'PayrollTreasury', 'isAgent', [openedId, agent.address])).toBe(false);
+  });
+
   it('is all-or-nothing: one bad recipient pays no one', async () => {
     const before = await account();
     const recipients = [staff[0]!, '0x0000000000000000000000000000000000000000' as Address];

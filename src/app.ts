@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { registerDevRoutes } from './features/dev/routes.js';
 import { registerEmployerRoutes } from './features/employers/routes.js';
+import { PaidCallers } from './features/employers/paid-caller.js';
 import { EmployersService } from './features/employers/service.js';
 import { registerMppActivityRoutes } from './features/mpp-activity/routes.js';
 import { MppActivityService } from './features/mpp-activity/service.js';
@@ -70,6 +71,8 @@ const ALLOWED_HEADERS = [
   'X-Agent-Identifier',
   'X-Agent-Timestamp',
   'X-Agent-Signature',
+  'X-Agent-Key',
+  'X-Identity-Token',
 ];
 
 export function createServices(deps: Pick<AppDependencies, 'config' | 'database'>): Services {
@@ -143,9 +146,13 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
   registerEmployerRoutes(app, { employers: services.employers, requireUser: authenticated, idempotency: idempotent });
   registerMppActivityRoutes(app, { activity: services.mppActivity, requireUser: authenticated });
   if (deps.payments && deps.chains) {
-    registerTreasuryRoutes(app, { treasury: new TreasuryService(deps.chains.tempo), gate: deps.payments.gate });
+    const gate = deps.payments.gate;
+    // Paid routes carry the payment in Authorization; identity comes in its own headers.
+    const paidCallers = new PaidCallers(deps.database, deps.verifyIdentity, services.users);
+    const treasury = new TreasuryService(deps.chains.tempo, services.employers);
+    registerTreasuryRoutes(app, { treasury, gate });
     // Last: every paid route a feature has not registered still answers 402 (spec 4.2).
-    registerPendingPaidRoutes(app, deps.payments.gate);
+    registerPendingPaidRoutes(app, gate);
   }
 
   app.notFound((c) => errorResponse(c, new AppError(404, 'NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`)));

@@ -91,6 +91,7 @@ export const employers = pgTable(
   (t) => [
     uniqueIndex('employers_owner_user_id_key').on(t.ownerUserId),
     uniqueIndex('employers_virtual_master_id_key').on(t.virtualMasterId),
+    uniqueIndex('employers_agent_key_hash_key').on(t.agentKeyHash),
     check('employers_name_length', sql`char_length(${t.name}) BETWEEN 1 AND 200`),
     check('employers_virtual_master_id_format', sql`${t.virtualMasterId} ~ '^0x[0-9a-f]{8}$'`),
   ],
@@ -253,6 +254,10 @@ export const payrollRuns = pgTable(
     decisionId: uuid('decision_id').references(() => agentDecisions.id),
     createdBy: text('created_by').references(() => users.id),
     txHash: text('tx_hash'),
+    /** The signed batch transaction, kept before broadcast so a crash can rebroadcast the same bytes. */
+    rawTransaction: text('raw_transaction'),
+    /** Who submitted it: `owner` (signed by the employer, hash recorded) or `agent` (the service's agent wallet). */
+    submittedBy: text('submitted_by', { enum: ['owner', 'agent'] }),
     blockNumber: bigint('block_number', { mode: 'bigint' }),
     failureReason: text('failure_reason'),
     submittedAt: tstz('submitted_at'),
@@ -265,6 +270,7 @@ export const payrollRuns = pgTable(
     uniqueIndex('payroll_runs_tx_hash_key').on(t.txHash),
     uniqueIndex('payroll_runs_decision_id_key').on(t.decisionId),
     check('payroll_runs_status', oneOf('status', PAYROLL_RUN_STATUSES)),
+    check('payroll_runs_submitted_by', oneOf('submitted_by', ['owner', 'agent'])),
     check('payroll_runs_total_nonnegative', sql`${t.totalAmount} >= 0`),
   ],
 );

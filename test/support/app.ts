@@ -11,7 +11,7 @@ import { readinessChecks } from '../../src/features/ops/readiness.js';
 import { createLogger } from '../../src/log.js';
 import { openPayments, type Payments } from '../../src/payments/index.js';
 import { DevIdentityProvider } from '../../src/providers/identity/dev-idp.js';
-import { createIdentityVerifier } from '../../src/providers/identity/verifier.js';
+import { createIdentityVerifier, type IdentityVerifier } from '../../src/providers/identity/verifier.js';
 import { createTestDatabaseTarget } from './database.js';
 
 export interface TestApp {
@@ -25,6 +25,8 @@ export interface TestApp {
   database: Database;
   services: Services;
   idp: DevIdentityProvider;
+  /** Verifies the development identity provider's tokens, as the app does. */
+  verifyIdentity: IdentityVerifier;
   dataDir: string;
   /** A bearer token from the development identity provider. */
   token(sub: string, email?: string): Promise<string>;
@@ -54,16 +56,13 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const embeddedChains = options.chains ? await openEmbeddedChains(database.db, { virtualMasterZeroBytes: 1 }) : undefined;
   const chains = embeddedChains && (await embeddedChainPorts(embeddedChains));
   const payments = chains && (await openPayments({ config, database, chains, embedded: embeddedChains }));
+  const verifyIdentity = createIdentityVerifier({ issuer: config.idp.issuer, audience: config.idp.audience, jwks: { keys: idp.jwks().keys } });
   const app = buildApp(
     {
       config,
       database,
       log: createLogger('silent'),
-      verifyIdentity: createIdentityVerifier({
-        issuer: config.idp.issuer,
-        audience: config.idp.audience,
-        jwks: { keys: idp.jwks().keys },
-      }),
+      verifyIdentity,
       devIdentityProvider: idp,
       embeddedChains,
       chains,
@@ -81,6 +80,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     database,
     services,
     idp,
+    verifyIdentity,
     dataDir,
     token: (sub, email) => idp.issue({ sub, email }),
     request(method, requestPath, options = {}) {

@@ -4,6 +4,7 @@ import type { AppEnv } from '../../http/context.js';
 import { errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
 import { formatUsd } from '../../money.js';
 import {
+  AgentKeyResponse,
   CreateEmployeeBody,
   CreateEmployeeResponse,
   CreateEmployerBody,
@@ -100,6 +101,25 @@ export function registerEmployerRoutes(app: OpenAPIHono<AppEnv>, deps: EmployerR
       c.var.requestId,
     );
     return c.json({ ...presentEmployee(employee), created }, created ? 201 : 200);
+  });
+  const rotateAgentKey = createRoute({
+    method: 'post',
+    path: '/api/employers/{id}/agent-key',
+    tags: ['Employers'],
+    summary: "Generate or rotate the employer's agent key (shown once)",
+    security,
+    middleware: [deps.requireUser] as const,
+    request: { params: EmployerIdParams },
+    responses: {
+      201: jsonContent(AgentKeyResponse, 'The new key; any earlier key stopped working.'),
+      ...errorResponses(400, 401, 404),
+    },
+  });
+  app.openapi(rotateAgentKey, async (c) => {
+    const { id } = c.req.valid('param');
+    const key = await deps.employers.rotateAgentKey(c.var.caller, id, c.var.requestId);
+    c.header('Cache-Control', 'no-store');
+    return c.json({ employer_id: id, agent_key: key.key, prefix: key.prefix, rotated: key.rotated, created_at: key.rotatedAt.toISOString() }, 201);
   });
 }
 

@@ -76,3 +76,13 @@ export const TeamResponse = z
     total: z.number().int(),
   })
   .openapi('Team');
+
+export const AgentKeyResponse = z
+  .object({
+    employer_id: z.uuid(),
+    agent_key: z.string().openapi({ description: 'Shown this once; send it as `X-Agent-Key` on paid routes. Only its hash is stored.' }),
+    prefix: z.string().openapi({ description: 'The first characters, to recognise the key later.' }),
+    rotated: z.boolean().openapi({ description: 'true when an earlier key was replaced (it no longer works).' }),
+    created_at: z.string().openapi({ format: 'date-time' }),
+  })
+  .openapi('AgentKey');

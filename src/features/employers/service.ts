@@ -4,6 +4,7 @@ import { notFound } from '../../http/errors.js';
 import { parseUsd } from '../../money.js';
 import { recordAudit } from '../audit/store.js';
 import type { UsersService } from '../users/service.js';
+import { newAgentKey } from './paid-caller.js';
 import * as store from './store.js';
 
 export interface NewEmployeeInput {
@@ -117,6 +118,62 @@ export class EmployersService {
       const existing = await store.findEmployeeByEmail(tx.db, employerId, input.email);
       if (!existing) throw new Error('employee insert conflicted but none exists');
       return { employee: existing, created: false };
+    });
+  }
+
+  /**
+   * Generates the employer's agent key, or replaces it (the old key stops working at once). The
+   * key is returned this once; only its SHA-256 and a display prefix are stored.
+   */
+  async rotateAgentKey(caller: Caller, employerId: string, requestId: string) {
+    const key = newAgentKey();
+    const employer = await this.database.transaction(async (tx) => {
+      const owned = await this.requireOwned(tx.db, caller, employerId);
+      const updated = await store.setAgentKey(tx.db, employerId, key);
+      await recordAudit(tx.db, {
+        actorUserId: caller.userId,
+        actorKind: 'user',
+        action: owned.agentKeyHash ? 'agent_key.rotated' : 'agent_key.created',
+        employerId,
+        targetType: 'employer',
+        targetId: employerId,
+        details: { prefix: key.prefix },
+        requestId,
+      });
+      return { updated, rotated: owned.agentKeyHash !== null };
+    });
+    return { key: key.key, prefix: key.prefix, rotatedAt: employer.updated.agentKeyRotatedAt!, rotated: employer.rotated };
+  }
+
+  /** The employer, whoever asks (callers that already authorised the request). */
+  findEmployer(employerId: string) {
+    return store.findEmployer(this.database.db, employerId);
+  }
+
+  /**
+   * The employer's on-chain treasury account id, opening the account on first use. The employer's
+   * row stays locked while `open` runs, so concurrent first uses open exactly one account.
+   */
+  async ensureTreasuryAccount(employerId: string, open: (employer: store.EmployerRow) => Promise<bigint>): Promise<bigint> {
+    const known = await store.findEmployer(this.database.db, employerId);
+    if (!known) throw notFound('Employer');
+    if (known.employerAccountId) return BigInt(known.employerAccountId);
+    return this.database.transaction(async (tx) => {
+      const employer = await store.lockEmployer(tx.db, employerId);
+      if (!employer) throw notFound('Employer');
+      if (employer.employerAccountId) return BigInt(employer.employerAccountId);
+      const accountId = await open(employer);
+      await store.setEmployerAccountId(tx.db, employerId, accountId.toString());
+      await recordAudit(tx.db, {
+        actorUserId: null,
+        actorKind: 'system',
+        action: 'treasury.account_opened',
+        employerId,
+        targetType: 'employer',
+        targetId: employerId,
+        details: { account_id: accountId.toString() },
+      });
+      return accountId;
     });
   }
 }

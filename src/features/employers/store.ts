@@ -65,3 +65,34 @@ export async function findEmployeeByEmail(db: Db, employerId: string, email: str
     .where(and(eq(employees.employerId, employerId), eq(employees.email, email)));
   return rows[0] ?? null;
 }
+
+export async function findEmployerByAgentKeyHash(db: Db, hash: string): Promise<EmployerRow | null> {
+  const rows = await db.select().from(employers).where(eq(employers.agentKeyHash, hash));
+  return rows[0] ?? null;
+}
+
+/** Replaces the agent key (the old one stops working in the same statement). */
+export async function setAgentKey(db: Db, employerId: string, key: { hash: string; prefix: string }): Promise<EmployerRow> {
+  const rows = await db
+    .update(employers)
+    .set({ agentKeyHash: key.hash, agentKeyPrefix: key.prefix, agentKeyRotatedAt: new Date(), updatedAt: new Date() })
+    .where(eq(employers.id, employerId))
+    .returning();
+  if (!rows[0]) throw new Error(`employer ${employerId} vanished while its agent key was rotated`);
+  return rows[0];
+}
+
+export async function findEmployer(db: Db, employerId: string): Promise<EmployerRow | null> {
+  const rows = await db.select().from(employers).where(eq(employers.id, employerId));
+  return rows[0] ?? null;
+}
+
+/** The employer's row, locked until the transaction ends. */
+export async function lockEmployer(db: Db, employerId: string): Promise<EmployerRow | null> {
+  const rows = await db.select().from(employers).where(eq(employers.id, employerId)).for('update');
+  return rows[0] ?? null;
+}
+
+export async function setEmployerAccountId(db: Db, employerId: string, accountId: string): Promise<void> {
+  await db.update(employers).set({ employerAccountId: accountId, updatedAt: new Date() }).where(eq(employers.id, employerId));
+}

@@ -1,0 +1,84 @@
+import type { Address as SolanaAddress } from '@solana/kit';
+import { generateKeyPairSigner } from '@solana/kit';
+import type { Network } from '@x402/core/types';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { ExactSvmScheme } from '@x402/svm/exact/client';
+import { Mppx, stripe, tempo } from 'mppx/client';
+import { createClient, http, type Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { tempo as tempoChain } from 'viem/chains';
+import type { TestApp } from './app.js';
+
+/**
+ * Paying clients for tests: the unmodified libraries real callers use, against a test app served
+ * on loopback (`serveOnLoopback`) with embedded chains. Each payer is fresh and funded by the faucet.
+ */
+export type PayingFetch = (path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }) => Promise<Response>;
+
+async function faucet(t: TestApp, network: string, address: string, amount: string): Promise<void> {
+  const response = await t.request('POST', '/api/dev/faucet', { body: { network, address, amount } });
+  if (response.status !== 200) throw new Error(`faucet answered ${response.status}: ${await response.text()}`);
+}
+
+function withJson(pay: typeof fetch, baseUrl: string): PayingFetch {
+  return (path, init = {}) => {
+    const headers: Record<string, string> = { ...init.headers };
+    let body: string | undefined;
+    if (init.body !== undefined) {
+      body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    return pay(`${baseUrl}${path}`, { method: init.method ?? 'GET', headers, ...(body === undefined ? {} : { body }) });
+  };
+}
+
+/** Rail A: mppx's Tempo charge, signing with a fresh funded key against the dev RPC. */
+export async function railA(t: TestApp, baseUrl: string, amountUsd = '5'): Promise<{ pay: PayingFetch; payer: Address }> {
+  const account = privateKeyToAccount(generatePrivateKey());
+  await faucet(t, 'eip155:4217', account.address, amountUsd);
+  const client = createClient({ chain: tempoChain, transport: http(`${baseUrl}/api/dev/rpc/tempo`), account });
+  const mppx = Mppx.create({ methods: [tempo.charge({ account, getClient: () => client })], polyfill: false });
+  return { pay: withJson(mppx.fetch as typeof fetch, baseUrl), payer: account.address };
+}
+
+/** The card fallback: mppx's stripe method against the local card sandbox. */
+export function card(baseUrl: string, paymentMethod = 'pm_card_visa'): PayingFetch {
+  const method = stripe.charge({
+    paymentMethod,
+    createToken: async ({ amount, currency, expiresAt, paymentMethod: pm }) => {
+      const response = await fetch(`${baseUrl}/api/dev/card/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ payment_method: pm, amount, currency, expires_at: expiresAt }),
+      });
+      return ((await response.json()) as { spt: string }).spt;
+    },
+  });
+  return withJson(Mppx.create({ methods: [method], polyfill: false }).fetch as typeof fetch, baseUrl);
+}
+
+/** Rails B (x402 on Base) and C (x402 on Solana), through @x402/fetch with local mode's tokens allowed. */
+export async function x402(t: TestApp, baseUrl: string, rail: 'B' | 'C', amountUsd = '5'): Promise<{ pay: PayingFetch; payer: string }> {
+  const chains = t.embeddedChains!;
+  const cap = '5000000';
+  const client = new x402Client().setSpendControls({
+    allowedAssets: [
+      { network: 'eip155:8453', asset: chains.base.contracts.stablecoin!, maxAmountPerPayment: cap },
+      { network: chains.solana.network as Network, asset: chains.solana.mint, maxAmountPerPayment: cap },
+    ],
+  });
+  let payer: string;
+  if (rail === 'B') {
+    const account = privateKeyToAccount(generatePrivateKey());
+    await faucet(t, 'eip155:8453', account.address, amountUsd);
+    client.register('eip155:8453', new ExactEvmScheme(account));
+    payer = account.address;
+  } else {
+    const signer = await generateKeyPairSigner();
+    await faucet(t, chains.solana.network, signer.address as SolanaAddress, amountUsd);
+    client.register(chains.solana.network as Network, new ExactSvmScheme(signer, { rpcUrl: `${baseUrl}/api/dev/rpc/solana` }));
+    payer = signer.address;
+  }
+  return { pay: withJson(wrapFetchWithPayment(fetch, client), baseUrl), payer };
+}
