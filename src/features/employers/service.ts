@@ -176,4 +176,23 @@ export class EmployersService {
       return accountId;
     });
   }
+
+  countActiveEmployees(employerId: string): Promise<number> {
+    return store.countActiveEmployees(this.database.db, employerId);
+  }
+
+  /** This employer's employees among `ids`; ids of other employers' employees are simply absent. */
+  employeesByIds(employerId: string, ids: string[], db: Db = this.database.db) {
+    return store.findEmployeesByIds(db, employerId, ids);
+  }
+
+  /** This employer's employees paid to any of these EVM wallets. */
+  employeesByWallets(employerId: string, wallets: string[], db: Db = this.database.db) {
+    return store.findEmployeesByWallets(db, employerId, wallets);
+  }
+
+  /** The employee, whoever asks (callers that authorise the request themselves). */
+  findEmployee(employeeId: string) {
+    return store.findEmployee(this.database.db, employeeId);
+  }
 }

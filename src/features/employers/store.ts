@@ -1,4 +1,4 @@
-import { and, asc, count, eq } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { employees, employers } from '../../db/schema.js';
 
@@ -95,4 +95,31 @@ export async function lockEmployer(db: Db, employerId: string): Promise<Employer
 
 export async function setEmployerAccountId(db: Db, employerId: string, accountId: string): Promise<void> {
   await db.update(employers).set({ employerAccountId: accountId, updatedAt: new Date() }).where(eq(employers.id, employerId));
+}
+
+export async function countActiveEmployees(db: Db, employerId: string): Promise<number> {
+  const rows = await db
+    .select({ total: count() })
+    .from(employees)
+    .where(and(eq(employees.employerId, employerId), eq(employees.status, 'active')));
+  return rows[0]?.total ?? 0;
+}
+
+/** This employer's employees among `ids` (others' ids simply do not match). */
+export function findEmployeesByIds(db: Db, employerId: string, ids: string[]): Promise<EmployeeRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.select().from(employees).where(and(eq(employees.employerId, employerId), inArray(employees.id, ids)));
+}
+
+/** This employer's employees whose EVM wallet is one of `wallets` (compared case-insensitively). */
+export function findEmployeesByWallets(db: Db, employerId: string, wallets: string[]): Promise<EmployeeRow[]> {
+  if (wallets.length === 0) return Promise.resolve([]);
+  return db
+    .select()
+    .from(employees)
+    .where(and(eq(employees.employerId, employerId), inArray(sql`lower(${employees.walletAddress})`, wallets.map((w) => w.toLowerCase()))));
+}
+
+export function findEmployee(db: Db, employeeId: string): Promise<EmployeeRow | undefined> {
+  return db.select().from(employees).where(eq(employees.id, employeeId)).then((rows) => rows[0]);
 }
