@@ -9,6 +9,7 @@ import { registerDevRoutes } from './features/dev/routes.js';
 import { registerEmployerRoutes } from './features/employers/routes.js';
 import { PaidCallers } from './features/employers/paid-caller.js';
 import { EmployersService } from './features/employers/service.js';
+import { registerMemoRoutes } from './features/memo/routes.js';
 import { registerMppActivityRoutes } from './features/mpp-activity/routes.js';
 import { MppActivityService } from './features/mpp-activity/service.js';
 import { registerOpsRoutes, type ReadinessCheck } from './features/ops/routes.js';
@@ -151,6 +152,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     const paidCallers = new PaidCallers(deps.database, deps.verifyIdentity, services.users);
     const treasury = new TreasuryService(deps.chains.tempo, services.employers);
     registerTreasuryRoutes(app, { treasury, gate });
+    registerMemoRoutes(app, { gate });
     // Last: every paid route a feature has not registered still answers 402 (spec 4.2).
     registerPendingPaidRoutes(app, gate);
   }
