@@ -1,25 +1,75 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
+import { z } from 'zod';
 import type { AppEnv } from '../../http/context.js';
-import { errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
+import { ErrorSchema, errorResponses, jsonBody, jsonContent, validationHook } from '../../http/validation.js';
 import { formatUsd } from '../../money.js';
 import {
   AgentKeyResponse,
+  BulkImportBody,
+  BulkImportResponse,
   CreateEmployeeBody,
   CreateEmployeeResponse,
   CreateEmployerBody,
+  Employee,
+  EmployeeIdParams,
   Employer,
   EmployerIdParams,
+  TeamMemberParams,
   TeamQuery,
   TeamResponse,
+  UpdateEmployerBody,
+  UpdateOwnProfileBody,
+  UpdateTeamMemberBody,
 } from './schema.js';
-import type { EmployersService } from './service.js';
+import type { EmployersService, NewEmployeeInput, PolicyExists } from './service.js';
 import type { EmployeeRow, EmployerRow } from './store.js';
 
 export interface EmployerRouteDeps {
   employers: EmployersService;
   requireUser: MiddlewareHandler<AppEnv>;
   idempotency: MiddlewareHandler<AppEnv>;
+  /** Checks a TIP-403 policy id on the Tempo chain; absent when the app runs without chains (ids are then stored unchecked). */
+  policyExists?: PolicyExists | undefined;
+  /** The service's public URL; invite emails link to its employee portal. */
+  publicBaseUrl: string;
+}
+
+/**
+ * The default validation hook, except that an unknown key of a strict (PATCH) body is named as
+ * the offending field, so a typo is a 400 naming it instead of a silently ignored key.
+ */
+function namingUnknownKeys<R>(
+  result: ({ success: true } | { success: false; error: z.ZodError }) & { target: string },
+  c: Context,
+): R | undefined {
+  if (result.success) return undefined;
+  const issues = result.error.issues.map((issue) =>
+    issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined
+      ? { ...issue, path: [...issue.path, issue.keys[0]], message: 'is not a field this request can change' }
+      : issue,
+  );
+  return validationHook({ success: false, error: new z.ZodError(issues), target: result.target }, c) as R | undefined;
+}
+
+function createInput(body: {
+  email: string;
+  full_name: string;
+  wallet_address?: string | undefined;
+  solana_wallet_address?: string | undefined;
+  annual_salary_usd?: string | undefined;
+  department?: string | undefined;
+  cost_centre?: string | undefined;
+}): NewEmployeeInput {
+  return {
+    email: body.email,
+    fullName: body.full_name,
+    walletAddress: body.wallet_address,
+    solanaWalletAddress: body.solana_wallet_address,
+    annualSalaryUsd: body.annual_salary_usd,
+    department: body.department,
+    costCentre: body.cost_centre,
+  };
 }
 
 const security = [{ bearerAuth: [] }];
@@ -86,22 +136,166 @@ export function registerEmployerRoutes(app: OpenAPIHono<AppEnv>, deps: EmployerR
   app.openapi(addEmployee, async (c) => {
     const { id } = c.req.valid('param');
     const body = c.req.valid('json');
-    const { employee, created } = await deps.employers.addEmployee(
-      c.var.caller,
-      id,
-      {
-        email: body.email,
-        fullName: body.full_name,
-        walletAddress: body.wallet_address,
-        solanaWalletAddress: body.solana_wallet_address,
-        annualSalaryUsd: body.annual_salary_usd,
-        department: body.department,
-        costCentre: body.cost_centre,
-      },
-      c.var.requestId,
-    );
+    const { employee, created } = await deps.employers.addEmployee(c.var.caller, id, createInput(body), c.var.requestId);
     return c.json({ ...presentEmployee(employee), created }, created ? 201 : 200);
   });
+
+  const updateEmployer = createRoute({
+    method: 'patch',
+    path: '/api/employers/{id}',
+    tags: ['Employers'],
+    summary: "Rename the employer or set its TIP-403 policy",
+    description:
+      'Owner only. `tip403_policy_id` must exist on the Tempo chain (422 `POLICY_NOT_FOUND` otherwise); null clears it. ' +
+      'Fields left out stay as they are; unknown fields are refused.',
+    security,
+    middleware: [deps.requireUser, deps.idempotency] as const,
+    request: { params: EmployerIdParams, body: jsonBody(UpdateEmployerBody) },
+    responses: {
+      200: jsonContent(Employer, 'The employer after the change (`created` is false).'),
+      ...errorResponses(400, 401, 404, 409, 413, 415),
+      422: jsonContent(ErrorSchema, '`POLICY_NOT_FOUND`: no such TIP-403 policy on the Tempo chain; or the same Idempotency-Key with a different request.'),
+    },
+  });
+  app.openapi(
+    updateEmployer,
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const body = c.req.valid('json');
+      const employer = await deps.employers.updateEmployer(
+        c.var.caller,
+        id,
+        { name: body.name, tip403PolicyId: body.tip403_policy_id },
+        c.var.requestId,
+        deps.policyExists,
+      );
+      return c.json(presentEmployer(employer, false), 200);
+    },
+    namingUnknownKeys,
+  );
+
+  const updateTeamMember = createRoute({
+    method: 'patch',
+    path: '/api/employers/{id}/team/{employeeId}',
+    tags: ['Employers'],
+    summary: 'Update salary, pause payroll, record a manual review, or remove an employee',
+    description:
+      'Owner only. Send at least one field; fields left out stay as they are. A removed employee cannot be edited ' +
+      '(409 `EMPLOYEE_REMOVED`); `remove: true` on a removed employee is a no-op. Concurrent edits apply one after another.',
+    security,
+    middleware: [deps.requireUser, deps.idempotency] as const,
+    request: { params: TeamMemberParams, body: jsonBody(UpdateTeamMemberBody) },
+    responses: {
+      200: jsonContent(Employee, 'The employee after the change.'),
+      ...errorResponses(400, 401, 404, 409, 413, 415, 422),
+    },
+  });
+  app.openapi(
+    updateTeamMember,
+    async (c) => {
+      const { id, employeeId } = c.req.valid('param');
+      const body = c.req.valid('json');
+      const employee = await deps.employers.updateTeamMember(
+        c.var.caller,
+        id,
+        employeeId,
+        {
+          annualSalaryUsd: body.annual_salary_usd,
+          payrollPaused: body.payroll_paused,
+          remove: body.remove,
+          manualReview: body.manual_review,
+          walletAddress: body.wallet_address,
+          solanaWalletAddress: body.solana_wallet_address,
+          department: body.department,
+          costCentre: body.cost_centre,
+        },
+        c.var.requestId,
+      );
+      return c.json(presentEmployee(employee), 200);
+    },
+    namingUnknownKeys,
+  );
+
+  const invite = { portalUrl: `${deps.publicBaseUrl}/portal` };
+
+  const createEmployee = createRoute({
+    method: 'post',
+    path: '/api/employees',
+    tags: ['Employees'],
+    summary: "Add an employee to the caller's employer and email them an invite",
+    description:
+      "Owner of an employer only (the caller's own employer; 404 when they own none). The same email at this employer " +
+      'returns the existing employee (200, `created: false`, no second invite).',
+    security,
+    middleware: [deps.requireUser, deps.idempotency] as const,
+    request: { body: jsonBody(CreateEmployeeBody) },
+    responses: {
+      201: jsonContent(CreateEmployeeResponse, 'Created; the invite email is queued.'),
+      200: jsonContent(CreateEmployeeResponse, 'An employee with this email already existed.'),
+      ...errorResponses(400, 401, 404, 409, 413, 415, 422),
+    },
+  });
+  app.openapi(createEmployee, async (c) => {
+    const body = c.req.valid('json');
+    const { employee, created } = await deps.employers.createEmployee(c.var.caller, createInput(body), c.var.requestId, invite);
+    return c.json({ ...presentEmployee(employee), created }, created ? 201 : 200);
+  });
+
+  const importEmployees = createRoute({
+    method: 'post',
+    path: '/api/employees/bulk',
+    tags: ['Employees'],
+    summary: 'Bulk import employees from mapped CSV rows',
+    description:
+      'Owner of an employer only. Every row is validated and reported (`created`, `existing` or `invalid` with `field` ' +
+      'and `reason`); the valid rows are written in one transaction, all or none. A repeated email is invalid in the later ' +
+      'row. New employees get an invite email.',
+    security,
+    middleware: [deps.requireUser, deps.idempotency] as const,
+    request: { body: jsonBody(BulkImportBody) },
+    responses: {
+      200: jsonContent(BulkImportResponse, 'One result per row, in order, and the totals.'),
+      ...errorResponses(400, 401, 404, 409, 413, 415, 422),
+    },
+  });
+  app.openapi(importEmployees, async (c) => {
+    const { rows } = c.req.valid('json');
+    const report = await deps.employers.importEmployees(c.var.caller, rows, c.var.requestId, invite);
+    return c.json({ employer_id: report.employerId, totals: report.totals, results: report.results }, 200);
+  });
+
+  const updateOwnProfile = createRoute({
+    method: 'patch',
+    path: '/api/employees/{id}',
+    tags: ['Employees'],
+    summary: 'The employee updates their own name and payout wallets',
+    description:
+      'The employee only (anyone else: 404). Changing a payout wallet sets `manual_review_status` to `pending`: the ' +
+      'employer approves the new wallet (PATCH /api/employers/{id}/team/{employeeId} with `manual_review`) before payroll pays it.',
+    security,
+    middleware: [deps.requireUser, deps.idempotency] as const,
+    request: { params: EmployeeIdParams, body: jsonBody(UpdateOwnProfileBody) },
+    responses: {
+      200: jsonContent(Employee, 'The employee record after the change.'),
+      ...errorResponses(400, 401, 404, 409, 413, 415, 422),
+    },
+  });
+  app.openapi(
+    updateOwnProfile,
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const body = c.req.valid('json');
+      const employee = await deps.employers.updateOwnProfile(
+        c.var.caller,
+        id,
+        { fullName: body.full_name, walletAddress: body.wallet_address, solanaWalletAddress: body.solana_wallet_address },
+        c.var.requestId,
+      );
+      return c.json(presentEmployee(employee), 200);
+    },
+    namingUnknownKeys,
+  );
+
   const rotateAgentKey = createRoute({
     method: 'post',
     path: '/api/employers/{id}/agent-key',
@@ -129,6 +323,7 @@ function presentEmployer(employer: EmployerRow, created: boolean) {
     name: employer.name,
     admin_wallet: employer.adminWallet,
     employer_account_id: employer.employerAccountId,
+    tip403_policy_id: employer.tip403PolicyId === null ? null : Number(employer.tip403PolicyId),
     created_at: employer.createdAt.toISOString(),
     created,
   };
@@ -148,8 +343,12 @@ export function presentEmployee(employee: EmployeeRow) {
     status: employee.status,
     payroll_paused: employee.payrollPaused,
     manual_review_status: employee.manualReviewStatus,
+    manual_review_note: employee.manualReviewNote,
+    manual_reviewed_at: employee.manualReviewedAt?.toISOString() ?? null,
     kyc_status: employee.kycStatus,
     linked_user: employee.userId !== null,
+    invited_at: employee.invitedAt?.toISOString() ?? null,
+    removed_at: employee.removedAt?.toISOString() ?? null,
     created_at: employee.createdAt.toISOString(),
   };
 }

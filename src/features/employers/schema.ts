@@ -1,5 +1,43 @@
 import { z } from '@hono/zod-openapi';
+import { isAddress } from '@solana/kit';
 import { emailSchema, evmAddressSchema, usdAmountSchema } from '../../http/validation.js';
+
+/**
+ * Free text stored as is (names, departments): trimmed, and without control characters. A NUL
+ * byte would otherwise reach PostgreSQL (which refuses it: a 500) and a line break could reach an
+ * email header through the invite's subject.
+ */
+const isControl = (code: number) => code < 0x20 || code === 0x7f;
+
+/** The text with each run of control characters (C0 and DEL) replaced by one space. */
+export function withoutControlCharacters(text: string): string {
+  let out = '';
+  let inRun = false;
+  for (const char of text) {
+    if (isControl(char.charCodeAt(0))) {
+      if (!inRun) out += ' ';
+      inRun = true;
+    } else {
+      out += char;
+      inRun = false;
+    }
+  }
+  return out;
+}
+
+export const plainText = (max: number, min = 1) =>
+  z
+    .string()
+    .trim()
+    .min(min)
+    .max(max)
+    .refine((text) => withoutControlCharacters(text) === text, 'must not contain control characters');
+
+/** A Solana address: base58 of exactly 32 bytes (43 or 44 characters, occasionally fewer). */
+export const solanaAddressSchema = z
+  .string()
+  .refine((value) => isAddress(value), 'must be a base58 Solana address (32 bytes)')
+  .openapi({ example: '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM' });
 
 export const EmployerIdParams = z.object({
   id: z.uuid().openapi({ param: { name: 'id', in: 'path' }, description: 'Employer id.' }),
@@ -7,7 +45,7 @@ export const EmployerIdParams = z.object({
 
 export const CreateEmployerBody = z
   .object({
-    name: z.string().trim().min(1).max(200).openapi({ example: 'Acme Robotics' }),
+    name: plainText(200).openapi({ example: 'Acme Robotics' }),
     admin_wallet: evmAddressSchema.optional().openapi({ description: 'EVM address that administers the treasury.' }),
   })
   .openapi('CreateEmployerRequest');
@@ -18,6 +56,7 @@ export const Employer = z
     name: z.string(),
     admin_wallet: z.string().nullable(),
     employer_account_id: z.string().nullable(),
+    tip403_policy_id: z.number().int().nullable().openapi({ description: 'TIP-403 policy checked against every payroll recipient; null when none.' }),
     created_at: z.string().openapi({ format: 'date-time' }),
     created: z.boolean().openapi({ description: 'false when the caller already owned this employer.' }),
   })
@@ -26,15 +65,12 @@ export const Employer = z
 export const CreateEmployeeBody = z
   .object({
     email: emailSchema.openapi({ example: 'ada@example.com' }),
-    full_name: z.string().trim().min(1).max(200).openapi({ example: 'Ada Lovelace' }),
+    full_name: plainText(200).openapi({ example: 'Ada Lovelace' }),
     wallet_address: evmAddressSchema.optional(),
-    solana_wallet_address: z
-      .string()
-      .regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'must be a base58 Solana address')
-      .optional(),
+    solana_wallet_address: solanaAddressSchema.optional(),
     annual_salary_usd: usdAmountSchema.optional().openapi({ description: 'Annual salary in USD; default 0.' }),
-    department: z.string().trim().max(100).optional(),
-    cost_centre: z.string().trim().max(100).optional(),
+    department: plainText(100, 0).optional(),
+    cost_centre: plainText(100, 0).optional(),
   })
   .openapi('CreateEmployeeRequest');
 
@@ -51,9 +87,15 @@ export const Employee = z
     cost_centre: z.string().nullable(),
     status: z.enum(['active', 'removed']),
     payroll_paused: z.boolean(),
-    manual_review_status: z.enum(['none', 'pending', 'approved', 'rejected']),
+    manual_review_status: z.enum(['none', 'pending', 'approved', 'rejected']).openapi({
+      description: '`pending` after the employee changed a payout wallet: the employer approves it before payroll pays the new wallet.',
+    }),
+    manual_review_note: z.string().nullable(),
+    manual_reviewed_at: z.string().nullable().openapi({ format: 'date-time' }),
     kyc_status: z.string(),
     linked_user: z.boolean().openapi({ description: 'Whether the employee has signed in.' }),
+    invited_at: z.string().nullable().openapi({ format: 'date-time', description: 'When the invite email was queued.' }),
+    removed_at: z.string().nullable().openapi({ format: 'date-time' }),
     created_at: z.string().openapi({ format: 'date-time' }),
   })
   .openapi('Employee');
@@ -86,3 +128,120 @@ export const AgentKeyResponse = z
     created_at: z.string().openapi({ format: 'date-time' }),
   })
   .openapi('AgentKey');
+
+// ---- PATCH /api/employers/{id} -----------------------------------------------------------------
+
+/** TIP-403 ids 0 (reject all) and 1 (allow all) are built in; employer policies start at 2. */
+export const MAX_POLICY_ID = Number.MAX_SAFE_INTEGER;
+
+export const UpdateEmployerBody = z
+  .strictObject({
+    name: plainText(200).optional().openapi({ example: 'Acme Robotics' }),
+    tip403_policy_id: z
+      .number()
+      .int()
+      .min(2)
+      .max(MAX_POLICY_ID)
+      .nullable()
+      .optional()
+      .openapi({ description: 'A TIP-403 policy id (>= 2) that exists on the Tempo chain; null clears it.' }),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'at least one of name, tip403_policy_id is required')
+  .openapi('UpdateEmployerRequest');
+
+// ---- PATCH /api/employers/{id}/team/{employeeId} -------------------------------------------------
+
+export const TeamMemberParams = z.object({
+  id: z.uuid().openapi({ param: { name: 'id', in: 'path' }, description: 'Employer id.' }),
+  employeeId: z.uuid().openapi({ param: { name: 'employeeId', in: 'path' }, description: 'Employee id.' }),
+});
+
+export const MANUAL_REVIEW_DECISIONS = ['pending', 'approved', 'rejected'] as const;
+
+export const UpdateTeamMemberBody = z
+  .strictObject({
+    annual_salary_usd: usdAmountSchema.optional(),
+    payroll_paused: z.boolean().optional().openapi({ description: 'true leaves the employee out of payroll runs until unpaused.' }),
+    remove: z
+      .literal(true)
+      .optional()
+      .openapi({ description: 'Removes the employee (status `removed`); removing twice is a no-op. A removed employee cannot be edited.' }),
+    manual_review: z
+      .strictObject({
+        status: z.enum(MANUAL_REVIEW_DECISIONS),
+        note: plainText(1000).optional(),
+      })
+      .optional()
+      .openapi({ description: 'Records the owner\'s review (e.g. approving a payout wallet the employee changed).' }),
+    wallet_address: evmAddressSchema.nullable().optional(),
+    solana_wallet_address: solanaAddressSchema.nullable().optional(),
+    department: plainText(100).nullable().optional(),
+    cost_centre: plainText(100).nullable().optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'at least one field to change is required')
+  .openapi('UpdateTeamMemberRequest');
+
+// ---- POST /api/employees/bulk ------------------------------------------------------------------
+
+export const BULK_MAX_ROWS = 1000;
+
+export const BulkImportBody = z
+  .object({
+    rows: z
+      .array(
+        // Validated row by row in the service (an invalid row is reported, not a 400).
+        z.record(z.string(), z.unknown()).openapi({
+          description:
+            'A mapped CSV row with the fields of CreateEmployeeRequest (email, full_name, wallet_address, solana_wallet_address, ' +
+            'annual_salary_usd, department, cost_centre), every value a string; blank values count as absent, other keys are ignored.',
+          example: { email: 'ada@example.com', full_name: 'Ada Lovelace', annual_salary_usd: '120000', department: 'Engineering' },
+        }),
+      )
+      .min(1)
+      .max(BULK_MAX_ROWS)
+      .openapi({ description: `1 to ${BULK_MAX_ROWS} mapped rows (see BulkImportRow); each row is validated on its own and reported.` }),
+  })
+  .openapi('BulkImportRequest');
+
+export const BulkRowResult = z
+  .object({
+    row: z.number().int().openapi({ description: '1-based position in `rows`.' }),
+    status: z.enum(['created', 'existing', 'invalid']),
+    id: z.uuid().optional(),
+    email: z.string().optional(),
+    field: z.string().optional().openapi({ description: 'The offending field of an invalid row.' }),
+    reason: z.string().optional(),
+  })
+  .openapi('BulkImportRowResult');
+
+export const BulkImportResponse = z
+  .object({
+    employer_id: z.uuid(),
+    totals: z.object({
+      rows: z.number().int(),
+      created: z.number().int(),
+      existing: z.number().int(),
+      invalid: z.number().int(),
+    }),
+    results: z.array(BulkRowResult),
+  })
+  .openapi('BulkImportResult');
+
+// ---- PATCH /api/employees/{id} -----------------------------------------------------------------
+
+export const EmployeeIdParams = z.object({
+  id: z.uuid().openapi({ param: { name: 'id', in: 'path' }, description: 'Employee id.' }),
+});
+
+export const UpdateOwnProfileBody = z
+  .strictObject({
+    full_name: plainText(200).optional(),
+    wallet_address: evmAddressSchema.nullable().optional().openapi({
+      description: 'Changing it sets manual_review_status to `pending` until the employer approves the new wallet.',
+    }),
+    solana_wallet_address: solanaAddressSchema.nullable().optional().openapi({
+      description: 'Changing it sets manual_review_status to `pending` until the employer approves the new wallet.',
+    }),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'at least one of full_name, wallet_address, solana_wallet_address is required')
+  .openapi('UpdateOwnProfileRequest');

@@ -1,6 +1,6 @@
-import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { employees, employers } from '../../db/schema.js';
+import { emailOutbox, employees, employers } from '../../db/schema.js';
 
 export type EmployerRow = typeof employers.$inferSelect;
 export type EmployeeRow = typeof employees.$inferSelect;
@@ -87,14 +87,14 @@ export async function findEmployer(db: Db, employerId: string): Promise<Employer
   return rows[0] ?? null;
 }
 
-/** The employer's row, locked until the transaction ends. */
-export async function lockEmployer(db: Db, employerId: string): Promise<EmployerRow | null> {
-  const rows = await db.select().from(employers).where(eq(employers.id, employerId)).for('update');
-  return rows[0] ?? null;
-}
-
-export async function setEmployerAccountId(db: Db, employerId: string, accountId: string): Promise<void> {
-  await db.update(employers).set({ employerAccountId: accountId, updatedAt: new Date() }).where(eq(employers.id, employerId));
+/** Records the treasury account id unless one is already recorded; false when another won. */
+export async function setEmployerAccountIdIfUnset(db: Db, employerId: string, accountId: string): Promise<boolean> {
+  const rows = await db
+    .update(employers)
+    .set({ employerAccountId: accountId, updatedAt: new Date() })
+    .where(and(eq(employers.id, employerId), isNull(employers.employerAccountId)))
+    .returning({ id: employers.id });
+  return rows.length > 0;
 }
 
 export async function countActiveEmployees(db: Db, employerId: string): Promise<number> {
@@ -108,7 +108,8 @@ export async function countActiveEmployees(db: Db, employerId: string): Promise<
 /** This employer's employees among `ids` (others' ids simply do not match). */
 export function findEmployeesByIds(db: Db, employerId: string, ids: string[]): Promise<EmployeeRow[]> {
   if (ids.length === 0) return Promise.resolve([]);
-  return db.select().from(employees).where(and(eq(employees.employerId, employerId), inArray(employees.id, ids)));
+  // One array parameter, not one per id (a payroll run names up to 10,000).
+  return db.select().from(employees).where(and(eq(employees.employerId, employerId), sql`${employees.id} = ANY(${sql.param(ids)}::uuid[])`));
 }
 
 /** This employer's employees whose EVM wallet is one of `wallets` (compared case-insensitively). */
@@ -117,9 +118,120 @@ export function findEmployeesByWallets(db: Db, employerId: string, wallets: stri
   return db
     .select()
     .from(employees)
-    .where(and(eq(employees.employerId, employerId), inArray(sql`lower(${employees.walletAddress})`, wallets.map((w) => w.toLowerCase()))));
+    .where(and(eq(employees.employerId, employerId), sql`lower(${employees.walletAddress}) = ANY(${sql.param(wallets.map((w) => w.toLowerCase()))}::text[])`));
 }
 
 export function findEmployee(db: Db, employeeId: string): Promise<EmployeeRow | undefined> {
   return db.select().from(employees).where(eq(employees.id, employeeId)).then((rows) => rows[0]);
+}
+
+/** The employer's row if this user owns it, locked until the transaction ends. */
+export async function lockOwnedEmployer(db: Db, employerId: string, ownerUserId: string): Promise<EmployerRow | null> {
+  const rows = await db
+    .select()
+    .from(employers)
+    .where(and(eq(employers.id, employerId), eq(employers.ownerUserId, ownerUserId)))
+    .for('update');
+  return rows[0] ?? null;
+}
+
+export async function updateEmployer(
+  db: Db,
+  employerId: string,
+  set: Partial<Pick<EmployerRow, 'name' | 'tip403PolicyId'>>,
+): Promise<EmployerRow> {
+  const rows = await db
+    .update(employers)
+    .set({ ...set, updatedAt: new Date() })
+    .where(eq(employers.id, employerId))
+    .returning();
+  if (!rows[0]) throw new Error(`employer ${employerId} vanished while locked`);
+  return rows[0];
+}
+
+/** This employer's employee (any status), locked until the transaction ends. */
+export async function lockEmployerEmployee(db: Db, employerId: string, employeeId: string): Promise<EmployeeRow | null> {
+  const rows = await db
+    .select()
+    .from(employees)
+    .where(and(eq(employees.id, employeeId), eq(employees.employerId, employerId)))
+    .for('update');
+  return rows[0] ?? null;
+}
+
+/** The user's own active employee record, locked until the transaction ends. */
+export async function lockOwnActiveEmployee(db: Db, employeeId: string, userId: string): Promise<EmployeeRow | null> {
+  const rows = await db
+    .select()
+    .from(employees)
+    .where(and(eq(employees.id, employeeId), eq(employees.userId, userId), eq(employees.status, 'active')))
+    .for('update');
+  return rows[0] ?? null;
+}
+
+export type EmployeeChanges = Partial<
+  Pick<
+    EmployeeRow,
+    | 'fullName'
+    | 'walletAddress'
+    | 'solanaWalletAddress'
+    | 'annualSalary'
+    | 'department'
+    | 'costCentre'
+    | 'status'
+    | 'payrollPaused'
+    | 'manualReviewStatus'
+    | 'manualReviewNote'
+    | 'manualReviewedAt'
+    | 'manualReviewedBy'
+    | 'removedAt'
+  >
+>;
+
+/**
+ * Compare-and-set: changes the employee only while it is still active. null means it was not
+ * (removed in between), and nothing changed.
+ */
+export async function updateActiveEmployee(db: Db, employeeId: string, set: EmployeeChanges): Promise<EmployeeRow | null> {
+  const rows = await db
+    .update(employees)
+    .set({ ...set, updatedAt: new Date() })
+    .where(and(eq(employees.id, employeeId), eq(employees.status, 'active')))
+    .returning();
+  return rows[0] ?? null;
+}
+
+/** Inserts every employee whose email the employer does not have yet; returns those inserted. */
+export async function insertEmployeesIfAbsent(db: Db, values: NewEmployee[]): Promise<EmployeeRow[]> {
+  if (values.length === 0) return [];
+  return db
+    .insert(employees)
+    .values(values)
+    .onConflictDoNothing({ target: [employees.employerId, employees.email] })
+    .returning();
+}
+
+export function findEmployeesByEmails(db: Db, employerId: string, emails: string[]): Promise<EmployeeRow[]> {
+  if (emails.length === 0) return Promise.resolve([]);
+  return db
+    .select()
+    .from(employees)
+    .where(and(eq(employees.employerId, employerId), inArray(employees.email, emails)));
+}
+
+export interface OutgoingEmail {
+  toAddress: string;
+  subject: string;
+  bodyText: string;
+  /** One email per event, whatever the retries. */
+  dedupeKey: string;
+}
+
+/**
+ * Queues emails in the outbox (the email sender delivers queued rows; local mode stops here).
+ * A dedupe key already queued is skipped.
+ */
+export async function queueEmails(db: Db, emails: OutgoingEmail[]): Promise<void> {
+  if (emails.length === 0) return;
+  await db.insert(emailOutbox).values(emails).onConflictDoNothing({ target: emailOutbox.dedupeKey });
 }

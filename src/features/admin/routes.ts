@@ -1,0 +1,37 @@
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import { requirePlatformAdmin } from '../../http/auth.js';
+import type { AppEnv } from '../../http/context.js';
+import { errorResponses, jsonContent } from '../../http/validation.js';
+import { AdminQuery, AdminResponse } from './schema.js';
+import type { AdminService } from './service.js';
+
+export interface AdminRouteDeps {
+  admin: AdminService;
+  requireUser: MiddlewareHandler<AppEnv>;
+}
+
+export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminRouteDeps): void {
+  const read = createRoute({
+    method: 'get',
+    path: '/api/admin',
+    tags: ['Admin'],
+    summary: 'Internal operations data (platform admins only)',
+    description:
+      'Platform admins (`ADMIN_USER_IDS`) only: 401 without a token, 403 for anyone else. `scope=overview` gives counts ' +
+      '(employers, employees, payroll runs per status, fee payments per rail and status, outbox emails per status); ' +
+      '`employers`, `payments`, `emails` and `audit` give pages, newest first.',
+    security: [{ bearerAuth: [] }],
+    middleware: [deps.requireUser, requirePlatformAdmin] as const,
+    request: { query: AdminQuery },
+    responses: {
+      200: jsonContent(AdminResponse, 'The scope asked for.'),
+      ...errorResponses(400, 401, 403),
+    },
+  });
+  app.openapi(read, async (c) => {
+    const query = c.req.valid('query');
+    c.header('Cache-Control', 'no-store');
+    return c.json(await deps.admin.read({ scope: query.scope, page: query.page, limit: query.limit, employerId: query.employer_id }), 200);
+  });
+}

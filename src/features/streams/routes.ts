@@ -1,0 +1,42 @@
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../../http/context.js';
+import { AppError, errorResponse } from '../../http/errors.js';
+import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
+import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { paidRoute } from '../../payments/routes.js';
+import { CreateStreamBody, StreamHandle } from './schema.js';
+import { openStubStream } from './service.js';
+
+export interface StreamRouteDeps {
+  gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>;
+  /** The Solana wallet streams are sent from; null when the server has none configured (503). */
+  solanaAgentWallet: string | null;
+}
+
+export function registerStreamRoutes(app: OpenAPIHono<AppEnv>, deps: StreamRouteDeps): void {
+  const paid = paidRoute(findPaidRoute('POST', '/api/x402/streams')!, deps.gate, {
+    request: { body: jsonBody(CreateStreamBody) },
+    description:
+      'Answers the stream handle of spec 2.2 with `stub: true`: the current implementation is a mock and moves nothing on chain. ' +
+      '503 `SOLANA_AGENT_WALLET_NOT_CONFIGURED` (before any payment is asked for) when the server has no Solana agent wallet.',
+    responses: {
+      200: jsonContent(StreamHandle, 'The stream handle (a mock: `stub` is true).'),
+      ...errorResponses(400, 415),
+      503: jsonContent(ErrorSchema, 'The Solana agent wallet is not configured on this server (`SOLANA_AGENT_WALLET_NOT_CONFIGURED`).'),
+    },
+  });
+  // The wallet check runs before the gate: a server that cannot serve the route does not ask to be paid.
+  const requireWallet: MiddlewareHandler<AppEnv> = async (c, next) => {
+    if (deps.solanaAgentWallet === null) {
+      return errorResponse(
+        c,
+        new AppError(503, 'SOLANA_AGENT_WALLET_NOT_CONFIGURED', 'Streams need the Solana agent wallet, which is not configured on this server.'),
+      );
+    }
+    await next();
+  };
+  app.openapi(createRoute({ ...paid, middleware: [requireWallet, paid.middleware] as const }), (c) =>
+    c.json(openStubStream(c.req.valid('json')), 200),
+  );
+}
