@@ -53,7 +53,9 @@ export function idempotency(database: Database, options: IdempotencyOptions = {}
       }
       const headers = new Headers(prior.responseHeaders ?? {});
       headers.set('Idempotent-Replayed', 'true');
-      return new Response(prior.responseBody, { status: prior.responseStatus, headers });
+      // A 204 or 304 must be replayed without a body (Response refuses one).
+      const body = prior.responseStatus === 204 || prior.responseStatus === 304 ? null : prior.responseBody;
+      return new Response(body, { status: prior.responseStatus, headers });
     }
 
     try {

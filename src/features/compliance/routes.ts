@@ -1,0 +1,188 @@
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../../http/context.js';
+import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
+import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { paidRoute } from '../../payments/routes.js';
+import type { PaidCallers } from '../employers/paid-caller.js';
+import { EmployerIdParams } from '../employers/schema.js';
+import {
+  AddBlocklistBody,
+  AddBlocklistResponse,
+  BlocklistEntryParams,
+  BlocklistResponse,
+  CheckBody,
+  CheckResponse,
+  ComplianceList,
+  ComplianceListParams,
+  ComplianceListQuery,
+  ComplianceOverview,
+} from './schema.js';
+import { ComplianceService } from './service.js';
+import type { BlocklistRow } from './store.js';
+
+export interface ComplianceRouteDeps {
+  compliance: ComplianceService;
+  paidCallers: PaidCallers;
+  gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>;
+  requireUser: MiddlewareHandler<AppEnv>;
+  idempotency: MiddlewareHandler<AppEnv>;
+}
+
+const security = [{ bearerAuth: [] }];
+const IDENTITY =
+  'Identity beyond the payment: `X-Identity-Token` (the employer owner\'s identity-provider JWT) or `X-Agent-Key` (the employer\'s agent key). ' +
+  'A caller that does not act for the employer gets 404, exactly as for a missing employer (the fee is kept).';
+
+function presentEntry(entry: BlocklistRow) {
+  return {
+    id: entry.id,
+    employer_id: entry.employerId!,
+    wallet_address: entry.walletAddress,
+    reason: entry.reason,
+    source: entry.source,
+    created_at: entry.createdAt.toISOString(),
+  };
+}
+
+/** Compliance (spec 4.3 and 4.8): the paid check and cleared list, and the owner's dashboard routes. */
+export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: ComplianceRouteDeps): void {
+  const { compliance } = deps;
+
+  app.openapi(
+    createRoute(
+      paidRoute(findPaidRoute('POST', '/api/mpp/compliance/check')!, deps.gate, {
+        description:
+          'Screens the wallet against the sanctions list, the employer\'s blocklist (when `employerId` is given) and a TIP-403 policy; ' +
+          `every check is written to the compliance ledger, BLOCKED ones too. ${IDENTITY} Only needed with \`employerId\`.`,
+        request: { body: jsonBody(CheckBody) },
+        responses: {
+          200: jsonContent(CheckResponse, 'The result (spec 2.6), with the reasons when BLOCKED.'),
+          ...errorResponses(400, 401, 404, 413, 415),
+          422: jsonContent(ErrorSchema, 'POLICY_NOT_FOUND: the TIP-403 policy does not exist (`field` is `policyId`). The fee is kept.'),
+        },
+      }),
+    ),
+    async (c) => {
+      const body = c.req.valid('json');
+      if (body.employerId !== undefined) {
+        ComplianceService.requireActsFor(await deps.paidCallers.resolve(c.req.raw.headers), body.employerId);
+        c.var.payment.employerId = body.employerId;
+      }
+      return c.json(await compliance.check(body), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute(
+      paidRoute(findPaidRoute('GET', '/api/mpp/marketplace/compliance-list/{employerId}')!, deps.gate, {
+        description:
+          'Wallets whose latest check in the employer\'s ledger is CLEAR and that are on neither the sanctions list nor its blocklist now, ' +
+          `most recently checked first. ${IDENTITY}`,
+        request: { params: ComplianceListParams, query: ComplianceListQuery },
+        responses: {
+          200: jsonContent(ComplianceList, 'The compliance list envelope (spec 2.7).'),
+          ...errorResponses(400, 401, 404),
+        },
+      }),
+    ),
+    async (c) => {
+      const { employerId } = c.req.valid('param');
+      const { limit } = c.req.valid('query');
+      ComplianceService.requireActsFor(await deps.paidCallers.resolve(c.req.raw.headers), employerId);
+      c.var.payment.employerId = employerId;
+      return c.json(await compliance.clearedList(employerId, limit), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/employers/{id}/compliance',
+      tags: ['Compliance'],
+      summary: 'Compliance summary, employees with their latest check, and the audit log',
+      security,
+      middleware: [deps.requireUser] as const,
+      request: { params: EmployerIdParams },
+      responses: {
+        200: jsonContent(ComplianceOverview, 'The employer\'s compliance overview.'),
+        ...errorResponses(400, 401, 404),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      return c.json(await compliance.overview(c.var.caller, id), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/employers/{id}/blocklist',
+      tags: ['Compliance'],
+      summary: "The employer's own wallet blocklist",
+      security,
+      middleware: [deps.requireUser] as const,
+      request: { params: EmployerIdParams },
+      responses: {
+        200: jsonContent(BlocklistResponse, 'Entries, newest first.'),
+        ...errorResponses(400, 401, 404),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const entries = await compliance.listBlocklist(c.var.caller, id);
+      return c.json({ employer_id: id, entries: entries.map(presentEntry) }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/employers/{id}/blocklist',
+      tags: ['Compliance'],
+      summary: 'Block a wallet for this employer (or return the entry that already blocks it)',
+      security,
+      middleware: [deps.requireUser, deps.idempotency] as const,
+      request: { params: EmployerIdParams, body: jsonBody(AddBlocklistBody) },
+      responses: {
+        201: jsonContent(AddBlocklistResponse, 'Added.'),
+        200: jsonContent(AddBlocklistResponse, 'The wallet was already blocked; the existing entry.'),
+        ...errorResponses(400, 401, 404, 413, 415, 422),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const body = c.req.valid('json');
+      const { entry, created } = await compliance.addToBlocklist(
+        c.var.caller,
+        id,
+        { walletAddress: body.wallet_address, reason: body.reason },
+        c.var.requestId,
+      );
+      return c.json({ ...presentEntry(entry), created }, created ? 201 : 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'delete',
+      path: '/api/employers/{id}/blocklist/{entryId}',
+      tags: ['Compliance'],
+      summary: "Remove an entry from the employer's blocklist",
+      description: 'Idempotent by nature: once removed, the entry is gone (a repeat answers 404). `Idempotency-Key` is not stored here.',
+      security,
+      middleware: [deps.requireUser] as const,
+      request: { params: BlocklistEntryParams },
+      responses: {
+        204: { description: 'Removed.' },
+        ...errorResponses(400, 401, 404),
+      },
+    }),
+    async (c) => {
+      const { id, entryId } = c.req.valid('param');
+      await compliance.removeFromBlocklist(c.var.caller, id, entryId, c.var.requestId);
+      return c.body(null, 204);
+    },
+  );
+}

@@ -1,0 +1,309 @@
+import type { Address } from 'viem';
+import { z } from 'zod';
+import { ChainRevertError } from '../../chains/evm/connection.js';
+import type { TempoChain } from '../../chains/evm/tempo-chain.js';
+import type { Database } from '../../db/client.js';
+import type { Caller } from '../../http/context.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { recordAudit } from '../audit/store.js';
+import { PaidCallers, type PaidCaller } from '../employers/paid-caller.js';
+import type { EmployersService } from '../employers/service.js';
+import type { EmployeeRow } from '../employers/store.js';
+import builtinSanctions from './sanctions-list.json' with { type: 'json' };
+import { AUDIT_LOG_LIMIT, GLOBAL_POLICY_ID, type ReasonCode } from './schema.js';
+import * as store from './store.js';
+
+/**
+ * Risk scale of a compliance check (docs/decisions.md, "Compliance checks"): the highest-scoring
+ * reason wins; any reason makes the result BLOCKED.
+ */
+export const RISK_SCORES: Record<ReasonCode, number> = {
+  SANCTIONED: 100,
+  EMPLOYER_BLOCKLIST: 90,
+  TIP403_UNAUTHORIZED: 70,
+};
+
+/** The event type of every check written by `POST /api/mpp/compliance/check`. */
+export const CHECK_EVENT_TYPE = 'compliance_check';
+
+const sanctionsFileSchema = z.object({
+  source: z.string().min(1),
+  updated: z.iso.date(),
+  entries: z
+    .array(
+      z.object({
+        address: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+        reason: z.string().min(1),
+      }),
+    )
+    .refine((entries) => new Set(entries.map((e) => e.address.toLowerCase())).size === entries.length, 'addresses must be unique'),
+});
+export type SanctionsList = z.infer<typeof sanctionsFileSchema>;
+
+/** The built-in list shipped with the service (sanctions-list.json), validated once. */
+export const BUILTIN_SANCTIONS: SanctionsList = sanctionsFileSchema.parse(builtinSanctions);
+
+export interface CheckReason {
+  code: ReasonCode;
+  source: string;
+  detail: string | null;
+  risk_score: number;
+}
+
+export interface CheckResult {
+  wallet_address: string;
+  policy_id: number;
+  authorized: boolean;
+  risk_score: number;
+  result: 'CLEAR' | 'BLOCKED';
+  checked_at: string;
+  reasons: CheckReason[];
+}
+
+export interface CheckInput {
+  walletAddress: string;
+  policyId?: number | undefined;
+  employerId?: string | undefined;
+}
+
+export class ComplianceService {
+  constructor(
+    private readonly database: Database,
+    private readonly employers: EmployersService,
+    private readonly tempo: Pick<TempoChain, 'isAuthorized'>,
+    private readonly serviceSlug = 'svc',
+  ) {}
+
+  /** `providerId` of the compliance list (spec 2.7): `<SERVICE_SLUG>-compliance`. */
+  get providerId(): string {
+    return `${this.serviceSlug}-compliance`;
+  }
+
+  /**
+   * Makes the global `sanctions:builtin` rows of `wallet_blocklist` equal to the list (by default
+   * the built-in sanctions-list.json), in one transaction. Idempotent: a second run changes nothing.
+   */
+  async syncSanctionsList(list: SanctionsList = BUILTIN_SANCTIONS) {
+    const entries = list.entries.map((e) => ({ address: e.address.toLowerCase(), reason: e.reason }));
+    const changes = await this.database.transaction((tx) => store.syncBuiltinSanctions(tx.db, entries));
+    return { source: list.source, listUpdated: list.updated, entries: entries.length, ...changes };
+  }
+
+  /**
+   * Screens a wallet (spec 4.3): the sanctions list, the employer's blocklist when scoped, and a
+   * TIP-403 policy. Writes a `compliance_events` row for every check, BLOCKED ones included. The
+   * route has already checked that the caller acts for `employerId` (`requireActsFor`).
+   */
+  async check(input: CheckInput): Promise<CheckResult> {
+    const wallet = input.walletAddress.toLowerCase();
+    const employerId = input.employerId ?? null;
+    const employer = employerId === null ? null : await this.employers.findEmployer(employerId);
+    if (employerId !== null && !employer) throw notFound('Employer');
+
+    const policyId = input.policyId !== undefined ? BigInt(input.policyId) : (employer?.tip403PolicyId ?? GLOBAL_POLICY_ID);
+    const employeesOfWallet: Promise<EmployeeRow[]> =
+      employerId === null ? Promise.resolve([]) : this.employers.employeesByWallets(employerId, [wallet]);
+    const [hits, authorized, employees] = await Promise.all([
+      store.findScreeningHits(this.database.db, employerId, [wallet]),
+      this.isAuthorized(policyId, wallet),
+      employeesOfWallet,
+    ]);
+
+    const reasons: CheckReason[] = hits.map((hit) =>
+      hit.employerId === null
+        ? { code: 'SANCTIONED', source: hit.source, detail: hit.reason, risk_score: RISK_SCORES.SANCTIONED }
+        : { code: 'EMPLOYER_BLOCKLIST', source: hit.source, detail: hit.reason, risk_score: RISK_SCORES.EMPLOYER_BLOCKLIST },
+    );
+    if (!authorized) {
+      reasons.push({
+        code: 'TIP403_UNAUTHORIZED',
+        source: `tip403:${policyId}`,
+        detail: `not authorized by TIP-403 policy ${policyId}`,
+        risk_score: RISK_SCORES.TIP403_UNAUTHORIZED,
+      });
+    }
+    const riskScore = Math.max(0, ...reasons.map((r) => r.risk_score));
+    const result = reasons.length > 0 ? 'BLOCKED' : 'CLEAR';
+    // An active employee first, when two records share the wallet.
+    const employee = employees.find((e) => e.status === 'active') ?? employees[0] ?? null;
+    const checkedAt = new Date();
+
+    await store.insertEvent(this.database.db, {
+      employerId,
+      employeeId: employee?.id ?? null,
+      walletAddress: wallet,
+      policyId,
+      authorized,
+      riskScore,
+      result,
+      eventType: CHECK_EVENT_TYPE,
+      reasons,
+      checkedAt,
+    });
+    return {
+      wallet_address: wallet,
+      policy_id: Number(policyId),
+      authorized,
+      risk_score: riskScore,
+      result,
+      checked_at: checkedAt.toISOString(),
+      reasons,
+    };
+  }
+
+  /** TIP-403 `isAuthorized`; a policy the registry does not know is a 422 POLICY_NOT_FOUND. */
+  private async isAuthorized(policyId: bigint, wallet: string): Promise<boolean> {
+    try {
+      return await this.tempo.isAuthorized(policyId, wallet as Address);
+    } catch (error) {
+      if (error instanceof ChainRevertError && error.errorName === 'PolicyNotFound') {
+        throw new AppError(422, 'POLICY_NOT_FOUND', `policyId: TIP-403 policy ${policyId} does not exist.`, {
+          field: 'policyId',
+          policy_id: Number(policyId),
+        });
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * The employer's compliance-cleared wallets (spec 2.7), for a caller acting for it (checked by
+   * the route); the counting and filtering happen in SQL.
+   */
+  async clearedList(employerId: string, limit: number) {
+    const { rows, total, lastUpdated } = await store.clearedWallets(this.database.db, employerId, limit);
+    return {
+      providerId: this.providerId,
+      clearedWallets: total,
+      list: rows.map((r) => ({
+        walletAddress: r.walletAddress,
+        checkedAt: r.checkedAt.toISOString(),
+        employeeId: r.employeeId,
+        eventType: r.eventType,
+      })),
+      lastUpdated: lastUpdated ? lastUpdated.toISOString() : null,
+    };
+  }
+
+  /**
+   * Of these wallets, the ones on the sanctions list or on this employer's blocklist, with why:
+   * one query however many wallets. Keys are lower-cased; a wallet on both lists gets the
+   * sanctions reason.
+   */
+  async blockedWallets(employerId: string, wallets: string[]): Promise<Map<string, string>> {
+    const unique = [...new Set(wallets.map((w) => w.toLowerCase()))];
+    const hits = await store.findScreeningHits(this.database.db, employerId, unique);
+    const blocked = new Map<string, string>();
+    // Sanctions rows come first, so they win.
+    for (const hit of hits) {
+      if (blocked.has(hit.walletAddress)) continue;
+      const list = hit.employerId === null ? 'sanctioned' : 'on the employer blocklist';
+      blocked.set(hit.walletAddress, hit.reason ? `${list}: ${hit.reason}` : list);
+    }
+    return blocked;
+  }
+
+  /** 404 (exactly like a missing employer) unless the paid caller acts for it. */
+  static requireActsFor(paid: PaidCaller, employerId: string): void {
+    if (!PaidCallers.actsFor(paid, employerId)) throw notFound('Employer');
+  }
+
+  // ---- owner routes (bearer) ---------------------------------------------------------------------
+
+  /** `GET /api/employers/{id}/compliance`: summary, employees with their latest check, audit log. */
+  async overview(caller: Caller, employerId: string) {
+    const db = this.database.db;
+    await this.employers.requireOwned(db, caller, employerId);
+    const [employees, blocklistEntries, audit] = await Promise.all([
+      store.employeesWithLatestCheck(db, employerId),
+      store.countBlocklist(db, employerId),
+      store.recentAudit(db, employerId, AUDIT_LOG_LIMIT),
+    ]);
+    const checked = employees.filter((e) => e.latestResult !== null).length;
+    const clear = employees.filter((e) => e.latestResult === 'CLEAR').length;
+    return {
+      employer_id: employerId,
+      summary: {
+        employees: employees.length,
+        checked,
+        clear,
+        blocked: checked - clear,
+        unchecked: employees.length - checked,
+        blocklist_entries: blocklistEntries,
+      },
+      employees: employees.map((e) => ({
+        id: e.id,
+        full_name: e.fullName,
+        wallet_address: e.walletAddress,
+        latest_result: e.latestResult,
+        latest_checked_at: e.latestCheckedAt ? e.latestCheckedAt.toISOString() : null,
+        manual_review_status: e.manualReviewStatus,
+        blocked_now: e.blockedNow,
+      })),
+      audit_log: audit.map((a) => ({
+        id: a.id,
+        action: a.action,
+        actor_kind: a.actorKind,
+        actor_user_id: a.actorUserId,
+        target_type: a.targetType,
+        target_id: a.targetId,
+        details: (a.details ?? {}) as Record<string, unknown>,
+        created_at: a.createdAt.toISOString(),
+      })),
+    };
+  }
+
+  async listBlocklist(caller: Caller, employerId: string): Promise<store.BlocklistRow[]> {
+    await this.employers.requireOwned(this.database.db, caller, employerId);
+    return store.listBlocklist(this.database.db, employerId);
+  }
+
+  /** Adds a wallet to the employer's blocklist, or returns the entry that already blocks it. */
+  async addToBlocklist(
+    caller: Caller,
+    employerId: string,
+    input: { walletAddress: string; reason?: string | undefined },
+    requestId: string,
+  ): Promise<{ entry: store.BlocklistRow; created: boolean }> {
+    const walletAddress = input.walletAddress.toLowerCase();
+    return this.database.transaction(async (tx) => {
+      await this.employers.requireOwned(tx.db, caller, employerId);
+      const inserted = await store.insertBlocklistIfAbsent(tx.db, { employerId, walletAddress, reason: input.reason ?? null });
+      if (inserted) {
+        await recordAudit(tx.db, {
+          actorUserId: caller.userId,
+          actorKind: 'user',
+          action: 'blocklist.added',
+          employerId,
+          targetType: 'wallet_blocklist',
+          targetId: inserted.id,
+          details: { wallet_address: walletAddress, reason: inserted.reason },
+          requestId,
+        });
+        return { entry: inserted, created: true };
+      }
+      const existing = await store.findBlocklistEntry(tx.db, employerId, walletAddress);
+      if (!existing) throw new Error('blocklist insert conflicted but no entry exists');
+      return { entry: existing, created: false };
+    });
+  }
+
+  /** Removes an entry of the employer's blocklist; another employer's entry is a 404 like a missing one. */
+  async removeFromBlocklist(caller: Caller, employerId: string, entryId: string, requestId: string): Promise<void> {
+    await this.database.transaction(async (tx) => {
+      await this.employers.requireOwned(tx.db, caller, employerId);
+      const removed = await store.deleteBlocklistEntry(tx.db, employerId, entryId);
+      if (!removed) throw notFound('Blocklist entry');
+      await recordAudit(tx.db, {
+        actorUserId: caller.userId,
+        actorKind: 'user',
+        action: 'blocklist.removed',
+        employerId,
+        targetType: 'wallet_blocklist',
+        targetId: removed.id,
+        details: { wallet_address: removed.walletAddress, reason: removed.reason },
+        requestId,
+      });
+    });
+  }
+}
