@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { parseUsd, USD_DECIMAL_PATTERN } from './money.js';
 
 /**
  * Every environment variable the service reads, in one schema. Nothing else in the code reads
@@ -87,6 +88,21 @@ const envSchema = z.object({
   BASE_USDC_ADDRESS: evmAddress.default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
   SOLANA_USDC_MINT: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'a base58 address').default('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'),
   SOLANA_NETWORK: z.string().regex(/^solana:[1-9A-HJ-NP-Za-km-z]{32}$/, 'solana: and 32 base58 characters').default('solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'),
+  // The policy of the Solana payroll wallet (x402/payroll/execute): per-payment cap in USD, and the
+  // programs a payment may call (comma-separated; default: SPL token, associated token, memo).
+  SOLANA_PAYROLL_PER_TX_CAP_USD: z.string().regex(USD_DECIMAL_PATTERN, 'a USD decimal with at most 6 places').default('10000'),
+  SOLANA_PAYROLL_ALLOWED_PROGRAMS: optionalString.pipe(
+    z
+      .string()
+      .regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}(,[1-9A-HJ-NP-Za-km-z]{32,44})*$/, 'comma-separated base58 program ids')
+      .optional(),
+  ),
+  // The AI provider port (src/providers/ai): `offline` is deterministic and needs no network.
+  AI_PROVIDER: optionalString.pipe(z.enum(['offline', 'anthropic', 'openai']).default('offline')),
+  AI_API_KEY: optionalString,
+  AI_BASE_URL: optionalUrl,
+  AI_MODEL: optionalString,
+  AI_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
 });
 
 type Env = z.infer<typeof envSchema>;
@@ -111,6 +127,18 @@ const LIVE_REQUIRED = [
 
 export type Mode = 'local' | 'live';
 
+/** Models used when AI_MODEL is not set. */
+export const DEFAULT_AI_MODELS = { anthropic: 'claude-sonnet-4-5', openai: 'gpt-4o-mini' } as const;
+
+export interface AiConfig {
+  provider: 'offline' | 'anthropic' | 'openai';
+  apiKey: string | undefined;
+  /** Without it, the provider's public API. */
+  baseUrl: string | undefined;
+  model: string;
+  timeoutMs: number;
+}
+
 export interface Config {
   mode: Mode;
   port: number;
@@ -125,6 +153,9 @@ export interface Config {
   idp: { jwksUrl: string | undefined; issuer: string; audience: string };
   http: { maxBodyBytes: number; corsOrigins: '*' | string[] };
   jobsEnabled: boolean;
+  /** Solana payroll wallet policy; `allowedPrograms` null = the default set (src/features/payroll/solana-policy.ts). */
+  solanaPayrollPolicy: { perTxCap: bigint; allowedPrograms: string[] | null };
+  ai: AiConfig;
   live: {
     tempoRpcUrl: string | undefined;
     baseRpcUrl: string | undefined;
@@ -161,9 +192,15 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   // Without an explicit APP_MODE, a configured live chain means live mode: a half-configured live
   // deployment then refuses to start instead of silently running on embedded chains.
   const liveChainConfigured = present('TEMPO_RPC_URL') || present('BASE_RPC_URL') || present('SOLANA_RPC_URL');
+  const aiProvider = source.AI_PROVIDER?.trim() || 'offline';
   if ((source.APP_MODE?.trim() || (liveChainConfigured ? 'live' : 'local')) === 'live') {
-    const missing = LIVE_REQUIRED.filter((key) => !present(key));
+    const missing: string[] = LIVE_REQUIRED.filter((key) => !present(key));
+    // A hosted AI provider needs its key; `offline` needs nothing.
+    if (aiProvider !== 'offline' && !present('AI_API_KEY')) missing.push('AI_API_KEY');
     if (missing.length > 0) problems.push(`live mode is missing required settings: ${missing.join(', ')}`);
+  } else if ((aiProvider === 'anthropic' || (aiProvider === 'openai' && !present('AI_BASE_URL'))) && !present('AI_API_KEY')) {
+    // Local mode may point `openai` at a local model server without a key; nothing else works keyless.
+    problems.push(`AI_API_KEY: required with AI_PROVIDER=${aiProvider}${aiProvider === 'openai' ? ' unless AI_BASE_URL names a local model server' : ''}`);
   }
   const parsed = envSchema.safeParse(source);
   if (!parsed.success) {
@@ -208,6 +245,17 @@ export function loadConfig(source: Record<string, string | undefined> = process.
               .filter(Boolean),
     },
     jobsEnabled: env.JOBS_ENABLED,
+    solanaPayrollPolicy: {
+      perTxCap: parseUsd(env.SOLANA_PAYROLL_PER_TX_CAP_USD)!,
+      allowedPrograms: env.SOLANA_PAYROLL_ALLOWED_PROGRAMS?.split(',') ?? null,
+    },
+    ai: {
+      provider: env.AI_PROVIDER,
+      apiKey: env.AI_API_KEY,
+      baseUrl: env.AI_BASE_URL,
+      model: env.AI_MODEL ?? (env.AI_PROVIDER === 'offline' ? 'offline' : DEFAULT_AI_MODELS[env.AI_PROVIDER]),
+      timeoutMs: env.AI_TIMEOUT_MS,
+    },
     live: {
       tempoRpcUrl: env.TEMPO_RPC_URL,
       baseRpcUrl: env.BASE_RPC_URL,

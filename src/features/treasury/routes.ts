@@ -1,10 +1,17 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { Address } from 'viem';
+import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
-import { errorResponses, evmAddressSchema, jsonContent } from '../../http/validation.js';
+import { notFound } from '../../http/errors.js';
+import { errorResponses, evmAddressSchema, jsonBody, jsonContent } from '../../http/validation.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
+import type { AiProvider } from '../../providers/ai/index.js';
+import { AGENT_KEY_HEADER, IDENTITY_TOKEN_HEADER, PaidCallers } from '../employers/paid-caller.js';
+import { EmployerIdParams } from '../employers/schema.js';
+import type { EmployersService } from '../employers/service.js';
+import { TreasuryOperations } from './operations.js';
 import type { TreasuryService } from './service.js';
 
 const YieldRatesQuery = z.object({
@@ -20,12 +27,144 @@ const YieldRates = z
   })
   .openapi('YieldRates');
 
+const usd = (description: string) => z.string().openapi({ description: `${description} USD decimal string with 6 places.`, example: '1250.000000' });
+
+const OwnerTreasury = z
+  .object({
+    employer_id: z.uuid(),
+    employer_account_id: z.string().openapi({ description: 'The treasury account id on the Tempo chain (decimal).' }),
+    token: z.string().openapi({ description: 'Address of the stablecoin the treasury holds.' }),
+    available_usd: usd('Spendable balance.'),
+    locked_usd: usd('Balance locked for pending payroll and payments.'),
+    total_usd: usd('available + locked.'),
+  })
+  .openapi('EmployerTreasury');
+
+const YieldSourceAllocation = z.object({ name: z.string(), apy_bps: z.number().int(), allocation_bps: z.number().int() });
+const YieldSummary = z
+  .object({
+    employer_id: z.uuid(),
+    apy_bps: z.number().int().openapi({ description: "Blended APY of the account's allocation, basis points (rounded down)." }),
+    apy_percent: z.number(),
+    sources: z.array(YieldSourceAllocation).openapi({ description: 'Each source, its APY and the account\'s allocation to it (basis points summing to 10,000).' }),
+    available_usd: usd('Spendable balance.'),
+    locked_usd: usd('Locked balance.'),
+    total_usd: usd('available + locked.'),
+    projected_annual_yield_usd: usd('A year of yield on total_usd at the current allocation, rounded down.'),
+  })
+  .openapi('EmployerYieldSummary');
+
+/** Identity on paid routes (docs/decisions.md, "Who may call a paid route"): one of the two. */
+const PaidIdentityHeaders = z.object({
+  [IDENTITY_TOKEN_HEADER.toLowerCase()]: z.string().optional().openapi({ description: "The employer owner's identity-provider JWT." }),
+  [AGENT_KEY_HEADER.toLowerCase()]: z.string().optional().openapi({ description: "The employer's agent key." }),
+});
+
+const questionText = z
+  .string()
+  .max(2000)
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
+  .regex(/^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]*$/, 'must not contain control characters other than line breaks and tabs');
+
+const OptimizeBody = z
+  .object({
+    employerId: z.uuid().openapi({ description: 'The employer; the caller must act for it (owner identity token or its agent key).' }),
+    question: questionText.optional().openapi({ description: 'A natural-language question (at most 2,000 characters).' }),
+  })
+  .openapi('TreasuryOptimizeRequest');
+
+const Recommendation = z.object({ id: z.string(), text: z.string(), impact: z.enum(['high', 'medium']) }).openapi('TreasuryRecommendation');
+const Optimization = z
+  .object({
+    employerId: z.uuid(),
+    employerAdminWallet: z.string().openapi({ description: "The treasury account's administrator on chain." }),
+    employerAccountId: z.string(),
+    question: z.string().nullable(),
+    summary: z.object({
+      available_usd: usd('Spendable balance.'),
+      locked_usd: usd('Locked balance.'),
+      total_usd: usd('available + locked.'),
+      current_apy_percent: z.number().openapi({ description: 'Blended APY of the current allocation, percent.' }),
+      accrued_yield_usd: usd('Yield credited to the treasury so far; the yield router credits none, so "0.000000" (docs/api.md).'),
+    }),
+    suggestion: z.string(),
+    recommendations: z.array(Recommendation),
+    sources: z.array(z.object({ name: z.string(), apy_bps: z.number().int() })).openapi({ description: 'The yield sources, in allocation order.' }),
+    current_allocation: z.array(z.number().int()).openapi({ description: 'Basis points per source (as yield-rates), summing to 10,000.' }),
+    recommended_allocation: z.array(z.number().int()).openapi({ description: 'Basis points per source, summing to 10,000. Divide by 100 for session/treasury rebalance percentages.' }),
+    recommended_apy_percent: z.number(),
+    current_projected_annual_yield_usd: usd('A year of yield on total_usd at the current allocation.'),
+    projected_annual_yield_usd: usd('A year of yield on total_usd at the recommended allocation.'),
+    advice_source: z.enum(['deterministic', 'ai']).openapi({ description: 'Who worded suggestion and recommendation texts; numbers are always the engine\'s.' }),
+    analyzedAt: z.iso.datetime(),
+  })
+  .openapi('TreasuryOptimization');
+
+const SESSION_ACTIONS = ['balance', 'yield', 'rebalance', 'headcount'] as const;
+const percentages = z.array(z.number()).max(100);
+const SessionBody = z
+  .object({
+    action: z.enum(SESSION_ACTIONS),
+    employerId: z.uuid(),
+    allocation: percentages.optional().openapi({ description: 'rebalance: target percentages, one per yield source, 0-100 with at most 2 decimals, summing to 100.' }),
+    params: z.object({ targetAllocation: percentages.optional().openapi({ description: 'Alternative location of the rebalance target.' }) }).optional(),
+  })
+  .openapi('TreasurySessionRequest');
+
+const SessionResult = z.union([
+  z.object({ employerId: z.uuid(), availableUsd: usd('Spendable balance.'), lockedUsd: usd('Locked balance.'), totalUsd: usd('available + locked.') }).openapi('TreasurySessionBalance'),
+  z
+    .object({
+      employerId: z.uuid(),
+      apyBps: z.number().int(),
+      apyPercent: z.number(),
+      sources: z.array(z.object({ name: z.string(), apyBps: z.number().int(), allocationBps: z.number().int() })),
+    })
+    .openapi('TreasurySessionYield'),
+  z
+    .object({
+      employerId: z.uuid(),
+      allocation_bps: z.array(z.number().int()),
+      previous_allocation_bps: z.array(z.number().int()),
+      tx_hash: z.string(),
+    })
+    .openapi('TreasurySessionRebalance'),
+  z.object({ employerId: z.uuid(), activeEmployees: z.number().int() }).openapi('TreasurySessionHeadcount'),
+]);
+const SessionEnvelope = z
+  .object({
+    action: z.enum(SESSION_ACTIONS),
+    result: SessionResult.openapi({ description: 'balance, yield, rebalance or headcount result (docs/api.md).' }),
+    timestamp: z.number().int().openapi({ description: 'Unix milliseconds.' }),
+  })
+  .openapi('TreasurySessionResponse');
+
 export interface TreasuryRouteDeps {
   treasury: TreasuryService;
   gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>;
+  paidCallers: PaidCallers;
+  employers: EmployersService;
+  database: Database;
+  requireUser: MiddlewareHandler<AppEnv>;
+  ai: AiProvider;
 }
 
+const security = [{ bearerAuth: [] }];
+
 export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryRouteDeps): void {
+  const operations = new TreasuryOperations(deps);
+
+  /**
+   * The paid caller, if it acts for the employer; otherwise 404 exactly as for a missing employer
+   * (after payment: the fee is kept, as for every answer below 500).
+   */
+  const actingFor = async (c: Context<AppEnv>, employerId: string) => {
+    const paid = await deps.paidCallers.resolve(c.req.raw.headers);
+    if (!PaidCallers.actsFor(paid, employerId)) throw notFound('Employer');
+    c.var.payment.employerId = employerId;
+    return paid;
+  };
+
   app.openapi(
     createRoute(
       paidRoute(findPaidRoute('GET', '/api/mpp/treasury/yield-rates')!, deps.gate, {
@@ -39,6 +178,69 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
     async (c) => {
       const { token } = c.req.valid('query');
       return c.json(await deps.treasury.yieldRates(token as Address | undefined), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/employers/{id}/treasury',
+      tags: ['Employers'],
+      summary: "The employer's available and locked treasury balances",
+      security,
+      middleware: [deps.requireUser] as const,
+      request: { params: EmployerIdParams },
+      responses: { 200: jsonContent(OwnerTreasury, 'Balances read from the treasury contract.'), ...errorResponses(400, 401, 404) },
+    }),
+    async (c) => c.json(await operations.ownerTreasury(c.var.caller, c.req.valid('param').id), 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/yield',
+      tags: ['Employers'],
+      summary: "The caller's employer yield summary",
+      security,
+      middleware: [deps.requireUser] as const,
+      responses: { 200: jsonContent(YieldSummary, 'Sources, allocation, blended APY and a year\'s projection.'), ...errorResponses(401, 404) },
+    }),
+    async (c) => c.json(await operations.yieldSummary(c.var.caller), 200),
+  );
+
+  app.openapi(
+    createRoute(
+      paidRoute(findPaidRoute('POST', '/api/mpp/treasury/optimize')!, deps.gate, {
+        description:
+          'Identity: X-Identity-Token (the employer owner) or X-Agent-Key (its agent). A caller not acting for employerId gets 404, as for a missing employer; the fee is kept. ' +
+          'The engine is deterministic; a configured AI provider may only reword the texts.',
+        request: { headers: PaidIdentityHeaders, body: jsonBody(OptimizeBody) },
+        responses: { 200: jsonContent(Optimization, 'Spec 2.9, plus the documented extras.'), ...errorResponses(400, 401, 404, 415) },
+      }),
+    ),
+    async (c) => {
+      const { employerId, question } = c.req.valid('json');
+      await actingFor(c, employerId);
+      const asked = question?.trim() ? question.trim() : null;
+      return c.json(await operations.optimize(employerId, asked), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute(
+      paidRoute(findPaidRoute('POST', '/api/mpp/agent/session/treasury')!, deps.gate, {
+        description:
+          'Identity: X-Identity-Token (the employer owner) or X-Agent-Key (its agent); otherwise 404 as for a missing employer (fee kept). ' +
+          'rebalance takes percentages in allocation or params.targetAllocation and is audited.',
+        request: { headers: PaidIdentityHeaders, body: jsonBody(SessionBody) },
+        responses: { 200: jsonContent(SessionEnvelope, 'The action\'s result in the envelope.'), ...errorResponses(400, 401, 404, 409, 415) },
+      }),
+    ),
+    async (c) => {
+      const body = c.req.valid('json');
+      const paid = await actingFor(c, body.employerId);
+      const result = await operations.sessionAction(body, paid, { requestId: c.var.requestId, paymentId: c.var.payment.id });
+      return c.json({ action: body.action, result, timestamp: Date.now() }, 200);
     },
   );
 }

@@ -1,5 +1,7 @@
 import { isAddressEqual, type Address } from 'viem';
-import type { TempoChain } from '../../chains/evm/tempo-chain.js';
+import { ChainRevertError } from '../../chains/evm/connection.js';
+import type { TempoChain, YieldPosition } from '../../chains/evm/tempo-chain.js';
+import type { ChainWrite } from '../../chains/evm/token-chain.js';
 import { AppError } from '../../http/errors.js';
 import type { EmployersService } from '../employers/service.js';
 
@@ -23,6 +25,11 @@ export interface TreasuryBalances {
   locked: bigint;
 }
 
+export interface TreasuryAccountState extends TreasuryBalances {
+  /** The account's administrator on chain: the employer's admin wallet, or the service's. */
+  admin: Address;
+}
+
 export class TreasuryService {
   constructor(
     private readonly tempo: TempoChain,
@@ -43,10 +50,42 @@ export class TreasuryService {
 
   /** Available and locked balances, read from the chain (the treasury contract is the ledger). */
   async balances(employerId: string): Promise<TreasuryBalances> {
+    const { accountId, available, locked } = await this.account(employerId);
+    return { accountId, available, locked };
+  }
+
+  /** The account's balances and on-chain administrator. */
+  async account(employerId: string): Promise<TreasuryAccountState> {
     const accountId = await this.accountId(employerId);
     const account = await this.tempo.treasuryAccount(accountId);
     if (!account) throw new Error(`treasury account ${accountId} of employer ${employerId} is not on chain`);
-    return { accountId, available: account.available, locked: account.locked };
+    return { accountId, admin: account.admin, available: account.available, locked: account.locked };
+  }
+
+  /** The account and its yield position (sources, their APYs, its allocation, blended APY), from the chain. */
+  async position(employerId: string): Promise<{ account: TreasuryAccountState; yield: YieldPosition }> {
+    const account = await this.account(employerId);
+    return { account, yield: await this.tempo.yieldPosition(account.accountId) };
+  }
+
+  /** The stablecoin the treasuries hold. */
+  get token(): Address {
+    return this.tempo.token;
+  }
+
+  /**
+   * Sets the account's allocation on the yield router (the service wallet is the account's
+   * agent). A router whose sources changed since the caller read them refuses; that is a 409.
+   */
+  async rebalance(accountId: bigint, allocationBps: number[]): Promise<ChainWrite> {
+    try {
+      return await this.tempo.rebalanceYield(accountId, allocationBps);
+    } catch (error) {
+      if (error instanceof ChainRevertError && (error.errorName === 'LengthMismatch' || error.errorName === 'AllocationNotWhole')) {
+        throw new AppError(409, 'YIELD_SOURCES_CHANGED', 'The yield sources changed while rebalancing; read them again and retry.');
+      }
+      throw error;
+    }
   }
 
   /**
