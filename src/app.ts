@@ -5,14 +5,22 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { EmbeddedChains } from './chains/embedded/index.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
+import { registerComplianceRoutes } from './features/compliance/routes.js';
+import { ComplianceService } from './features/compliance/service.js';
+import { registerAdminRoutes } from './features/admin/routes.js';
+import { AdminService } from './features/admin/service.js';
 import { registerDevRoutes } from './features/dev/routes.js';
 import { registerEmployerRoutes } from './features/employers/routes.js';
 import { PaidCallers } from './features/employers/paid-caller.js';
-import { EmployersService } from './features/employers/service.js';
+import { EmployersService, tip403PolicyExists } from './features/employers/service.js';
 import { registerMemoRoutes } from './features/memo/routes.js';
+import { registerDecisionRoutes, registerPaidPayrollRoutes, registerPayrollRoutes } from './features/payroll/routes.js';
+import { DEFAULT_ALLOWED_PROGRAMS, SolanaPolicyWallet } from './features/payroll/solana-policy.js';
+import { PayrollService } from './features/payroll/service.js';
 import { registerMppActivityRoutes } from './features/mpp-activity/routes.js';
 import { MppActivityService } from './features/mpp-activity/service.js';
 import { registerOpsRoutes, type ReadinessCheck } from './features/ops/routes.js';
+import { registerStreamRoutes } from './features/streams/routes.js';
 import { registerTreasuryRoutes } from './features/treasury/routes.js';
 import { TreasuryService } from './features/treasury/service.js';
 import type { Chains } from './chains/index.js';
@@ -27,6 +35,7 @@ import { validationHook } from './http/validation.js';
 import type { Logger } from './log.js';
 import type { Payments } from './payments/index.js';
 import { registerPendingPaidRoutes } from './payments/routes.js';
+import { createAiProvider } from './providers/ai/index.js';
 import type { DevIdentityProvider } from './providers/identity/dev-idp.js';
 import type { IdentityVerifier } from './providers/identity/verifier.js';
 
@@ -144,15 +153,40 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
   if (deps.devIdentityProvider) {
     registerDevRoutes(app, { idp: deps.devIdentityProvider, chains: deps.embeddedChains, cardSandbox: deps.payments?.cardSandbox });
   }
-  registerEmployerRoutes(app, { employers: services.employers, requireUser: authenticated, idempotency: idempotent });
+  registerEmployerRoutes(app, {
+    employers: services.employers,
+    requireUser: authenticated,
+    idempotency: idempotent,
+    // Without chains (some tests), policy ids are stored unchecked.
+    policyExists: deps.chains ? tip403PolicyExists(deps.chains.tempo) : undefined,
+    publicBaseUrl: config.publicBaseUrl,
+  });
+  registerAdminRoutes(app, { admin: new AdminService(deps.database), requireUser: authenticated });
   registerMppActivityRoutes(app, { activity: services.mppActivity, requireUser: authenticated });
   if (deps.payments && deps.chains) {
     const gate = deps.payments.gate;
     // Paid routes carry the payment in Authorization; identity comes in its own headers.
     const paidCallers = new PaidCallers(deps.database, deps.verifyIdentity, services.users);
     const treasury = new TreasuryService(deps.chains.tempo, services.employers);
-    registerTreasuryRoutes(app, { treasury, gate });
+    registerTreasuryRoutes(app, { treasury, gate, paidCallers, employers: services.employers, database: deps.database, requireUser: authenticated, ai: createAiProvider(config.ai, deps.log) });
+    registerStreamRoutes(app, { gate, solanaAgentWallet: deps.chains.solana.serviceAddress });
+    const compliance = new ComplianceService(deps.database, services.employers, deps.chains.tempo, config.serviceSlug);
+    registerComplianceRoutes(app, { compliance, paidCallers, gate, requireUser: authenticated, idempotency: idempotent });
     registerMemoRoutes(app, { gate });
+    const payroll = new PayrollService(deps.database, services.employers, treasury, deps.chains.tempo, compliance);
+    registerPayrollRoutes(app, { payroll, requireUser: authenticated, idempotency: idempotent });
+    registerPaidPayrollRoutes(app, { payroll, paidCallers, gate });
+    const { perTxCap, allowedPrograms } = config.solanaPayrollPolicy;
+    const solanaWallet = new SolanaPolicyWallet(deps.chains.solana, { perTxCap, allowedPrograms: allowedPrograms ? new Set(allowedPrograms) : DEFAULT_ALLOWED_PROGRAMS });
+    const { solana, tempo } = deps.chains;
+    registerDecisionRoutes(app, {
+      payroll,
+      requireUser: authenticated,
+      idempotency: idempotent,
+      solanaWallet,
+      solanaExplorerUrl: (signature) => solana.explorerUrl(signature),
+      tempoExplorerUrl: (txHash) => tempo.explorerUrl(txHash),
+    });
     // Last: every paid route a feature has not registered still answers 402 (spec 4.2).
     registerPendingPaidRoutes(app, gate);
   }

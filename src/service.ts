@@ -6,9 +6,12 @@ import { embeddedChainPorts, liveChainPorts, type Chains } from './chains/index.
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { migrate } from './db/migrate.js';
+import { ComplianceService } from './features/compliance/service.js';
 import { seedDemo } from './features/demo/seed.js';
 import { readinessChecks } from './features/ops/readiness.js';
 import { defineJobs } from './jobs/definitions.js';
+import { PayrollService } from './features/payroll/service.js';
+import { TreasuryService } from './features/treasury/service.js';
 import { JobRunner } from './jobs/runner.js';
 import type { Logger } from './log.js';
 import { openPayments } from './payments/index.js';
@@ -59,10 +62,13 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const payments = await openPayments({ config, database, chains, embedded: embeddedChains });
 
     const jobs = new JobRunner(database, log.child({ component: 'jobs' }));
-    defineJobs(jobs, { database });
+    const services = createServices({ config, database });
+    // Settles payroll runs left submitted (a crash mid-execute, an owner's transaction in flight).
+    const payrollReconciler = new PayrollService(database, services.employers, new TreasuryService(chains.tempo, services.employers), chains.tempo, null);
+    defineJobs(jobs, { database, payroll: payrollReconciler });
     if (config.jobsEnabled) await jobs.start();
 
-    const services = createServices({ config, database });
+    log.info(await new ComplianceService(database, services.employers, chains.tempo, config.serviceSlug).syncSanctionsList(), 'sanctions list synced');
     if (config.mode === 'local') await seedDemo(services, database);
 
     const app = buildApp(

@@ -1,9 +1,10 @@
 import type { Database } from '../db/client.js';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency.js';
+import type { PayrollService } from '../features/payroll/service.js';
 import type { JobRunner } from './runner.js';
 
 /** Every durable job and schedule of the service; features add theirs here. */
-export function defineJobs(jobs: JobRunner, deps: { database: Database }): void {
+export function defineJobs(jobs: JobRunner, deps: { database: Database; payroll?: PayrollService }): void {
   jobs.define({
     name: 'purge-idempotency-keys',
     schedule: '17 * * * *',
@@ -12,4 +13,15 @@ export function defineJobs(jobs: JobRunner, deps: { database: Database }): void 
       if (deleted > 0) log.info({ deleted }, 'expired idempotency keys purged');
     },
   });
+  const { payroll } = deps;
+  if (payroll) {
+    jobs.define({
+      name: 'payroll-reconcile',
+      schedule: '* * * * *',
+      async handle(_data, { log }) {
+        const settled = await payroll.reconcileStale();
+        if (settled > 0) log.info({ runs: settled }, 'submitted payroll runs reconciled');
+      },
+    });
+  }
 }

@@ -1,4 +1,4 @@
-import { decodeEventLog, type Account, type Address, type Hex } from 'viem';
+import { decodeEventLog, type Account, type Address, type Hex, type TransactionReceipt } from 'viem';
 import {
   addressRegistryAbi,
   agentIdentityRegistryAbi,
@@ -153,6 +153,24 @@ export class TempoChain extends EvmTokenChain {
     ]);
   }
 
+  /** The payroll payments a mined transaction made from an account (PayrollPayment events). */
+  payrollPaymentsOf(receipt: TransactionReceipt, accountId: bigint): PayrollTransfer[] {
+    return this.eventsOf<{ accountId: bigint; recipient: Address; amount: bigint; memo: Hex }>(
+      receipt,
+      this.contracts.payrollTreasury,
+      payrollTreasuryAbi,
+      'PayrollPayment',
+    )
+      .filter((event) => event.accountId === accountId)
+      .map((event) => ({ recipient: event.recipient, amount: event.amount, memo: event.memo }));
+  }
+
+  /** A block explorer link for a transaction, when the chain has an explorer. */
+  explorerUrl(txHash: Hex): string | null {
+    const explorer = this.connection.chain.blockExplorers?.default.url;
+    return explorer ? `${explorer.replace(/\/+$/, '')}/tx/${txHash}` : null;
+  }
+
   /** Pays every transfer in one transaction, or none of them. */
   async executeBatchPayroll(accountId: bigint, transfers: PayrollTransfer[], options?: EvmWriteOptions): Promise<ChainWrite> {
     return written(await this.connection.write(this.batchPayrollCall(accountId, transfers), options));
@@ -214,6 +232,33 @@ export class TempoChain extends EvmTokenChain {
 
   isAuthorized(policyId: bigint, account: Address): Promise<boolean> {
     return this.read<boolean>(this.contracts.tip403Registry, tip403RegistryAbi, 'isAuthorized', [policyId, account]);
+  }
+
+  /**
+   * TIP-403 authorization of many accounts through Multicall3: one eth_call per chunk (a chunk
+   * stays well inside an eth_call's gas), in order of `accounts`.
+   */
+  async areAuthorized(policyId: bigint, accounts: readonly Address[], chunkSize = 1000): Promise<boolean[]> {
+    const results: boolean[] = [];
+    for (let start = 0; start < accounts.length; start += chunkSize) {
+      const chunk = accounts.slice(start, start + chunkSize);
+      try {
+        const answers = await this.connection.publicClient.multicall({
+          contracts: chunk.map((account) => ({
+            address: this.contracts.tip403Registry,
+            abi: tip403RegistryAbi,
+            functionName: 'isAuthorized',
+            args: [policyId, account],
+          })),
+          allowFailure: false,
+          batchSize: 0,
+        });
+        results.push(...(answers as boolean[]));
+      } catch (error) {
+        throw asChainError(error);
+      }
+    }
+    return results;
   }
 
   /** Creates a policy administered by the service wallet; returns its id. */

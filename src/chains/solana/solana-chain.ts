@@ -102,6 +102,12 @@ export class SolanaChain {
     return this.escrowAuthority.address;
   }
 
+  /** An explorer link for a signature: mainnet and devnet by name, any other cluster as custom. */
+  explorerUrl(signature: string): string {
+    const cluster = { 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp': '', 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1': '?cluster=devnet' }[this.network] ?? '?cluster=custom';
+    return `https://explorer.solana.com/tx/${signature}${cluster}`;
+  }
+
   blockHeight(): Promise<bigint> {
     return this.rpc.getBlockHeight({ commitment: 'confirmed' }).send();
   }
@@ -112,22 +118,29 @@ export class SolanaChain {
 
   /** Pays from the service wallet; `reference` goes on chain as a memo (and keeps equal payments apart). */
   async transfer(to: Address, amount: bigint, reference: string, options?: SolanaWriteOptions): Promise<{ signature: Signature }> {
+    return this.send(await this.transferInstructions(to, amount, reference), options);
+  }
+
+  /** The instructions `transfer` signs, for a caller that inspects them first (a policy wallet). */
+  async transferInstructions(to: Address, amount: bigint, reference: string): Promise<Instruction[]> {
     const destination = await this.tokenAccount(to);
-    return this.send(
-      [
-        getCreateAssociatedTokenIdempotentInstruction({ payer: this.service, ata: destination, owner: to, mint: this.mint }),
-        getTransferCheckedInstruction({
-          source: await this.tokenAccount(this.service.address),
-          mint: this.mint,
-          destination,
-          authority: this.service,
-          amount,
-          decimals: DECIMALS,
-        }),
-        this.memo(reference),
-      ],
-      options,
-    );
+    return [
+      getCreateAssociatedTokenIdempotentInstruction({ payer: this.service, ata: destination, owner: to, mint: this.mint }),
+      getTransferCheckedInstruction({
+        source: await this.tokenAccount(this.service.address),
+        mint: this.mint,
+        destination,
+        authority: this.service,
+        amount,
+        decimals: DECIMALS,
+      }),
+      this.memo(reference),
+    ];
+  }
+
+  /** Signs instructions from the service wallet and sends them (after the caller's own checks). */
+  sendInstructions(instructions: Instruction[], options?: SolanaWriteOptions): Promise<{ signature: Signature }> {
+    return this.send(instructions, options);
   }
 
   // ---- escrow custody ------------------------------------------------------------------------

@@ -51,7 +51,7 @@ describe('memo codec', () => {
     // Flip each byte in turn: the checksum (or magic/version/type) notices every one.
     for (let i = 0; i < 32; i++) {
       const bytes = Buffer.from(memo.slice(2), 'hex');
-      bytes[i] ^= 0x01;
+      bytes[i] = bytes[i]! ^ 0x01;
       expect(decodeMemo(`0x${bytes.toString('hex')}`), `byte ${i}`).toBeNull();
     }
     // An unknown message type is not ours even with a valid checksum.

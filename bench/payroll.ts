@@ -1,0 +1,115 @@
+/**
+ * Payroll figures (issue 5): prepare for 10,000 employees (all seven steps: parse, units,
+ * treasury balance, sanctions and TIP-403 checks batched, memos, one transaction, calldata)
+ * against the same prepare for 100 employees in the same run; and execute, counted in chain
+ * transactions, with its gas per recipient (what bounds a batch on one block).
+ *
+ * Runs in process on the app the tests build (embedded chains, in-memory PGlite), through
+ * `app.request`, so the figure is the route's own time without a network hop.
+ */
+import { parseEventLogs, type Hex } from 'viem';
+import { payrollTreasuryAbi } from '../src/chains/evm/abis.js';
+import { PayrollService } from '../src/features/payroll/service.js';
+import { findRun } from '../src/features/payroll/store.js';
+import { TreasuryService } from '../src/features/treasury/service.js';
+import { startTestApp, type TestApp } from '../test/support/app.js';
+
+type Row = [string, string, string, string];
+const LARGE = 10_000;
+const SMALL = 100;
+const EXECUTED = 100;
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function json<T>(response: Response): Promise<T> {
+  if (!response.ok) throw new Error(`${response.status}: ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+/** An employer with `count` active employees (inserted in one statement) and a funded treasury. */
+async function employer(t: TestApp, sub: string, count: number): Promise<{ token: string; id: string; employees: string[] }> {
+  const token = await t.token(sub);
+  const { id } = await json<{ id: string }>(await t.request('POST', '/api/employers', { token, body: { name: `${sub} Inc` } }));
+  const { rows } = await t.database.pool.query<{ id: string }>(
+    `INSERT INTO employees (employer_id, email, full_name, wallet_address, cost_centre)
+     SELECT $1, 'e' || n || '@bench.example', 'Employee ' || n, '0x' || lpad(to_hex(n + 4096), 40, '0'), 'CC-' || (n % 7)
+     FROM generate_series(1, $2::int) AS n RETURNING id`,
+    [id, count],
+  );
+  const treasury = new TreasuryService(t.chains!.tempo, t.services.employers);
+  const funds = BigInt(count) * 2_000_000n * 10n;
+  await t.request('POST', '/api/dev/faucet', { body: { network: 'eip155:4217', address: t.chains!.tempo.serviceAddress, amount: (funds / 1_000_000n).toString() } });
+  await t.chains!.tempo.depositToTreasury(await treasury.accountId(id), funds);
+  return { token, id, employees: rows.map((r) => r.id) };
+}
+
+async function timePrepare(t: TestApp, owner: { token: string; id: string; employees: string[] }): Promise<number> {
+  const body = { items: owner.employees.map((employee_id) => ({ employee_id, amount_usd: '1.5' })), pay_period_start: '2026-11-01', pay_period_end: '2026-11-30' };
+  const started = performance.now();
+  const prepared = await json<{ recipient_count: number }>(await t.request('POST', `/api/employers/${owner.id}/payroll`, { token: owner.token, body }));
+  const ms = performance.now() - started;
+  if (prepared.recipient_count !== owner.employees.length) throw new Error('prepare returned the wrong run');
+  return ms;
+}
+
+export async function payrollFigures(runs: number): Promise<Row[]> {
+  const t = await startTestApp({}, { chains: true });
+  try {
+    const large = await employer(t, 'bench-large', LARGE);
+    const small = await employer(t, 'bench-small', SMALL);
+    // Every recipient passes through the TIP-403 check: a blacklist policy that lists no one.
+    const { policyId } = await t.chains!.tempo.createPolicy('blacklist', []);
+    await t.database.pool.query('UPDATE employers SET tip403_policy_id = $1 WHERE id = ANY($2::uuid[])', [policyId.toString(), [large.id, small.id]]);
+
+    const largeMs: number[] = [];
+    const smallMs: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      smallMs.push(await timePrepare(t, small));
+      largeMs.push(await timePrepare(t, large));
+    }
+
+    // Execute: a prepared run of EXECUTED recipients, paid by the agent wallet.
+    const executed = await employer(t, 'bench-execute', EXECUTED);
+    const draft = await json<{ payroll_run_id: string }>(
+      await t.request('POST', `/api/employers/${executed.id}/payroll`, { token: executed.token, body: { items: executed.employees.map((employee_id) => ({ employee_id, amount_usd: '1' })) } }),
+    );
+    const service = new PayrollService(t.database, t.services.employers, new TreasuryService(t.chains!.tempo, t.services.employers), t.chains!.tempo, null);
+    const run = (await findRun(t.database.db, draft.payroll_run_id))!;
+    const client = t.chains!.tempo.connection.publicClient;
+    const blockBefore = await client.getBlockNumber();
+    const started = performance.now();
+    const result = await service.execute(run, { userId: null, kind: 'agent' }, 'bench');
+    const executeMs = performance.now() - started;
+    const blockAfter = await client.getBlockNumber();
+    let transactions = 0;
+    for (let block = blockBefore + 1n; block <= blockAfter; block++) transactions += (await client.getBlock({ blockNumber: block })).transactions.length;
+    const receipt = await client.getTransactionReceipt({ hash: result.txHash as Hex });
+    const payments = parseEventLogs({ abi: payrollTreasuryAbi, logs: receipt.logs, eventName: 'PayrollPayment' });
+    if (payments.length !== EXECUTED) throw new Error(`execute paid ${payments.length} of ${EXECUTED}`);
+    const gasPerRecipient = Number(receipt.gasUsed) / EXECUTED;
+    const blockGas = Number((await client.getBlock()).gasLimit);
+
+    return [
+      [
+        `payroll prepare, ${LARGE.toLocaleString('en')} employees (TIP-403 policy set; checks batched; one transaction), ms`,
+        median(largeMs).toFixed(0),
+        `${SMALL} employees: ${median(smallMs).toFixed(0)} ms; target < 2000`,
+        (median(largeMs) / 2000).toFixed(2),
+      ],
+      [
+        `payroll execute, ${EXECUTED} recipients, all paid: chain transactions`,
+        String(transactions),
+        `${executeMs.toFixed(0)} ms; target 1 transaction`,
+        String(transactions),
+      ],
+      [
+        'payroll batch gas per recipient (bounds one batch: block gas limit / this)',
+        gasPerRecipient.toFixed(0),
+        `embedded block gas limit ${blockGas}: about ${Math.floor(blockGas / gasPerRecipient)} recipients per batch`,
+        '',
+      ],
+    ];
+  } finally {
+    await t.close();
+  }
+}

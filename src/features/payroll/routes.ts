@@ -1,0 +1,383 @@
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import type { Hex } from 'viem';
+import type { AppEnv } from '../../http/context.js';
+import { EmployerIdParams } from '../employers/schema.js';
+import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
+import { formatUsd, parseUsd } from '../../money.js';
+import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { paidRoute } from '../../payments/routes.js';
+import type { PaidCallers } from '../employers/paid-caller.js';
+import { decodeMemo } from '../memo/codec.js';
+import {
+  ExecuteBody,
+  ExecuteResponse,
+  HistoryParams,
+  HistoryQuery,
+  HistoryResponse,
+  PayslipResponse,
+  PayslipParams,
+  PrepareBody,
+  ProposeDecisionBody,
+  DecisionResponse,
+  X402ExecuteBody,
+  X402ExecuteResponse,
+  PreparedRunSchema,
+  RunIdParams,
+  RunSchema,
+  RunsQuery,
+  RunsResponse,
+  SubmitBody,
+  TransactionsQuery,
+  TransactionsResponse,
+} from './schema.js';
+import type { PayrollService } from './service.js';
+import type { SolanaPolicyWallet } from './solana-policy.js';
+import type { ItemRow, RunRow } from './store.js';
+
+const security = [{ bearerAuth: [] }];
+const day = (date: Date | null) => (date ? date.toISOString().slice(0, 10) : null);
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+const memoObject = (memo: string | null) => (memo ? { memo, fields: decodeMemo(memo as Hex) } : null);
+/** Spec 2.4/2.5 give amount_usd as a number: derived from the integer at the last moment. */
+const usdNumber = (units: bigint) => Number(formatUsd(units));
+
+export function presentRun(run: RunRow) {
+  return {
+    id: run.id,
+    employer_id: run.employerId,
+    status: run.status,
+    total_amount_usd: formatUsd(run.totalAmount),
+    recipient_count: run.recipientCount,
+    pay_period_start: day(run.payPeriodStart),
+    pay_period_end: day(run.payPeriodEnd),
+    submitted_by: run.submittedBy,
+    tx_hash: run.txHash,
+    block_number: run.blockNumber === null ? null : Number(run.blockNumber),
+    failure_reason: run.failureReason,
+    created_at: run.createdAt.toISOString(),
+    submitted_at: iso(run.submittedAt),
+    finalized_at: iso(run.finalizedAt),
+  };
+}
+
+function presentTransaction(item: ItemRow) {
+  return {
+    id: item.id,
+    payroll_run_id: item.runId,
+    employee_id: item.employeeId,
+    chain: item.chain,
+    wallet_address: item.walletAddress,
+    amount_usd: formatUsd(item.amount),
+    status: item.status,
+    reason: item.reason,
+    tx_hash: item.txHash,
+    memo: item.memo,
+    block_number: item.blockNumber === null ? null : Number(item.blockNumber),
+    created_at: item.createdAt.toISOString(),
+    finalized_at: iso(item.finalizedAt),
+  };
+}
+
+export interface PayrollRouteDeps {
+  payroll: PayrollService;
+  requireUser: MiddlewareHandler<AppEnv>;
+  idempotency: MiddlewareHandler<AppEnv>;
+}
+
+/** Internal REST (spec 4.8): prepare, submit, runs, transactions. */
+export function registerPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PayrollRouteDeps): void {
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/employers/{id}/payroll',
+      tags: ['Payroll'],
+      summary: 'Prepare a payroll run: checks, memos, a draft, and the unsigned batch call',
+      security,
+      middleware: [deps.requireUser, deps.idempotency] as const,
+      request: { params: EmployerIdParams, body: jsonBody(PrepareBody) },
+      responses: {
+        201: jsonContent(PreparedRunSchema, 'The draft run and its unsigned batch calldata.'),
+        ...errorResponses(400, 401, 404, 409, 413, 415),
+        422: jsonContent(ErrorSchema, 'INSUFFICIENT_TREASURY, RECIPIENT_BLOCKED (`blocked_wallets` names them) or EMPLOYEE_NOT_PAYABLE.'),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const body = c.req.valid('json');
+      const prepared = await deps.payroll.prepare(
+        c.var.caller,
+        id,
+        {
+          items: body.items.map((item) => ({ employeeId: item.employee_id, amount: parseUsd(item.amount_usd)!, walletAddress: item.wallet_address })),
+          payPeriodStart: body.pay_period_start ? new Date(`${body.pay_period_start}T00:00:00Z`) : null,
+          payPeriodEnd: body.pay_period_end ? new Date(`${body.pay_period_end}T00:00:00Z`) : null,
+        },
+        c.var.requestId,
+      );
+      return c.json(
+        {
+          payroll_run_id: prepared.run.id,
+          status: 'draft' as const,
+          employer_account_id: prepared.accountId.toString(),
+          recipient_count: prepared.items.length,
+          total_amount_usd: formatUsd(prepared.run.totalAmount),
+          pay_period_start: day(prepared.run.payPeriodStart),
+          pay_period_end: day(prepared.run.payPeriodEnd),
+          calldata: {
+            chain_id: prepared.calldata.chainId,
+            to: prepared.calldata.to,
+            data: prepared.calldata.data,
+            function: 'executeBatchPayroll(address[],uint256[],bytes32[],uint256)' as const,
+          },
+          items: prepared.items.map((i) => ({ employee_id: i.employeeId, wallet_address: i.walletAddress, amount_usd: formatUsd(i.amount), memo: i.memo })),
+        },
+        201,
+      );
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/employers/{id}/payroll/{runId}/submit',
+      tags: ['Payroll'],
+      summary: 'Record the hash of the signed batch transaction (draft -> submitted, once)',
+      security,
+      middleware: [deps.requireUser, deps.idempotency] as const,
+      request: { params: RunIdParams, body: jsonBody(SubmitBody) },
+      responses: {
+        200: jsonContent(RunSchema, 'The run: submitted, or already confirmed/failed when its transaction was mined.'),
+        ...errorResponses(400, 401, 404, 409, 415),
+      },
+    }),
+    async (c) => {
+      const { id, runId } = c.req.valid('param');
+      const { tx_hash } = c.req.valid('json');
+      return c.json(presentRun(await deps.payroll.submit(c.var.caller, id, runId, tx_hash as Hex, c.var.requestId)), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/employers/{id}/payroll/runs',
+      tags: ['Payroll'],
+      summary: 'Payroll runs, newest first',
+      security,
+      middleware: [deps.requireUser] as const,
+      request: { params: EmployerIdParams, query: RunsQuery },
+      responses: { 200: jsonContent(RunsResponse, 'A page of runs.'), ...errorResponses(400, 401, 404) },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const page = c.req.valid('query');
+      const { rows, total } = await deps.payroll.listRuns(c.var.caller, id, page);
+      return c.json({ employer_id: id, runs: rows.map(presentRun), page: page.page, limit: page.limit, total }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/transactions',
+      tags: ['Payroll'],
+      summary: "The owner's payroll transactions (payment items), newest first",
+      security,
+      middleware: [deps.requireUser] as const,
+      request: { query: TransactionsQuery },
+      responses: { 200: jsonContent(TransactionsResponse, 'A page of payment items.'), ...errorResponses(400, 401, 404) },
+    }),
+    async (c) => {
+      const query = c.req.valid('query');
+      const { rows, total } = await deps.payroll.transactions(
+        c.var.caller,
+        { employeeId: query.employeeId, status: query.status, from: query.from ? new Date(query.from) : undefined, to: query.to ? new Date(query.to) : undefined },
+        query,
+      );
+      return c.json({ transactions: rows.map(presentTransaction), page: query.page, limit: query.limit, total }, 200);
+    },
+  );
+}
+
+export interface DecisionRouteDeps {
+  payroll: PayrollService;
+  requireUser: MiddlewareHandler<AppEnv>;
+  idempotency: MiddlewareHandler<AppEnv>;
+  solanaWallet: SolanaPolicyWallet;
+  /** Explorer link of a Solana signature (cluster-aware). */
+  solanaExplorerUrl: (signature: string) => string;
+  tempoExplorerUrl: (txHash: Hex) => string | null;
+}
+
+/**
+ * Agent-planned payroll: an owner records a plan (decision), and `POST /api/x402/payroll/execute`
+ * (identity JWT, no charge; spec 4.5) carries it out once.
+ */
+export function registerDecisionRoutes(app: OpenAPIHono<AppEnv>, deps: DecisionRouteDeps): void {
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/employers/{id}/payroll/decisions',
+      tags: ['Payroll'],
+      summary: 'Record an agent-planned payroll (a decision) for x402/payroll/execute',
+      security,
+      middleware: [deps.requireUser, deps.idempotency] as const,
+      request: { params: EmployerIdParams, body: jsonBody(ProposeDecisionBody) },
+      responses: { 201: jsonContent(DecisionResponse, 'The decision, proposed.'), ...errorResponses(400, 401, 404, 409, 415) },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const body = c.req.valid('json');
+      const decision = await deps.payroll.proposeDecision(
+        c.var.caller,
+        id,
+        body.items.map((i) => ({ employeeId: i.employee_id, amount: parseUsd(i.amount_usd)!, chain: i.chain })),
+        body.agent_identifier ?? null,
+        c.var.requestId,
+      );
+      return c.json({ decision_id: decision.id, employer_id: id, status: decision.status, created_at: decision.createdAt.toISOString() }, 201);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/x402/payroll/execute',
+      tags: ['Payroll'],
+      summary: 'Execute an agent decision (identity JWT; no charge)',
+      description:
+        'Tempo items are paid in one batch from the agent wallet; Solana items through the policy-enforcing wallet. ' +
+        'A Solana item over the per-transaction cap or calling a program outside the whitelist is `policy_rejected` ' +
+        '(listed in `solana_policy_rejections`) and the run still succeeds.',
+      security,
+      middleware: [deps.requireUser] as const,
+      request: { body: jsonBody(X402ExecuteBody) },
+      responses: {
+        200: jsonContent(X402ExecuteResponse, 'Executed; per-item rejections and broadcast errors are in the body.'),
+        ...errorResponses(400, 401, 404, 409, 415),
+        422: jsonContent(ErrorSchema, 'INSUFFICIENT_TREASURY, RECIPIENT_BLOCKED, EMPLOYEE_NOT_PAYABLE or DECISION_INVALID: nothing was sent; the decision stays proposed.'),
+      },
+    }),
+    async (c) => {
+      const { employer_id, decision_id } = c.req.valid('json');
+      const done = await deps.payroll.executeDecision(c.var.caller, employer_id, decision_id, deps.solanaWallet, c.var.requestId);
+      return c.json(
+        {
+          payroll_run_id: done.runId,
+          decision_id: done.decisionId,
+          solana_signatures: done.solanaSignatures,
+          tempo_tx_hash: done.tempoTxHash,
+          tempo_broadcast_error: done.tempoBroadcastError,
+          tempo_explorer_url: done.tempoTxHash ? deps.tempoExplorerUrl(done.tempoTxHash) : null,
+          solana_broadcast_error: done.solanaBroadcastError,
+          solana_policy_rejections: done.solanaPolicyRejections,
+          solana_explorer_urls: done.solanaSignatures.map(deps.solanaExplorerUrl),
+          total_amount: usdNumber(done.total),
+          employee_count: done.employeeCount,
+        },
+        200,
+      );
+    },
+  );
+}
+
+export interface PaidPayrollRouteDeps {
+  payroll: PayrollService;
+  paidCallers: PaidCallers;
+  gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>;
+}
+
+/**
+ * The paid payroll routes (spec 4.3). Identity beyond payment comes from `X-Identity-Token` or
+ * `X-Agent-Key` (docs/decisions.md): execute is for the employer's owner or agent; payslips and
+ * history also for the employee themselves. Everyone else gets 404, like a missing record.
+ */
+export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPayrollRouteDeps): void {
+  app.openapi(
+    createRoute(
+      paidRoute(findPaidRoute('POST', '/api/mpp/payroll/execute')!, deps.gate, {
+        request: { body: jsonBody(ExecuteBody) },
+        responses: {
+          200: jsonContent(ExecuteResponse, 'Paid on chain in one batch transaction from the agent wallet.'),
+          ...errorResponses(400, 401, 404, 409, 415),
+          422: jsonContent(ErrorSchema, 'The chain refused the batch (e.g. INSUFFICIENT_TREASURY); the run is failed and nothing was paid.'),
+        },
+      }),
+    ),
+    async (c) => {
+      const { payrollRunId } = c.req.valid('json');
+      const paid = await deps.paidCallers.resolve(c.req.raw.headers);
+      const run = await deps.payroll.runFor(paid, payrollRunId);
+      c.var.payment.employerId = run.employerId;
+      const actor = paid.kind === 'user' ? { userId: paid.caller.userId, kind: 'user' as const } : { userId: null, kind: 'agent' as const };
+      const executed = await deps.payroll.execute(run, actor, c.var.requestId);
+      const employer = await deps.payroll.employerOf(run);
+      return c.json(
+        {
+          success: true,
+          tx_hash: executed.txHash,
+          payroll_run_id: run.id,
+          recipient_count: executed.recipientCount,
+          ...(employer?.adminWallet ? { employer_admin_wallet: employer.adminWallet } : {}),
+          employer_account_id: executed.accountId.toString(),
+        },
+        200,
+      );
+    },
+  );
+
+  app.openapi(
+    createRoute(
+      paidRoute(findPaidRoute('GET', '/api/mpp/payslips/{runId}/{employeeId}')!, deps.gate, {
+        request: { params: PayslipParams },
+        responses: { 200: jsonContent(PayslipResponse, 'The payslip.'), ...errorResponses(400, 401, 404) },
+      }),
+    ),
+    async (c) => {
+      const { runId, employeeId } = c.req.valid('param');
+      const { run, item } = await deps.payroll.payslip(await deps.paidCallers.resolve(c.req.raw.headers), runId, employeeId);
+      c.var.payment.employerId = run.employerId;
+      return c.json(
+        {
+          payslip: {
+            run_id: run.id,
+            employee_id: item.employeeId,
+            amount_usd: usdNumber(item.amount),
+            status: item.status,
+            tx_hash: item.txHash,
+            memo: memoObject(item.memo),
+            finalized_at: iso(item.finalizedAt),
+            block_number: item.blockNumber === null ? null : Number(item.blockNumber),
+            created_at: item.createdAt.toISOString(),
+          },
+        },
+        200,
+      );
+    },
+  );
+
+  app.openapi(
+    createRoute(
+      paidRoute(findPaidRoute('GET', '/api/mpp/employee/{id}/history')!, deps.gate, {
+        request: { params: HistoryParams, query: HistoryQuery },
+        responses: { 200: jsonContent(HistoryResponse, 'Newest first.'), ...errorResponses(400, 401, 404) },
+      }),
+    ),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const { limit } = c.req.valid('query');
+      const { employee, items } = await deps.payroll.history(await deps.paidCallers.resolve(c.req.raw.headers), id, limit);
+      c.var.payment.employerId = employee.employerId;
+      const payments = items.map((item) => ({
+        id: item.id,
+        amount_usd: usdNumber(item.amount),
+        status: item.status,
+        tx_hash: item.txHash,
+        memo: memoObject(item.memo),
+        created_at: item.createdAt.toISOString(),
+      }));
+      return c.json({ employee_id: id, payments, count: payments.length }, 200);
+    },
+  );
+}

@@ -1,0 +1,219 @@
+import { z } from '@hono/zod-openapi';
+import { PAYMENT_ITEM_STATUSES, PAYROLL_RUN_STATUSES } from '../../db/schema.js';
+import { evmAddressSchema, usdAmountSchema } from '../../http/validation.js';
+import { MemoFieldsSchema } from '../memo/routes.js';
+
+export const MAX_RUN_ITEMS = 10_000;
+
+const isoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date, YYYY-MM-DD')
+  .refine((value) => !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value), 'is not a calendar date')
+  .openapi({ format: 'date', example: '2026-11-01' });
+
+export const PrepareBody = z
+  .object({
+    items: z
+      .array(
+        z.object({
+          employee_id: z.uuid(),
+          amount_usd: usdAmountSchema.refine((v) => /[1-9]/.test(v), 'must be more than zero'),
+          wallet_address: evmAddressSchema.optional().openapi({ description: 'If given, must be the employee’s recorded wallet.' }),
+        }),
+      )
+      .min(1)
+      .max(MAX_RUN_ITEMS),
+    pay_period_start: isoDate.optional(),
+    pay_period_end: isoDate.optional(),
+  })
+  .refine((b) => !b.pay_period_start || !b.pay_period_end || b.pay_period_start <= b.pay_period_end, {
+    path: ['pay_period_end'],
+    message: 'must not be before pay_period_start',
+  })
+  .openapi('PayrollPrepareRequest');
+
+export const MemoObject = z.object({ memo: z.string(), fields: MemoFieldsSchema.nullable() }).openapi('Memo');
+
+export const PreparedRunSchema = z
+  .object({
+    payroll_run_id: z.uuid(),
+    status: z.literal('draft'),
+    employer_account_id: z.string(),
+    recipient_count: z.number().int(),
+    total_amount_usd: z.string(),
+    pay_period_start: z.string().nullable(),
+    pay_period_end: z.string().nullable(),
+    calldata: z
+      .object({
+        chain_id: z.number().int(),
+        to: z.string(),
+        data: z.string(),
+        function: z.literal('executeBatchPayroll(address[],uint256[],bytes32[],uint256)'),
+      })
+      .openapi({ description: 'Unsigned: sign and send it from the treasury admin (or an agent), then POST the hash to /submit.' }),
+    items: z.array(z.object({ employee_id: z.uuid(), wallet_address: z.string(), amount_usd: z.string(), memo: z.string() })),
+  })
+  .openapi('PreparedPayrollRun');
+
+export const RunIdParams = z.object({
+  id: z.uuid().openapi({ param: { name: 'id', in: 'path' } }),
+  runId: z.uuid().openapi({ param: { name: 'runId', in: 'path' } }),
+});
+
+export const SubmitBody = z
+  .object({ tx_hash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte transaction hash') })
+  .openapi('PayrollSubmitRequest');
+
+export const RunSchema = z
+  .object({
+    id: z.uuid(),
+    employer_id: z.uuid(),
+    status: z.enum(PAYROLL_RUN_STATUSES),
+    total_amount_usd: z.string(),
+    recipient_count: z.number().int(),
+    pay_period_start: z.string().nullable(),
+    pay_period_end: z.string().nullable(),
+    submitted_by: z.enum(['owner', 'agent']).nullable(),
+    tx_hash: z.string().nullable(),
+    block_number: z.number().nullable(),
+    failure_reason: z.string().nullable(),
+    created_at: z.string(),
+    submitted_at: z.string().nullable(),
+    finalized_at: z.string().nullable(),
+  })
+  .openapi('PayrollRun');
+
+export const RunsQuery = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  limit: z.coerce.number().int().min(1).max(100).default(25),
+});
+
+export const RunsResponse = z
+  .object({ employer_id: z.uuid(), runs: z.array(RunSchema), page: z.number().int(), limit: z.number().int(), total: z.number().int() })
+  .openapi('PayrollRuns');
+
+const isoTimestamp = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 timestamp, e.g. 2026-11-01T00:00:00Z' });
+
+export const TransactionsQuery = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  limit: z.coerce.number().int().min(1).max(100).default(25),
+  employeeId: z.uuid().optional(),
+  status: z.enum(PAYMENT_ITEM_STATUSES).optional(),
+  from: isoTimestamp.optional(),
+  to: isoTimestamp.optional(),
+});
+
+export const TransactionSchema = z
+  .object({
+    id: z.uuid(),
+    payroll_run_id: z.uuid(),
+    employee_id: z.uuid(),
+    chain: z.enum(['tempo', 'solana']),
+    wallet_address: z.string(),
+    amount_usd: z.string(),
+    status: z.enum(PAYMENT_ITEM_STATUSES),
+    reason: z.string().nullable(),
+    tx_hash: z.string().nullable(),
+    memo: z.string().nullable(),
+    block_number: z.number().nullable(),
+    created_at: z.string(),
+    finalized_at: z.string().nullable(),
+  })
+  .openapi('PayrollTransaction');
+
+export const TransactionsResponse = z
+  .object({ transactions: z.array(TransactionSchema), page: z.number().int(), limit: z.number().int(), total: z.number().int() })
+  .openapi('PayrollTransactions');
+
+// ---- paid routes ----
+
+export const ExecuteBody = z.object({ payrollRunId: z.uuid() }).openapi('PayrollExecuteRequest');
+export const ExecuteResponse = z
+  .object({
+    success: z.boolean(),
+    tx_hash: z.string(),
+    payroll_run_id: z.string(),
+    recipient_count: z.number(),
+    employer_admin_wallet: z.string().optional(),
+    employer_account_id: z.string().optional(),
+  })
+  .openapi('PayrollExecuteResult');
+
+export const PayslipParams = z.object({
+  runId: z.uuid().openapi({ param: { name: 'runId', in: 'path' } }),
+  employeeId: z.uuid().openapi({ param: { name: 'employeeId', in: 'path' } }),
+});
+
+export const Payslip = z
+  .object({
+    run_id: z.string(),
+    employee_id: z.string(),
+    amount_usd: z.number(),
+    status: z.string(),
+    tx_hash: z.string().nullable(),
+    memo: MemoObject.nullable(),
+    finalized_at: z.string().nullable(),
+    block_number: z.number().nullable(),
+    created_at: z.string(),
+  })
+  .openapi('Payslip');
+export const PayslipResponse = z.object({ payslip: Payslip }).openapi('PayslipResponse');
+
+export const HistoryParams = z.object({ id: z.uuid().openapi({ param: { name: 'id', in: 'path' } }) });
+export const HistoryQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(50) });
+export const HistoryResponse = z
+  .object({
+    employee_id: z.string(),
+    payments: z.array(
+      z.object({
+        id: z.string(),
+        amount_usd: z.number(),
+        status: z.string(),
+        tx_hash: z.string().nullable(),
+        memo: MemoObject.nullable(),
+        created_at: z.string(),
+      }),
+    ),
+    count: z.number(),
+  })
+  .openapi('EmployeePaymentHistory');
+
+// ---- agent decisions and x402/payroll/execute (spec 4.5) ----
+
+export const ProposeDecisionBody = z
+  .object({
+    items: z
+      .array(
+        z.object({
+          employee_id: z.uuid(),
+          amount_usd: usdAmountSchema.refine((v) => /[1-9]/.test(v), 'must be more than zero'),
+          chain: z.enum(['tempo', 'solana']).default('tempo'),
+        }),
+      )
+      .min(1)
+      .max(MAX_RUN_ITEMS),
+    agent_identifier: z.string().trim().min(1).max(300).optional().openapi({ description: 'The agent that planned it, for the record.' }),
+  })
+  .openapi('PayrollDecisionRequest');
+
+export const DecisionResponse = z
+  .object({ decision_id: z.uuid(), employer_id: z.uuid(), status: z.string(), created_at: z.string() })
+  .openapi('PayrollDecision');
+
+export const X402ExecuteBody = z.object({ employer_id: z.uuid(), decision_id: z.uuid() }).openapi('X402PayrollExecuteRequest');
+
+export const X402ExecuteResponse = z
+  .object({
+    payroll_run_id: z.string(),
+    decision_id: z.string(),
+    solana_signatures: z.array(z.string()),
+    tempo_tx_hash: z.string().nullable(),
+    tempo_broadcast_error: z.string().nullable(),
+    tempo_explorer_url: z.string().nullable(),
+    solana_broadcast_error: z.string().nullable(),
+    solana_policy_rejections: z.array(z.object({ employee_id: z.string(), reason: z.string() })),
+    solana_explorer_urls: z.array(z.string()),
+    total_amount: z.number(),
+    employee_count: z.number().int(),
+  })
+  .openapi('X402PayrollExecuteResult');

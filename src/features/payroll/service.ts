@@ -1,0 +1,535 @@
+import { randomUUID } from 'node:crypto';
+import { isAddressEqual, type Address, type Hex } from 'viem';
+import type { TempoChain } from '../../chains/evm/tempo-chain.js';
+import { ChainRevertError } from '../../chains/evm/connection.js';
+import type { Database } from '../../db/client.js';
+import type { Caller } from '../../http/context.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { formatUsd } from '../../money.js';
+import { recordAudit } from '../audit/store.js';
+import { PaidCallers, type PaidCaller } from '../employers/paid-caller.js';
+import type { EmployersService } from '../employers/service.js';
+import type { EmployeeRow, EmployerRow } from '../employers/store.js';
+import { encodeMemo } from '../memo/codec.js';
+import type { TreasuryService } from '../treasury/service.js';
+import type { SolanaPolicyWallet } from './solana-policy.js';
+import * as store from './store.js';
+
+/** Sanctions and blocklists (the compliance feature), checked for every recipient before a run is stored. */
+export interface RecipientScreen {
+  blockedWallets(employerId: string, wallets: string[]): Promise<Map<string, string>>;
+}
+
+export interface PrepareInput {
+  items: { employeeId: string; amount: bigint; walletAddress?: string | undefined }[];
+  payPeriodStart: Date | null;
+  payPeriodEnd: Date | null;
+}
+
+export interface PreparedRun {
+  run: store.RunRow;
+  accountId: bigint;
+  items: { employeeId: string; walletAddress: string; amount: bigint; memo: Hex }[];
+  calldata: { chainId: number; to: Address; data: Hex };
+}
+
+/** A unique-constraint violation, as node-postgres reports it (drizzle wraps it in `cause`). */
+const isUniqueViolation = (error: unknown) =>
+  [(error as { code?: string }).code, (error as { cause?: { code?: string } }).cause?.code].includes('23505');
+
+/** Why an employee cannot be paid now, or null when they can. */
+function unpayableReason(employee: EmployeeRow, chain: 'tempo' | 'solana' = 'tempo'): string | null {
+  if (employee.status !== 'active') return 'removed';
+  if (employee.payrollPaused) return 'payroll paused';
+  if (employee.manualReviewStatus === 'pending') return 'awaiting manual review';
+  if (employee.manualReviewStatus === 'rejected') return 'manual review rejected';
+  if (chain === 'tempo' && !employee.walletAddress) return 'no wallet address';
+  if (chain === 'solana' && !employee.solanaWalletAddress) return 'no Solana wallet address';
+  return null;
+}
+
+export interface DecisionItem {
+  employeeId: string;
+  amount: bigint;
+  chain: 'tempo' | 'solana';
+}
+
+export interface DecisionExecution {
+  runId: string;
+  decisionId: string;
+  tempoTxHash: Hex | null;
+  tempoBroadcastError: string | null;
+  solanaSignatures: string[];
+  solanaBroadcastError: string | null;
+  solanaPolicyRejections: { employee_id: string; reason: string }[];
+  total: bigint;
+  employeeCount: number;
+}
+
+/**
+ * Payroll runs (spec 4.8 prepare/submit/runs, 4.3 execute, payslips and history). Runs move
+ * draft -> submitted -> confirmed | failed, each step a compare-and-set (docs/api.md).
+ */
+export class PayrollService {
+  constructor(
+    private readonly database: Database,
+    private readonly employers: EmployersService,
+    private readonly treasury: TreasuryService,
+    private readonly tempo: TempoChain,
+    private readonly screen: RecipientScreen | null,
+  ) {}
+
+  /** Spec 4.8's seven steps; everything is checked before anything is written. */
+  async prepare(caller: Caller, employerId: string, input: PrepareInput, requestId: string): Promise<PreparedRun> {
+    const employer = await this.employers.requireOwned(this.database.db, caller, employerId);
+
+    // 1-2. Items arrive parsed, in base units; each employee once.
+    const seen = new Set<string>();
+    input.items.forEach((item, index) => {
+      if (seen.has(item.employeeId)) throw new AppError(400, 'VALIDATION_ERROR', `items.${index}.employee_id: appears twice in this run`, { field: `items.${index}.employee_id` });
+      seen.add(item.employeeId);
+    });
+
+    // Every employee and wallet must be this employer's: others' answer like missing ones.
+    const staff = new Map((await this.employers.employeesByIds(employerId, [...seen])).map((e) => [e.id, e]));
+    const unpayable: { employee_id: string; reason: string }[] = [];
+    const recipients = input.items.map((item, index) => {
+      const employee = staff.get(item.employeeId);
+      if (!employee) throw new AppError(404, 'NOT_FOUND', 'Employee not found.', { field: `items.${index}.employee_id` });
+      if (item.walletAddress && !(employee.walletAddress && isAddressEqual(item.walletAddress as Address, employee.walletAddress as Address))) {
+        throw new AppError(404, 'NOT_FOUND', 'Wallet not found.', { field: `items.${index}.wallet_address` });
+      }
+      const reason = unpayableReason(employee);
+      if (reason) unpayable.push({ employee_id: employee.id, reason });
+      return { employee, amount: item.amount };
+    });
+    if (unpayable.length > 0) {
+      throw new AppError(422, 'EMPLOYEE_NOT_PAYABLE', `${unpayable.length} employee(s) cannot be paid now.`, { employees: unpayable });
+    }
+    // 3-4. Treasury balance, sanctions and blocklists now; the TIP-403 verdict runs alongside 5-6.
+    const total = recipients.reduce((sum, r) => sum + r.amount, 0n);
+    const checks = await this.checkFundsAndRecipients(employer, total, recipients.map((r) => ({ employeeId: r.employee.id, wallet: r.employee.walletAddress as Address })));
+
+    // 5. Memos, bound to the run id chosen here.
+    const runId = randomUUID();
+    const items = recipients.map(({ employee, amount }) => ({
+      employeeId: employee.id,
+      walletAddress: employee.walletAddress!,
+      amount,
+      memo: encodeMemo({
+        type: 'salary',
+        employerId,
+        employeeId: employee.id,
+        runId,
+        amount,
+        payPeriodStart: input.payPeriodStart,
+        payPeriodEnd: input.payPeriodEnd,
+        costCentre: employee.costCentre,
+      }),
+    }));
+
+    // 6. The draft run and its items, in one transaction, committed only once the TIP-403 verdict is in.
+    const run = await this.database.transaction(async (tx) => {
+      const inserted = await store.insertRun(
+        tx.db,
+        { id: runId, employerId, totalAmount: total, payPeriodStart: input.payPeriodStart, payPeriodEnd: input.payPeriodEnd, createdBy: caller.userId },
+        items.map((item) => ({ ...item, chain: 'tempo' as const, status: 'pending' as const, reason: null })),
+      );
+      await recordAudit(tx.db, {
+        actorUserId: caller.userId,
+        actorKind: 'user',
+        action: 'payroll.prepared',
+        employerId,
+        targetType: 'payroll_run',
+        targetId: runId,
+        details: { recipient_count: items.length, total_usd: formatUsd(total) },
+        requestId,
+      });
+      await checks.policyCheck;
+      return inserted;
+    });
+
+    // 7. The unsigned batch call.
+    const call = this.tempo.batchPayrollCall(
+      checks.accountId,
+      items.map((i) => ({ recipient: i.walletAddress as Address, amount: i.amount, memo: i.memo })),
+    );
+    return { run, accountId: checks.accountId, items, calldata: { chainId: this.tempo.connection.chain.id, to: call.to, data: call.data } };
+  }
+
+  /**
+   * Step 3 (the treasury's available balance covers `total`) and step 4 (sanctions and blocklists,
+   * then the employer's TIP-403 policy, each batched over every wallet): a 422 naming what fails.
+   * The TIP-403 verdict comes back as a promise (`policyCheck`), so a caller can overlap the chain
+   * reads with its own work; it must await it before anything leaves the transaction.
+   */
+  private async checkFundsAndRecipients(employer: EmployerRow, total: bigint, recipients: { employeeId: string; wallet: Address }[]) {
+    const balances = await this.treasury.balances(employer.id);
+    if (balances.available < total) {
+      throw new AppError(422, 'INSUFFICIENT_TREASURY', 'The treasury’s available balance does not cover this run.', {
+        available_usd: formatUsd(balances.available),
+        required_usd: formatUsd(total),
+      });
+    }
+    const wallets = recipients.map((r) => r.wallet);
+    const screened = (await this.screen?.blockedWallets(employer.id, wallets)) ?? new Map<string, string>();
+    const refuse = (reasons: Map<string, string>) => {
+      const blocked = recipients.flatMap(({ employeeId, wallet }) => {
+        const reason = reasons.get(wallet.toLowerCase());
+        return reason ? [{ employee_id: employeeId, wallet_address: wallet, reason }] : [];
+      });
+      if (blocked.length === 0) return;
+      throw new AppError(422, 'RECIPIENT_BLOCKED', `${blocked.length} recipient wallet(s) are blocked: ${blocked.map((b) => b.wallet_address).join(', ')}.`, {
+        blocked_wallets: blocked,
+      });
+    };
+    refuse(screened);
+    const policyId = employer.tip403PolicyId;
+    const policyCheck =
+      policyId === null || wallets.length === 0
+        ? Promise.resolve()
+        : this.tempo.areAuthorized(policyId, wallets).then((authorized) =>
+            refuse(new Map(wallets.flatMap((wallet, i) => (authorized[i] ? [] : [[wallet.toLowerCase(), `not authorized by TIP-403 policy ${policyId}`]])))),
+          );
+    policyCheck.catch(() => {}); // awaited by the caller; this only keeps an early rejection from going unhandled
+    return { ...balances, policyCheck };
+  }
+
+  /**
+   * The owner signed and broadcast the batch; record its hash (draft -> submitted, once), then
+   * look for its receipt. A second submit is 409; so is a hash another run already recorded.
+   */
+  async submit(caller: Caller, employerId: string, runId: string, txHash: Hex, requestId: string): Promise<store.RunRow> {
+    await this.employers.requireOwned(this.database.db, caller, employerId);
+    const claimed = await this.database.transaction(async (tx) => {
+      const run = await store.findEmployerRun(tx.db, employerId, runId);
+      if (!run) throw notFound('Payroll run');
+      let won: store.RunRow | null;
+      try {
+        won = await store.claimDraft(tx.db, runId, { submittedBy: 'owner', txHash: txHash.toLowerCase() });
+      } catch (error) {
+        if (isUniqueViolation(error)) {
+          throw new AppError(409, 'TX_HASH_IN_USE', 'Another payroll run already recorded this transaction hash.', { field: 'tx_hash' });
+        }
+        throw error;
+      }
+      if (!won) throw new AppError(409, 'RUN_NOT_DRAFT', `Payroll run is ${run.status}; only a draft can be submitted.`, { status: run.status });
+      await recordAudit(tx.db, {
+        actorUserId: caller.userId,
+        actorKind: 'user',
+        action: 'payroll.submitted',
+        employerId,
+        targetType: 'payroll_run',
+        targetId: runId,
+        details: { tx_hash: txHash },
+        requestId,
+      });
+      return won;
+    });
+    return (await this.reconcile(claimed.id)) ?? claimed;
+  }
+
+  async listRuns(caller: Caller, employerId: string, page: { page: number; limit: number }) {
+    await this.employers.requireOwned(this.database.db, caller, employerId);
+    return store.listRuns(this.database.db, employerId, { offset: (page.page - 1) * page.limit, limit: page.limit });
+  }
+
+  /** A run the paid caller may act on: the employer's owner or its agent key; anyone else gets 404. */
+  async runFor(paid: PaidCaller, runId: string): Promise<store.RunRow> {
+    const run = await store.findRun(this.database.db, runId);
+    if (!run || !PaidCallers.actsFor(paid, run.employerId)) throw notFound('Payroll run');
+    return run;
+  }
+
+  /**
+   * Executes a draft run from the service's agent wallet in one batch transaction. The draft ->
+   * submitted claim happens first, so concurrent calls put exactly one batch on chain; the signed
+   * transaction is stored before broadcast, so a crash converges (reconcile) instead of paying twice.
+   */
+  async execute(run: store.RunRow, actor: { userId: string | null; kind: 'user' | 'agent' }, requestId: string) {
+    const claimed = await this.database.transaction(async (tx) => {
+      const won = await store.claimDraft(tx.db, run.id, { submittedBy: 'agent', txHash: null });
+      if (!won) {
+        const current = await store.findRun(tx.db, run.id);
+        throw new AppError(409, 'RUN_NOT_DRAFT', `Payroll run is ${current?.status ?? run.status}; it has already been executed or submitted.`, {
+          status: current?.status ?? run.status,
+          tx_hash: current?.txHash ?? null,
+        });
+      }
+      await recordAudit(tx.db, {
+        actorUserId: actor.userId,
+        actorKind: actor.kind,
+        action: 'payroll.execute_started',
+        employerId: run.employerId,
+        targetType: 'payroll_run',
+        targetId: run.id,
+        requestId,
+      });
+      return won;
+    });
+    const items = await store.itemsOfRun(this.database.db, claimed.id);
+    const transfers = items
+      .filter((item) => item.status === 'submitted' && item.chain === 'tempo')
+      .map((item) => ({ recipient: item.walletAddress as Address, amount: item.amount, memo: item.memo as Hex }));
+    const accountId = await this.treasury.accountId(claimed.employerId);
+    try {
+      const mined = await this.tempo.executeBatchPayroll(accountId, transfers, {
+        beforeBroadcast: ({ hash, raw }) => store.recordBroadcast(this.database.db, claimed.id, hash, raw),
+      });
+      await this.database.transaction((tx) => store.markConfirmed(tx.db, claimed.id, mined));
+      return { txHash: mined.txHash, recipientCount: transfers.length, accountId };
+    } catch (error) {
+      if (!(error instanceof ChainRevertError)) throw error; // unknown outcome: the reconciler settles it
+      const insufficient = error.errorName === 'InsufficientAvailable';
+      const reason = insufficient ? 'treasury available balance too low' : `batch reverted: ${error.errorName}`;
+      await this.database.transaction((tx) => store.markFailed(tx.db, claimed.id, reason));
+      throw new AppError(422, insufficient ? 'INSUFFICIENT_TREASURY' : 'PAYROLL_REVERTED', `The payroll batch was refused on chain: ${reason}. Nothing was paid.`, {
+        payroll_run_id: claimed.id,
+      });
+    }
+  }
+
+  /**
+   * Brings a submitted run to its final state from the chain: confirmed when its transaction
+   * mined and paid exactly this run's items, failed when it reverted or paid something else. A
+   * run whose transaction is not mined yet stays submitted (an agent-signed one is rebroadcast).
+   */
+  async reconcile(runId: string): Promise<store.RunRow | null> {
+    const run = await store.findRun(this.database.db, runId);
+    if (!run || run.status !== 'submitted' || !run.txHash) return run;
+    const receipt = await this.tempo.connection.receipt(run.txHash as Hex);
+    if (!receipt) {
+      if (!run.rawTransaction) return run;
+      try {
+        await this.tempo.connection.rebroadcast(run.rawTransaction as Hex);
+      } catch (error) {
+        // Never broadcast, and its nonce went to a later transaction: these bytes can never pay.
+        if (!/nonce too low/i.test((error as Error).message)) return run;
+        await this.database.transaction((tx) => store.markFailed(tx.db, runId, 'the signed batch was never broadcast'));
+      }
+      return store.findRun(this.database.db, runId);
+    }
+    if (receipt.status !== 'success') {
+      await this.database.transaction((tx) => store.markFailed(tx.db, runId, 'transaction reverted'));
+    } else {
+      const employer = await this.employers.findEmployer(run.employerId);
+      const accountId = employer?.employerAccountId ? BigInt(employer.employerAccountId) : null;
+      const paid = accountId === null ? [] : this.tempo.payrollPaymentsOf(receipt, accountId);
+      const items = (await store.itemsOfRun(this.database.db, runId)).filter((i) => i.status === 'submitted');
+      const key = (recipient: string, amount: bigint, memo: string) => `${recipient.toLowerCase()}|${amount}|${memo.toLowerCase()}`;
+      const expected = items.map((i) => key(i.walletAddress, i.amount, i.memo ?? '')).sort();
+      const actual = paid.map((p) => key(p.recipient, p.amount, p.memo)).sort();
+      const matches = expected.length === actual.length && expected.every((k, i) => k === actual[i]);
+      await this.database.transaction((tx) =>
+        matches
+          ? store.markConfirmed(tx.db, runId, { txHash: receipt.transactionHash, blockNumber: receipt.blockNumber })
+          : store.markFailed(tx.db, runId, 'the transaction does not pay this run'),
+      );
+    }
+    return store.findRun(this.database.db, runId);
+  }
+
+  /** Runs stuck in submitted (a crash mid-execute, an owner's transaction not yet mined). */
+  async reconcileStale(olderThanMs = 60_000): Promise<number> {
+    const stale = await store.staleSubmittedRuns(this.database.db, new Date(Date.now() - olderThanMs));
+    for (const run of stale) await this.reconcile(run.id);
+    return stale.length;
+  }
+
+  employerOf(run: store.RunRow) {
+    return this.employers.findEmployer(run.employerId);
+  }
+
+  /** One payslip: the employee themselves, or the employer's owner or agent; anyone else 404. */
+  async payslip(paid: PaidCaller, runId: string, employeeId: string) {
+    const run = await store.findRun(this.database.db, runId);
+    const allowed = run && (PaidCallers.actsFor(paid, run.employerId) || PaidCallers.isEmployee(paid, employeeId));
+    const item = allowed ? await store.findItem(this.database.db, runId, employeeId) : null;
+    if (!run || !item) throw notFound('Payslip');
+    return { run, item };
+  }
+
+  /** An employee's payments, newest first: the employee, or their employer's owner or agent. */
+  async history(paid: PaidCaller, employeeId: string, limit: number) {
+    const employee = await this.employers.findEmployee(employeeId);
+    if (!employee || !(PaidCallers.isEmployee(paid, employeeId) || PaidCallers.actsFor(paid, employee.employerId))) throw notFound('Employee');
+    return { employee, items: await store.employeeItems(this.database.db, employeeId, limit) };
+  }
+
+  /** The owner's payroll transactions (payment items), filtered and paged (spec 4.8). */
+  async transactions(caller: Caller, filters: store.TransactionFilters, page: { page: number; limit: number }) {
+    if (!caller.ownedEmployerId) throw notFound('Employer');
+    return store.listEmployerItems(this.database.db, caller.ownedEmployerId, filters, { offset: (page.page - 1) * page.limit, limit: page.limit });
+  }
+
+  // ---- agent-planned payroll (spec 4.5 x402/payroll/execute) ----
+
+  /** Records an agent's payroll plan for the owner to execute later (kind `payroll`, status `proposed`). */
+  async proposeDecision(caller: Caller, employerId: string, items: DecisionItem[], agentIdentifier: string | null, requestId: string) {
+    await this.employers.requireOwned(this.database.db, caller, employerId);
+    return this.database.transaction(async (tx) => {
+      const decision = await store.insertDecision(tx.db, {
+        employerId,
+        agentIdentifier,
+        plan: { items: items.map((i) => ({ employee_id: i.employeeId, amount: i.amount.toString(), chain: i.chain })) },
+      });
+      await recordAudit(tx.db, { actorUserId: caller.userId, actorKind: 'user', action: 'payroll.decision_proposed', employerId, targetType: 'agent_decision', targetId: decision.id, requestId });
+      return decision;
+    });
+  }
+
+  /**
+   * Executes a proposed decision once (proposed -> executing by compare-and-set): Tempo items in
+   * one batch from the agent wallet; Solana items one by one through the policy wallet, which may
+   * reject an item (policy_rejected) without failing the run. The Solana leg is funded from the
+   * employer's treasury first (moved to the service wallet, the part not sent is returned).
+   */
+  async executeDecision(caller: Caller, employerId: string, decisionId: string, solanaWallet: SolanaPolicyWallet, requestId: string): Promise<DecisionExecution> {
+    const employer = await this.employers.requireOwned(this.database.db, caller, employerId);
+    const decision = await store.findEmployerDecision(this.database.db, employerId, decisionId);
+    if (!decision) throw notFound('Decision');
+    const claimed = await this.database.transaction((tx) => store.moveDecision(tx.db, decisionId, 'proposed', 'executing'));
+    if (!claimed) throw new AppError(409, 'DECISION_NOT_PROPOSED', `Decision is ${decision.status}; it runs once.`, { status: decision.status });
+
+    let prepared: Awaited<ReturnType<typeof this.storeDecisionRun>>;
+    try {
+      prepared = await this.storeDecisionRun(employer, decisionId, decision.plan, caller, requestId);
+    } catch (error) {
+      // Nothing was sent: the decision may run again once the problem is fixed.
+      await this.database.transaction((tx) => store.moveDecision(tx.db, decisionId, 'executing', 'proposed'));
+      throw error;
+    }
+    const { run, items, accountId } = prepared;
+
+    const tempoItems = items.filter((i) => i.chain === 'tempo');
+    let tempoTxHash: Hex | null = null;
+    let tempoBroadcastError: string | null = null;
+    let mined: { txHash: Hex; blockNumber: bigint } | null = null;
+    if (tempoItems.length > 0) {
+      try {
+        mined = await this.tempo.executeBatchPayroll(
+          accountId,
+          tempoItems.map((i) => ({ recipient: i.walletAddress as Address, amount: i.amount, memo: i.memo as Hex })),
+          { beforeBroadcast: ({ hash, raw }) => store.recordBroadcast(this.database.db, run.id, hash, raw) },
+        );
+        tempoTxHash = mined.txHash;
+      } catch (error) {
+        tempoBroadcastError = error instanceof ChainRevertError ? `batch reverted: ${error.errorName}` : (error as Error).message;
+      }
+    }
+
+    const solana = await this.paySolanaItems(accountId, items.filter((i) => i.chain === 'solana'), solanaWallet);
+    await this.database.transaction(async (tx) => {
+      if (tempoBroadcastError) await store.markFailed(tx.db, run.id, tempoBroadcastError);
+      else await store.markConfirmed(tx.db, run.id, mined);
+      await store.moveDecision(tx.db, decisionId, 'executing', 'executed');
+      await recordAudit(tx.db, {
+        actorUserId: caller.userId,
+        actorKind: 'user',
+        action: 'payroll.decision_executed',
+        employerId,
+        targetType: 'payroll_run',
+        targetId: run.id,
+        details: { decision_id: decisionId, tempo_tx_hash: tempoTxHash, solana_signatures: solana.signatures, rejections: solana.rejections.length },
+        requestId,
+      });
+    });
+    return {
+      runId: run.id,
+      decisionId,
+      tempoTxHash,
+      tempoBroadcastError,
+      solanaSignatures: solana.signatures,
+      solanaBroadcastError: solana.error,
+      solanaPolicyRejections: solana.rejections,
+      total: run.totalAmount,
+      employeeCount: items.length,
+    };
+  }
+
+  /** Checks a decision's plan like a prepared run and stores it as a submitted run of the agent. */
+  private async storeDecisionRun(employer: EmployerRow, decisionId: string, plan: unknown, caller: Caller, requestId: string) {
+    const planned = parsePlan(plan);
+    const staff = new Map((await this.employers.employeesByIds(employer.id, planned.map((i) => i.employeeId))).map((e) => [e.id, e]));
+    const unpayable = planned.flatMap((item) => {
+      const employee = staff.get(item.employeeId);
+      const reason = employee ? unpayableReason(employee, item.chain) : 'not an employee of this employer';
+      return reason ? [{ employee_id: item.employeeId, reason }] : [];
+    });
+    if (unpayable.length > 0) throw new AppError(422, 'EMPLOYEE_NOT_PAYABLE', `${unpayable.length} planned payment(s) cannot be made now.`, { employees: unpayable });
+    const total = planned.reduce((sum, i) => sum + i.amount, 0n);
+    const tempoRecipients = planned.filter((i) => i.chain === 'tempo').map((i) => ({ employeeId: i.employeeId, wallet: staff.get(i.employeeId)!.walletAddress as Address }));
+    const { accountId, policyCheck } = await this.checkFundsAndRecipients(employer, total, tempoRecipients);
+    await policyCheck;
+
+    const runId = randomUUID();
+    const items = planned.map((item) => {
+      const employee = staff.get(item.employeeId)!;
+      return {
+        employeeId: item.employeeId,
+        chain: item.chain,
+        walletAddress: (item.chain === 'tempo' ? employee.walletAddress : employee.solanaWalletAddress)!,
+        amount: item.amount,
+        memo: encodeMemo({ type: 'salary', employerId: employer.id, employeeId: item.employeeId, runId, amount: item.amount, costCentre: employee.costCentre }),
+        status: 'pending' as const,
+        reason: null,
+      };
+    });
+    const run = await this.database.transaction(async (tx) => {
+      const inserted = await store.insertRun(tx.db, { id: runId, employerId: employer.id, totalAmount: total, payPeriodStart: null, payPeriodEnd: null, createdBy: caller.userId, decisionId }, items);
+      const submitted = await store.claimDraft(tx.db, runId, { submittedBy: 'agent', txHash: null });
+      await recordAudit(tx.db, { actorUserId: caller.userId, actorKind: 'user', action: 'payroll.execute_started', employerId: employer.id, targetType: 'payroll_run', targetId: runId, requestId });
+      return submitted ?? inserted;
+    });
+    const stored = await store.itemsOfRun(this.database.db, run.id);
+    return { run, items: stored, accountId };
+  }
+
+  /**
+   * Pays the Solana items through the policy wallet. Their total moves from the employer's
+   * treasury to the service wallet first; what was not sent (rejected or failed) goes back.
+   */
+  private async paySolanaItems(accountId: bigint, items: store.ItemRow[], wallet: SolanaPolicyWallet) {
+    const result = { signatures: [] as string[], rejections: [] as { employee_id: string; reason: string }[], error: null as string | null };
+    if (items.length === 0) return result;
+    const total = items.reduce((sum, i) => sum + i.amount, 0n);
+    try {
+      await this.tempo.transferFromTreasury(accountId, this.tempo.serviceAddress, total, items[0]!.memo as Hex);
+    } catch (error) {
+      result.error = `funding the Solana payments from the treasury failed: ${error instanceof ChainRevertError ? error.errorName : (error as Error).message}`;
+      for (const item of items) await store.settleItem(this.database.db, item.id, { status: 'failed', reason: result.error });
+      return result;
+    }
+    let unsent = 0n;
+    for (const item of items) {
+      const outcome = await wallet.pay(item.walletAddress as never, item.amount, item.memo!);
+      if (outcome.sent) {
+        result.signatures.push(outcome.signature);
+        await store.settleItem(this.database.db, item.id, { status: 'paid', txHash: outcome.signature });
+        continue;
+      }
+      unsent += item.amount;
+      if ('rejected' in outcome) {
+        result.rejections.push({ employee_id: item.employeeId, reason: outcome.rejected });
+        await store.settleItem(this.database.db, item.id, { status: 'policy_rejected', reason: outcome.rejected });
+      } else {
+        result.error ??= outcome.error;
+        await store.settleItem(this.database.db, item.id, { status: 'failed', reason: outcome.error });
+      }
+    }
+    if (unsent > 0n) await this.tempo.depositToTreasury(accountId, unsent);
+    return result;
+  }
+}
+
+/** A stored plan back into items; a plan that no longer parses is refused, not guessed at. */
+function parsePlan(plan: unknown): DecisionItem[] {
+  const items = (plan as { items?: unknown }).items;
+  if (!Array.isArray(items) || items.length === 0) throw new AppError(422, 'DECISION_INVALID', 'The decision has no payments.');
+  return items.map((raw: { employee_id?: unknown; amount?: unknown; chain?: unknown }) => {
+    if (typeof raw.employee_id !== 'string' || typeof raw.amount !== 'string' || !/^[1-9]\d*$/.test(raw.amount) || (raw.chain !== 'tempo' && raw.chain !== 'solana')) {
+      throw new AppError(422, 'DECISION_INVALID', 'The decision holds a payment that is not valid.');
+    }
+    return { employeeId: raw.employee_id, amount: BigInt(raw.amount), chain: raw.chain };
+  });
+}

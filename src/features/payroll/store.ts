@@ -1,0 +1,220 @@
+import { and, asc, count, desc, eq, gte, lte, sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { agentDecisions, paymentItems, payrollRuns } from '../../db/schema.js';
+
+export type RunRow = typeof payrollRuns.$inferSelect;
+export type ItemRow = typeof paymentItems.$inferSelect;
+export type ItemStatus = ItemRow['status'];
+export type DecisionRow = typeof agentDecisions.$inferSelect;
+
+export interface NewItem {
+  employeeId: string;
+  chain: 'tempo' | 'solana';
+  walletAddress: string;
+  amount: bigint;
+  memo: string | null;
+  status: ItemStatus;
+  reason: string | null;
+}
+
+/**
+ * A draft run and all its items in two statements (the items as one JSON parameter: one round
+ * trip for 10,000 rows, and no bind-parameter limit). Call inside the caller's transaction.
+ */
+export async function insertRun(
+  db: Db,
+  run: { id: string; employerId: string; totalAmount: bigint; payPeriodStart: Date | null; payPeriodEnd: Date | null; createdBy: string | null; decisionId?: string | null },
+  items: NewItem[],
+): Promise<RunRow> {
+  const [inserted] = await db
+    .insert(payrollRuns)
+    .values({ ...run, status: 'draft', recipientCount: items.length })
+    .returning();
+  if (!inserted) throw new Error('payroll run insert returned nothing');
+  const rows = items.map((i) => ({ ...i, amount: i.amount.toString() }));
+  await db.execute(sql`
+    INSERT INTO payment_items (run_id, employer_id, employee_id, chain, wallet_address, amount, memo, status, reason)
+    SELECT ${run.id}::uuid, ${run.employerId}::uuid, item."employeeId", item.chain, item."walletAddress", item.amount, item.memo, item.status, item.reason
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      AS item("employeeId" uuid, chain text, "walletAddress" text, amount numeric, memo text, status text, reason text)`);
+  return inserted;
+}
+
+/** The run only if it belongs to this employer. */
+export async function findEmployerRun(db: Db, employerId: string, runId: string): Promise<RunRow | null> {
+  const rows = await db.select().from(payrollRuns).where(and(eq(payrollRuns.id, runId), eq(payrollRuns.employerId, employerId)));
+  return rows[0] ?? null;
+}
+
+export async function findRun(db: Db, runId: string): Promise<RunRow | null> {
+  const rows = await db.select().from(payrollRuns).where(eq(payrollRuns.id, runId));
+  return rows[0] ?? null;
+}
+
+export async function listRuns(db: Db, employerId: string, page: { offset: number; limit: number }) {
+  const [rows, totals] = await Promise.all([
+    db
+      .select()
+      .from(payrollRuns)
+      .where(eq(payrollRuns.employerId, employerId))
+      .orderBy(desc(payrollRuns.createdAt), desc(payrollRuns.id))
+      .offset(page.offset)
+      .limit(page.limit),
+    db.select({ total: count() }).from(payrollRuns).where(eq(payrollRuns.employerId, employerId)),
+  ]);
+  return { rows, total: totals[0]?.total ?? 0 };
+}
+
+export function itemsOfRun(db: Db, runId: string): Promise<ItemRow[]> {
+  return db.select().from(paymentItems).where(eq(paymentItems.runId, runId)).orderBy(asc(paymentItems.createdAt), asc(paymentItems.id));
+}
+
+/**
+ * draft -> submitted, compare-and-set: exactly one caller wins; the others get null. The run's
+ * pending items move with it.
+ */
+export async function claimDraft(db: Db, runId: string, submission: { submittedBy: 'owner' | 'agent'; txHash: string | null }): Promise<RunRow | null> {
+  const now = new Date();
+  const [claimed] = await db
+    .update(payrollRuns)
+    .set({ status: 'submitted', submittedBy: submission.submittedBy, txHash: submission.txHash, submittedAt: now, updatedAt: now })
+    .where(and(eq(payrollRuns.id, runId), eq(payrollRuns.status, 'draft')))
+    .returning();
+  if (!claimed) return null;
+  await db
+    .update(paymentItems)
+    .set({ status: 'submitted', txHash: submission.txHash, updatedAt: now })
+    .where(and(eq(paymentItems.runId, runId), eq(paymentItems.status, 'pending')));
+  return claimed;
+}
+
+/** Keeps the signed transaction before it is broadcast (crash recovery rebroadcasts these bytes). */
+export async function recordBroadcast(db: Db, runId: string, txHash: string, raw: string): Promise<void> {
+  await db
+    .update(paymentItems)
+    .set({ txHash, updatedAt: new Date() })
+    .where(and(eq(paymentItems.runId, runId), eq(paymentItems.status, 'submitted')));
+  await db.update(payrollRuns).set({ txHash, rawTransaction: raw, updatedAt: new Date() }).where(eq(payrollRuns.id, runId));
+}
+
+/**
+ * submitted -> confirmed (items still submitted -> paid); false if the run was not submitted.
+ * `mined` is the Tempo batch (null for a run with no Tempo items).
+ */
+export async function markConfirmed(db: Db, runId: string, mined: { txHash: string; blockNumber: bigint } | null): Promise<boolean> {
+  const now = new Date();
+  const [run] = await db
+    .update(payrollRuns)
+    .set({ status: 'confirmed', ...(mined ? { txHash: mined.txHash, blockNumber: mined.blockNumber } : {}), finalizedAt: now, updatedAt: now })
+    .where(and(eq(payrollRuns.id, runId), eq(payrollRuns.status, 'submitted')))
+    .returning({ id: payrollRuns.id });
+  if (!run || !mined) return Boolean(run);
+  await db
+    .update(paymentItems)
+    .set({ status: 'paid', txHash: mined.txHash, blockNumber: mined.blockNumber, finalizedAt: now, updatedAt: now })
+    .where(and(eq(paymentItems.runId, runId), eq(paymentItems.status, 'submitted')));
+  return true;
+}
+
+/** submitted -> failed (items submitted -> failed); false if the run was not submitted. */
+export async function markFailed(db: Db, runId: string, reason: string): Promise<boolean> {
+  const now = new Date();
+  const [run] = await db
+    .update(payrollRuns)
+    .set({ status: 'failed', failureReason: reason, finalizedAt: now, updatedAt: now })
+    .where(and(eq(payrollRuns.id, runId), eq(payrollRuns.status, 'submitted')))
+    .returning({ id: payrollRuns.id });
+  if (!run) return false;
+  await db
+    .update(paymentItems)
+    .set({ status: 'failed', reason, updatedAt: now })
+    .where(and(eq(paymentItems.runId, runId), eq(paymentItems.status, 'submitted')));
+  return true;
+}
+
+/** One item of one run, with its run's state. */
+export async function findItem(db: Db, runId: string, employeeId: string): Promise<ItemRow | null> {
+  const rows = await db
+    .select()
+    .from(paymentItems)
+    .where(and(eq(paymentItems.runId, runId), eq(paymentItems.employeeId, employeeId)));
+  return rows[0] ?? null;
+}
+
+export function employeeItems(db: Db, employeeId: string, limit: number): Promise<ItemRow[]> {
+  return db
+    .select()
+    .from(paymentItems)
+    .where(eq(paymentItems.employeeId, employeeId))
+    .orderBy(desc(paymentItems.createdAt), desc(paymentItems.id))
+    .limit(limit);
+}
+
+export interface TransactionFilters {
+  employeeId?: string | undefined;
+  status?: ItemStatus | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+
+export async function listEmployerItems(db: Db, employerId: string, filters: TransactionFilters, page: { offset: number; limit: number }) {
+  const conditions: SQL[] = [eq(paymentItems.employerId, employerId)];
+  if (filters.employeeId) conditions.push(eq(paymentItems.employeeId, filters.employeeId));
+  if (filters.status) conditions.push(eq(paymentItems.status, filters.status));
+  if (filters.from) conditions.push(gte(paymentItems.createdAt, filters.from));
+  if (filters.to) conditions.push(lte(paymentItems.createdAt, filters.to));
+  const where = and(...conditions);
+  const [rows, totals] = await Promise.all([
+    db.select().from(paymentItems).where(where).orderBy(desc(paymentItems.createdAt), desc(paymentItems.id)).offset(page.offset).limit(page.limit),
+    db.select({ total: count() }).from(paymentItems).where(where),
+  ]);
+  return { rows, total: totals[0]?.total ?? 0 };
+}
+
+/** Runs submitted at least `olderThan` ago and not yet final: the reconciler's work list. */
+export function staleSubmittedRuns(db: Db, olderThan: Date, limit = 50): Promise<RunRow[]> {
+  return db
+    .select()
+    .from(payrollRuns)
+    .where(and(eq(payrollRuns.status, 'submitted'), lte(payrollRuns.submittedAt, olderThan)))
+    .orderBy(asc(payrollRuns.submittedAt))
+    .limit(limit);
+}
+
+/** One item's own outcome (a Solana payment: paid with its signature, failed, or policy_rejected). */
+export async function settleItem(db: Db, itemId: string, outcome: { status: 'paid' | 'failed' | 'policy_rejected'; txHash?: string; reason?: string }): Promise<void> {
+  const now = new Date();
+  await db
+    .update(paymentItems)
+    .set({
+      status: outcome.status,
+      txHash: outcome.txHash ?? null,
+      reason: outcome.reason ?? null,
+      ...(outcome.status === 'paid' ? { finalizedAt: now } : {}),
+      updatedAt: now,
+    })
+    .where(and(eq(paymentItems.id, itemId), eq(paymentItems.status, 'submitted')));
+}
+
+// ---- agent decisions (x402/payroll/execute) ----
+
+export async function insertDecision(db: Db, values: { employerId: string; agentIdentifier: string | null; plan: unknown }): Promise<DecisionRow> {
+  const [row] = await db.insert(agentDecisions).values({ ...values, kind: 'payroll' }).returning();
+  if (!row) throw new Error('decision insert returned nothing');
+  return row;
+}
+
+export async function findEmployerDecision(db: Db, employerId: string, decisionId: string): Promise<DecisionRow | null> {
+  const rows = await db.select().from(agentDecisions).where(and(eq(agentDecisions.id, decisionId), eq(agentDecisions.employerId, employerId)));
+  return rows[0] ?? null;
+}
+
+/** Compare-and-set on a decision's status; null when it was not in `from`. */
+export async function moveDecision(db: Db, decisionId: string, from: string, to: string): Promise<DecisionRow | null> {
+  const [row] = await db
+    .update(agentDecisions)
+    .set({ status: to, ...(to === 'executed' ? { executedAt: new Date() } : {}) })
+    .where(and(eq(agentDecisions.id, decisionId), eq(agentDecisions.status, from)))
+    .returning();
+  return row ?? null;
+}
