@@ -1,6 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config.js';
 
+/** Every setting live mode needs. */
+const LIVE = {
+  DATABASE_URL: 'postgres://db.example/payroll',
+  PUBLIC_BASE_URL: 'https://pay.example/',
+  IDP_JWKS_URL: 'https://idp.example/.well-known/jwks.json',
+  IDP_ISSUER: 'https://idp.example/',
+  IDP_AUDIENCE: 'payroll',
+  TEMPO_RPC_URL: 'https://rpc.tempo.example',
+  BASE_RPC_URL: 'https://rpc.base.example',
+  SOLANA_RPC_URL: 'https://rpc.solana.example',
+  X402_FACILITATOR_URL: 'https://facilitator.example',
+  MPP_SECRET_KEY: 'k'.repeat(32),
+  SMTP_URL: 'smtp://mail.example',
+  EVM_SERVICE_KEY: `0x${'11'.repeat(32)}`,
+  SOLANA_SERVICE_KEY: JSON.stringify([...Array(32).fill(7), ...Array(32).fill(9)]),
+  TEMPO_CONTRACTS: JSON.stringify({
+    payrollTreasury: `0x${'01'.repeat(20)}`,
+    streamVesting: `0x${'02'.repeat(20)}`,
+    yieldRouter: `0x${'03'.repeat(20)}`,
+    agentIdentityRegistry: `0x${'04'.repeat(20)}`,
+    agentReputationRegistry: `0x${'05'.repeat(20)}`,
+  }),
+};
+
+
 describe('config', () => {
   it('defaults to local mode on loopback with the demo admin', () => {
     const config = loadConfig({});
@@ -32,26 +57,7 @@ describe('config', () => {
 
   it('accepts a complete live configuration', () => {
     const config = loadConfig({
-      DATABASE_URL: 'postgres://db.example/payroll',
-      PUBLIC_BASE_URL: 'https://pay.example/',
-      IDP_JWKS_URL: 'https://idp.example/.well-known/jwks.json',
-      IDP_ISSUER: 'https://idp.example/',
-      IDP_AUDIENCE: 'payroll',
-      TEMPO_RPC_URL: 'https://rpc.tempo.example',
-      BASE_RPC_URL: 'https://rpc.base.example',
-      SOLANA_RPC_URL: 'https://rpc.solana.example',
-      X402_FACILITATOR_URL: 'https://facilitator.example',
-      MPP_SECRET_KEY: 'k'.repeat(32),
-      SMTP_URL: 'smtp://mail.example',
-      EVM_SERVICE_KEY: `0x${'11'.repeat(32)}`,
-      SOLANA_SERVICE_KEY: JSON.stringify([...Array(32).fill(7), ...Array(32).fill(9)]),
-      TEMPO_CONTRACTS: JSON.stringify({
-        payrollTreasury: `0x${'01'.repeat(20)}`,
-        streamVesting: `0x${'02'.repeat(20)}`,
-        yieldRouter: `0x${'03'.repeat(20)}`,
-        agentIdentityRegistry: `0x${'04'.repeat(20)}`,
-        agentReputationRegistry: `0x${'05'.repeat(20)}`,
-      }),
+      ...LIVE,
       ADMIN_USER_IDS: ' a , b ,',
     });
     expect(config).toMatchObject({ mode: 'live', host: '0.0.0.0', publicBaseUrl: 'https://pay.example' });
@@ -72,5 +78,52 @@ describe('config', () => {
     expect(() => loadConfig({ TEMPO_CONTRACTS: '{"payrollTreasury": "0x12"}' })).toThrow(/TEMPO_CONTRACTS/);
     expect(() => loadConfig({ TEMPO_CONTRACTS: 'not json' })).toThrow(/TEMPO_CONTRACTS: must be a JSON object/);
     expect(() => loadConfig({ SOLANA_SERVICE_KEY: '[1,2,3]' })).toThrow(/SOLANA_SERVICE_KEY/);
+  });
+});
+
+describe('AI settings', () => {
+
+  it('defaults to the offline provider, in local and live mode', () => {
+    expect(loadConfig({}).ai).toEqual({ provider: 'offline', apiKey: undefined, baseUrl: undefined, model: 'offline', timeoutMs: 10_000 });
+    expect(loadConfig({ AI_PROVIDER: '' }).ai.provider).toBe('offline');
+    expect(loadConfig(LIVE).ai.provider).toBe('offline');
+  });
+
+  it('live mode with a hosted provider and no key refuses to start, naming AI_API_KEY with the other missing settings', () => {
+    let error: unknown;
+    try {
+      loadConfig({ ...LIVE, AI_PROVIDER: 'anthropic', SMTP_URL: '' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(/live mode is missing required settings: .*SMTP_URL.*AI_API_KEY/);
+    expect(() => loadConfig({ ...LIVE, AI_PROVIDER: 'openai', AI_BASE_URL: 'http://127.0.0.1:8080/v1' })).toThrow(/AI_API_KEY/);
+    const live = loadConfig({ ...LIVE, AI_PROVIDER: 'anthropic', AI_API_KEY: 'sk-ant', AI_TIMEOUT_MS: '4000' });
+    expect(live.ai).toEqual({ provider: 'anthropic', apiKey: 'sk-ant', baseUrl: undefined, model: 'claude-sonnet-4-5', timeoutMs: 4000 });
+  });
+
+  it('local mode: a keyless provider only for an OpenAI-compatible local model server', () => {
+    expect(() => loadConfig({ AI_PROVIDER: 'anthropic' })).toThrow(/AI_API_KEY: required with AI_PROVIDER=anthropic/);
+    expect(() => loadConfig({ AI_PROVIDER: 'openai' })).toThrow(/AI_API_KEY/);
+    const local = loadConfig({ AI_PROVIDER: 'openai', AI_BASE_URL: 'http://127.0.0.1:11434/v1', AI_MODEL: 'llama3.2' });
+    expect(local.ai).toMatchObject({ provider: 'openai', apiKey: undefined, baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3.2' });
+    expect(loadConfig({ AI_PROVIDER: 'openai', AI_API_KEY: 'sk' }).ai.model).toBe('gpt-4o-mini');
+  });
+
+  it('names invalid AI settings', () => {
+    expect(() => loadConfig({ AI_PROVIDER: 'gemini' })).toThrow(/AI_PROVIDER/);
+    expect(() => loadConfig({ AI_TIMEOUT_MS: '5' })).toThrow(/AI_TIMEOUT_MS/);
+    expect(() => loadConfig({ AI_BASE_URL: 'not a url', AI_PROVIDER: 'openai' })).toThrow(/AI_BASE_URL/);
+  });
+});
+
+describe('Solana payroll policy settings', () => {
+  it('defaults to a $10,000 cap and the default programs, and names invalid values', () => {
+    expect(loadConfig({}).solanaPayrollPolicy).toEqual({ perTxCap: 10_000_000_000n, allowedPrograms: null });
+    const custom = loadConfig({ SOLANA_PAYROLL_PER_TX_CAP_USD: '250.5', SOLANA_PAYROLL_ALLOWED_PROGRAMS: 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA' });
+    expect(custom.solanaPayrollPolicy).toEqual({ perTxCap: 250_500_000n, allowedPrograms: ['TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'] });
+    expect(() => loadConfig({ SOLANA_PAYROLL_PER_TX_CAP_USD: '1e3' })).toThrow(/SOLANA_PAYROLL_PER_TX_CAP_USD/);
+    expect(() => loadConfig({ SOLANA_PAYROLL_ALLOWED_PROGRAMS: '0xabc' })).toThrow(/SOLANA_PAYROLL_ALLOWED_PROGRAMS/);
   });
 });

@@ -7,7 +7,8 @@ import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { ComplianceService } from './features/compliance/service.js';
-import { seedDemo } from './features/demo/seed.js';
+import { fundDemo, seedDemo } from './features/demo/seed.js';
+import { Faucet } from './features/dev/faucet.js';
 import { readinessChecks } from './features/ops/readiness.js';
 import { defineJobs } from './jobs/definitions.js';
 import { PayrollService } from './features/payroll/service.js';
@@ -69,7 +70,10 @@ export async function startService(config: Config, log: Logger): Promise<Running
     if (config.jobsEnabled) await jobs.start();
 
     log.info(await new ComplianceService(database, services.employers, chains.tempo, config.serviceSlug).syncSanctionsList(), 'sanctions list synced');
-    if (config.mode === 'local') await seedDemo(services, database);
+    if (config.mode === 'local') {
+      const { employerId } = await seedDemo(services, database);
+      if (embeddedChains) await fundDemo(employerId, new TreasuryService(chains.tempo, services.employers), chains, new Faucet(embeddedChains));
+    }
 
     const app = buildApp(
       {

@@ -144,6 +144,9 @@ describe('the service process', () => {
     expect(added.status).toBe(201);
     const before = await team(token, employerId);
     expect(before).toHaveLength(4); // three seeded and the new one
+    // The demo treasury is funded once, so a payroll can run at once.
+    const treasury = await fetch(`${base}/api/employers/${employerId}/treasury`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await treasury.json()).toMatchObject({ available_usd: '250000.000000', locked_usd: '0.000000' });
     const holder = '0x6000000000000000000000000000000000000006';
     const funded = await fetch(`${base}/api/dev/faucet`, {
       method: 'POST',

@@ -1,6 +1,9 @@
 import type { Services } from '../../app.js';
 import type { Database } from '../../db/client.js';
+import type { Chains } from '../../chains/index.js';
 import type { Caller } from '../../http/context.js';
+import type { Faucet } from '../dev/faucet.js';
+import type { TreasuryService } from '../treasury/service.js';
 
 /** Local mode's demo tenant: sign in as `demo-owner`, `demo-employee` or `demo-admin`. */
 export const DEMO_USERS = {
@@ -48,4 +51,22 @@ export async function seedDemo(services: Services, database: Database): Promise<
     );
   }
   return { employerId: employer.id };
+}
+
+const DEMO_TREASURY = 250_000n * 1_000_000n;
+const DEMO_SOLANA_FLOAT = 10_000n * 1_000_000n;
+
+/**
+ * Local mode's demo money: the demo employer's treasury holds $250,000 (opened and funded once),
+ * and the service's Solana payroll float holds $10,000, so payroll runs work at once.
+ */
+export async function fundDemo(employerId: string, treasury: TreasuryService, chains: Chains, faucet: Faucet): Promise<void> {
+  const { available, locked, accountId } = await treasury.balances(employerId);
+  if (available + locked === 0n) {
+    await faucet.fund(chains.tempo.network, chains.tempo.serviceAddress, DEMO_TREASURY);
+    await chains.tempo.depositToTreasury(accountId, DEMO_TREASURY);
+  }
+  if ((await chains.solana.tokenBalance(chains.solana.serviceAddress).catch(() => 0n)) === 0n) {
+    await faucet.fund(chains.solana.network, chains.solana.serviceAddress, DEMO_SOLANA_FLOAT);
+  }
 }
