@@ -118,6 +118,27 @@ describe('POST /api/x402/payroll/execute', () => {
     expect(decision.rows[0].status).toBe('executed');
   });
 
+  it('reports a Solana payment the float cannot cover as failed, and returns its money to the treasury', async () => {
+    const solana = t.chains!.solana;
+    const float = await solana.tokenBalance(solana.serviceAddress);
+    const parking = (await generateKeyPairSigner()).address;
+    await solana.transfer(parking, float, 'drain the float for this test');
+    try {
+      const before = await available(employerId);
+      const decisionId = await proposed([{ employee_id: solanaStaff[0]!.id, amount_usd: '5', chain: 'solana' }]);
+      const response = await execute({ employer_id: employerId, decision_id: decisionId });
+      expect(response.status).toBe(200);
+      const body = await json<{ payroll_run_id: string; solana_broadcast_error: string | null; solana_signatures: string[] }>(response);
+      expect(body.solana_broadcast_error).toEqual(expect.any(String));
+      expect(body.solana_signatures).toEqual([]);
+      expect(await available(employerId)).toBe(before);
+      const { rows } = await t.database.pool.query('SELECT status FROM payment_items WHERE run_id = $1', [body.payroll_run_id]);
+      expect(rows).toEqual([{ status: 'failed' }]);
+    } finally {
+      await t.request('POST', '/api/dev/faucet', { body: { network: solana.network, address: solana.serviceAddress, amount: '1000' } });
+    }
+  });
+
   it('executes a decision once, even when two calls race', async () => {
     const decisionId = await proposed([{ employee_id: tempoStaff[0]!.id, amount_usd: '1' }]);
     const before = await tempoBalance(tempoStaff[0]!.wallet);
