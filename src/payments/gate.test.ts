@@ -468,7 +468,7 @@ describe('card fallback', () => {
     expect(stored).toMatchObject({ rail: 'card', status: 'settled', amount: 1_000_000n });
   });
 
-  it('refunds the card when the handler fails (here: a route not built yet answers 501)', async () => {
+  it('refunds the card when the handler fails', async () => {
     let charged: string | undefined;
     const pay = MppxClient.create({
       polyfill: false,
@@ -482,8 +482,8 @@ describe('card fallback', () => {
         }),
       ],
     }).fetch;
-    const response = await pay(`${base}/api/mpp/payroll/execute`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
-    expect(response.status).toBe(501);
+    const response = await pay(`${base}/test/card/fail`);
+    expect(response.status).toBe(500);
     expect(charged).toBeDefined();
     const [intent] = await t.database.pool.query<{ status: string }>('SELECT status FROM card_sandbox_payment_intents WHERE token_id = $1', [charged]).then((r) => r.rows);
     expect(intent?.status).toBe('refunded');

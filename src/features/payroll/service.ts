@@ -405,6 +405,7 @@ export class PayrollService {
     let tempoTxHash: Hex | null = null;
     let tempoBroadcastError: string | null = null;
     let mined: { txHash: Hex; blockNumber: bigint } | null = null;
+    let outcomeUnknown = false;
     if (tempoItems.length > 0) {
       try {
         mined = await this.tempo.executeBatchPayroll(
@@ -414,14 +415,16 @@ export class PayrollService {
         );
         tempoTxHash = mined.txHash;
       } catch (error) {
+        // A revert paid nothing; any other error may have reached the chain: the reconciler decides.
+        outcomeUnknown = !(error instanceof ChainRevertError);
         tempoBroadcastError = error instanceof ChainRevertError ? `batch reverted: ${error.errorName}` : (error as Error).message;
       }
     }
 
     const solana = await this.paySolanaItems(accountId, items.filter((i) => i.chain === 'solana'), solanaWallet);
     await this.database.transaction(async (tx) => {
-      if (tempoBroadcastError) await store.markFailed(tx.db, run.id, tempoBroadcastError);
-      else await store.markConfirmed(tx.db, run.id, mined);
+      if (!tempoBroadcastError) await store.markConfirmed(tx.db, run.id, mined);
+      else if (!outcomeUnknown) await store.markFailed(tx.db, run.id, tempoBroadcastError);
       await store.moveDecision(tx.db, decisionId, 'executing', 'executed');
       await recordAudit(tx.db, {
         actorUserId: caller.userId,
