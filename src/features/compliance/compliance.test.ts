@@ -522,7 +522,7 @@ describe('OpenAPI', () => {
     expect(document.components.schemas.ComplianceCheckRequest.required).toEqual(['walletAddress']);
     const list = document.paths['/api/mpp/marketplace/compliance-list/{employerId}'].get;
     expect(list['x-payment']).toMatchObject({ price: '0.500000', rails: ['A'] });
-    expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['employerId', 'limit']);
+    expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['employerId', 'limit', 'x-agent-key', 'x-identity-token']);
     expect(document.components.schemas.ComplianceList.required).toEqual(expect.arrayContaining(['providerId', 'clearedWallets', 'list']));
     expect(document.paths['/api/employers/{id}/compliance'].get.security).toEqual([{ bearerAuth: [] }]);
     expect(Object.keys(document.paths['/api/employers/{id}/blocklist'])).toEqual(expect.arrayContaining(['get', 'post']));

@@ -5,7 +5,7 @@ import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/v
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import type { PaidCallers } from '../employers/paid-caller.js';
-import { EmployerIdParams } from '../employers/schema.js';
+import { EmployerIdParams, PaidIdentityHeaders } from '../employers/schema.js';
 import {
   AddBlocklistBody,
   AddBlocklistResponse,
@@ -55,7 +55,7 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: Complia
         description:
           'Screens the wallet against the sanctions list, the employer\'s blocklist (when `employerId` is given) and a TIP-403 policy; ' +
           `every check is written to the compliance ledger, BLOCKED ones too. ${IDENTITY} Only needed with \`employerId\`.`,
-        request: { body: jsonBody(CheckBody) },
+        request: { headers: PaidIdentityHeaders, body: jsonBody(CheckBody) },
         responses: {
           200: jsonContent(CheckResponse, 'The result (spec 2.6), with the reasons when BLOCKED.'),
           ...errorResponses(400, 401, 404, 413, 415),
@@ -79,7 +79,7 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: Complia
         description:
           'Wallets whose latest check in the employer\'s ledger is CLEAR and that are on neither the sanctions list nor its blocklist now, ' +
           `most recently checked first. ${IDENTITY}`,
-        request: { params: ComplianceListParams, query: ComplianceListQuery },
+        request: { headers: PaidIdentityHeaders, params: ComplianceListParams, query: ComplianceListQuery },
         responses: {
           200: jsonContent(ComplianceList, 'The compliance list envelope (spec 2.7).'),
           ...errorResponses(400, 401, 404),

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { isAddress } from '@solana/kit';
 import { emailSchema, evmAddressSchema, usdAmountSchema } from '../../http/validation.js';
+import { AGENT_KEY_HEADER, IDENTITY_TOKEN_HEADER } from './paid-caller.js';
 
 /**
  * Free text stored as is (names, departments): trimmed, and without control characters. A NUL
@@ -245,3 +246,9 @@ export const UpdateOwnProfileBody = z
   })
   .refine((body) => Object.keys(body).length > 0, 'at least one of full_name, wallet_address, solana_wallet_address is required')
   .openapi('UpdateOwnProfileRequest');
+
+/** Identity on paid routes (docs/decisions.md, "Who may call a paid route beyond paying"): one of the two. */
+export const PaidIdentityHeaders = z.object({
+  [IDENTITY_TOKEN_HEADER.toLowerCase()]: z.string().optional().openapi({ description: 'The identity-provider JWT of the employer owner (or the employee, where allowed).' }),
+  [AGENT_KEY_HEADER.toLowerCase()]: z.string().optional().openapi({ description: "The employer's agent key." }),
+});

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { Hex } from 'viem';
 import type { AppEnv } from '../../http/context.js';
-import { EmployerIdParams } from '../employers/schema.js';
+import { EmployerIdParams, PaidIdentityHeaders } from '../employers/schema.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
 import { formatUsd, parseUsd } from '../../money.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
@@ -297,7 +297,7 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
   app.openapi(
     createRoute(
       paidRoute(findPaidRoute('POST', '/api/mpp/payroll/execute')!, deps.gate, {
-        request: { body: jsonBody(ExecuteBody) },
+        request: { headers: PaidIdentityHeaders, body: jsonBody(ExecuteBody) },
         responses: {
           200: jsonContent(ExecuteResponse, 'Paid on chain in one batch transaction from the agent wallet.'),
           ...errorResponses(400, 401, 404, 409, 415),
@@ -330,7 +330,7 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
   app.openapi(
     createRoute(
       paidRoute(findPaidRoute('GET', '/api/mpp/payslips/{runId}/{employeeId}')!, deps.gate, {
-        request: { params: PayslipParams },
+        request: { headers: PaidIdentityHeaders, params: PayslipParams },
         responses: { 200: jsonContent(PayslipResponse, 'The payslip.'), ...errorResponses(400, 401, 404) },
       }),
     ),
@@ -360,7 +360,7 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
   app.openapi(
     createRoute(
       paidRoute(findPaidRoute('GET', '/api/mpp/employee/{id}/history')!, deps.gate, {
-        request: { params: HistoryParams, query: HistoryQuery },
+        request: { headers: PaidIdentityHeaders, params: HistoryParams, query: HistoryQuery },
         responses: { 200: jsonContent(HistoryResponse, 'Newest first.'), ...errorResponses(400, 401, 404) },
       }),
     ),

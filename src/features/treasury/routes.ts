@@ -8,8 +8,8 @@ import { errorResponses, evmAddressSchema, jsonBody, jsonContent } from '../../h
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import type { AiProvider } from '../../providers/ai/index.js';
-import { AGENT_KEY_HEADER, IDENTITY_TOKEN_HEADER, PaidCallers } from '../employers/paid-caller.js';
-import { EmployerIdParams } from '../employers/schema.js';
+import { PaidCallers } from '../employers/paid-caller.js';
+import { EmployerIdParams, PaidIdentityHeaders } from '../employers/schema.js';
 import type { EmployersService } from '../employers/service.js';
 import { TreasuryOperations } from './operations.js';
 import type { TreasuryService } from './service.js';
@@ -53,12 +53,6 @@ const YieldSummary = z
     projected_annual_yield_usd: usd('A year of yield on total_usd at the current allocation, rounded down.'),
   })
   .openapi('EmployerYieldSummary');
-
-/** Identity on paid routes (docs/decisions.md, "Who may call a paid route"): one of the two. */
-const PaidIdentityHeaders = z.object({
-  [IDENTITY_TOKEN_HEADER.toLowerCase()]: z.string().optional().openapi({ description: "The employer owner's identity-provider JWT." }),
-  [AGENT_KEY_HEADER.toLowerCase()]: z.string().optional().openapi({ description: "The employer's agent key." }),
-});
 
 const questionText = z
   .string()
