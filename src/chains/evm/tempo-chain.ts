@@ -238,7 +238,7 @@ export class TempoChain extends EvmTokenChain {
    * TIP-403 authorization of many accounts through Multicall3: one eth_call per chunk (a chunk
    * stays well inside an eth_call's gas), in order of `accounts`.
    */
-  async areAuthorized(policyId: bigint, accounts: readonly Address[], chunkSize = 1000): Promise<boolean[]> {
+  async areAuthorized(policyId: bigint, accounts: readonly Address[], chunkSize = 500): Promise<boolean[]> {
     const results: boolean[] = [];
     for (let start = 0; start < accounts.length; start += chunkSize) {
       const chunk = accounts.slice(start, start + chunkSize);

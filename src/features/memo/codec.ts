@@ -59,19 +59,22 @@ export function recordHash(runId: string, employeeId: string, amount: bigint): U
   return tag(`${runId}|${employeeId}|${amount}`, 12);
 }
 
+/** The employer tag of the last memo encoded: a run encodes thousands for one employer. */
+let lastEmployer: { id: string; tag: Uint8Array } | null = null;
+
 export function encodeMemo(input: MemoInput): Hex {
-  const memo = new Uint8Array(32);
-  const view = new DataView(memo.buffer);
+  const memo = Buffer.alloc(32);
   memo[0] = MAGIC;
   memo[1] = (VERSION << 4) | MEMO_TYPES[input.type];
-  memo.set(tag(input.employerId, 4), 2);
+  if (lastEmployer?.id !== input.employerId) lastEmployer = { id: input.employerId, tag: tag(input.employerId, 4) };
+  memo.set(lastEmployer.tag, 2);
   memo.set(tag(input.employeeId, 4), 6);
-  view.setUint16(10, Math.min(days(input.payPeriodStart), 0xffff));
-  view.setUint16(12, Math.min(days(input.payPeriodEnd), 0xffff));
+  memo.writeUInt16BE(Math.min(days(input.payPeriodStart), 0xffff), 10);
+  memo.writeUInt16BE(Math.min(days(input.payPeriodEnd), 0xffff), 12);
   if (input.costCentre) memo.set(tag(input.costCentre, 2), 14);
   memo.set(recordHash(input.runId, input.employeeId, input.amount), 16);
   memo.set(sha256(memo.subarray(0, 28)).subarray(0, 4), 28);
-  return bytesToHex(memo);
+  return `0x${memo.toString('hex')}`;
 }
 
 /** The fields of one of our memos, or null for any other 32 bytes (wrong magic, version, type or checksum). */
