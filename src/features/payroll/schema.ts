@@ -11,13 +11,17 @@ const isoDate = z
   .refine((value) => !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value), 'is not a calendar date')
   .openapi({ format: 'date', example: '2026-11-01' });
 
+/** One payment of a run or a plan: whom, and how much (a strict decimal string, more than zero). */
+const payment = z.object({
+  employee_id: z.uuid(),
+  amount_usd: usdAmountSchema.refine((v) => /[1-9]/.test(v), 'must be more than zero'),
+});
+
 export const PrepareBody = z
   .object({
     items: z
       .array(
-        z.object({
-          employee_id: z.uuid(),
-          amount_usd: usdAmountSchema.refine((v) => /[1-9]/.test(v), 'must be more than zero'),
+        payment.extend({
           wallet_address: evmAddressSchema.optional().openapi({ description: 'If given, must be the employee’s recorded wallet.' }),
         }),
       )
@@ -184,11 +188,7 @@ export const ProposeDecisionBody = z
   .object({
     items: z
       .array(
-        z.object({
-          employee_id: z.uuid(),
-          amount_usd: usdAmountSchema.refine((v) => /[1-9]/.test(v), 'must be more than zero'),
-          chain: z.enum(['tempo', 'solana']).default('tempo'),
-        }),
+        payment.extend({ chain: z.enum(['tempo', 'solana']).default('tempo') }),
       )
       .min(1)
       .max(MAX_RUN_ITEMS),
