@@ -172,6 +172,26 @@ describe('Idempotency-Key', () => {
     expect(calls).toBe(3);
   });
 
+  it('replays a 204 as a 204 without a body, and runs the handler once', async () => {
+    let calls = 0;
+    const app = new Hono<AppEnv>();
+    app.use('*', async (c, next) => {
+      c.set('caller', { userId: 'u204', email: null, isPlatformAdmin: false, ownedEmployerId: null, employeeIds: [] });
+      await next();
+    });
+    app.delete('/thing', idempotency(t.database), (c) => {
+      calls++;
+      return c.body(null, 204);
+    });
+    const remove = () => app.request('/thing', { method: 'DELETE', headers: { 'idempotency-key': 'delete-1' } });
+    expect((await remove()).status).toBe(204);
+    const replay = await remove();
+    expect(replay.status).toBe(204);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await replay.text()).toBe('');
+    expect(calls).toBe(1);
+  });
+
   it('validates the key itself', async () => {
     const res = await add('x'.repeat(256), 'long@idem.example');
     expect(res.status).toBe(400);
