@@ -65,14 +65,15 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const jobs = new JobRunner(database, log.child({ component: 'jobs' }));
     const services = createServices({ config, database });
     // Settles payroll runs left submitted (a crash mid-execute, an owner's transaction in flight).
-    const payrollReconciler = new PayrollService(database, services.employers, new TreasuryService(chains.tempo, services.employers), chains.tempo, null);
+    const treasury = new TreasuryService(chains.tempo, services.employers);
+    const payrollReconciler = new PayrollService(database, services.employers, treasury, chains.tempo, null);
     defineJobs(jobs, { database, payroll: payrollReconciler });
     if (config.jobsEnabled) await jobs.start();
 
     log.info(await new ComplianceService(database, services.employers, chains.tempo, config.serviceSlug).syncSanctionsList(), 'sanctions list synced');
     if (config.mode === 'local') {
       const { employerId } = await seedDemo(services, database);
-      if (embeddedChains) await fundDemo(employerId, new TreasuryService(chains.tempo, services.employers), chains, new Faucet(embeddedChains));
+      if (embeddedChains) await fundDemo(employerId, treasury, chains, new Faucet(embeddedChains));
     }
 
     const app = buildApp(

@@ -61,7 +61,7 @@ const DEMO_SOLANA_FLOAT = 10_000n * 1_000_000n;
  * and the service's Solana payroll float holds $10,000, so payroll runs work at once.
  */
 export async function fundDemo(employerId: string, treasury: TreasuryService, chains: Chains, faucet: Faucet): Promise<void> {
-  const { available, locked, accountId } = await treasury.balances(employerId);
+  const { available, locked, accountId } = await treasury.account(employerId);
   if (available + locked === 0n) {
     await faucet.fund(chains.tempo.network, chains.tempo.serviceAddress, DEMO_TREASURY);
     await chains.tempo.depositToTreasury(accountId, DEMO_TREASURY);

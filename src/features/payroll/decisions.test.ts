@@ -37,7 +37,7 @@ async function fundTreasury(id: string, units: bigint) {
   await t.chains!.tempo.depositToTreasury(await treasury.accountId(id), units);
 }
 
-const available = async (id: string) => (await treasury.balances(id)).available;
+const available = async (id: string) => (await treasury.account(id)).available;
 const tempoBalance = (owner: Address) =>
   t.chains!.tempo.connection.publicClient.readContract({ address: t.chains!.tempo.token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] });
 

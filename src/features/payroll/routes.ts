@@ -42,7 +42,7 @@ const memoObject = (memo: string | null) => (memo ? { memo, fields: decodeMemo(m
 /** Spec 2.4/2.5 give amount_usd as a number: derived from the integer at the last moment. */
 const usdNumber = (units: bigint) => Number(formatUsd(units));
 
-export function presentRun(run: RunRow) {
+function presentRun(run: RunRow) {
   return {
     id: run.id,
     employer_id: run.employerId,

@@ -164,7 +164,7 @@ export class PayrollService {
    * reads with its own work; it must await it before anything leaves the transaction.
    */
   private async checkFundsAndRecipients(employer: EmployerRow, total: bigint, recipients: { employeeId: string; wallet: Address }[]) {
-    const balances = await this.treasury.balances(employer.id);
+    const balances = await this.treasury.account(employer.id);
     if (balances.available < total) {
       throw new AppError(422, 'INSUFFICIENT_TREASURY', 'The treasury’s available balance does not cover this run.', {
         available_usd: formatUsd(balances.available),
@@ -520,7 +520,13 @@ export class PayrollService {
         await store.settleItem(this.database.db, item.id, { status: 'failed', reason: outcome.error });
       }
     }
-    if (unsent > 0n) await this.tempo.depositToTreasury(accountId, unsent);
+    if (unsent > 0n) {
+      // The payments already sent stand; a refund that fails is reported, not thrown (the run must still finish).
+      await this.tempo.depositToTreasury(accountId, unsent).catch((error: unknown) => {
+        const refund = `returning ${formatUsd(unsent)} to the treasury failed: ${(error as Error).message}`;
+        result.error = result.error ? `${result.error}; ${refund}` : refund;
+      });
+    }
     return result;
   }
 }

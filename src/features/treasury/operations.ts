@@ -89,7 +89,7 @@ export class TreasuryOperations {
   /** GET /api/employers/{id}/treasury: the owner's balances; another tenant's id is a 404. */
   async ownerTreasury(caller: Caller, employerId: string): Promise<OwnerTreasury> {
     await this.deps.employers.requireOwned(this.deps.database.db, caller, employerId);
-    const { accountId, available, locked } = await this.deps.treasury.balances(employerId);
+    const { accountId, available, locked } = await this.deps.treasury.account(employerId);
     return {
       employer_id: employerId,
       employer_account_id: accountId.toString(),
@@ -171,7 +171,7 @@ export class TreasuryOperations {
     const { employerId } = request;
     switch (request.action) {
       case 'balance': {
-        const { available, locked } = await this.deps.treasury.balances(employerId);
+        const { available, locked } = await this.deps.treasury.account(employerId);
         return { employerId, availableUsd: formatUsd(available), lockedUsd: formatUsd(locked), totalUsd: formatUsd(available + locked) };
       }
       case 'yield': {

@@ -19,13 +19,10 @@ export interface YieldRates {
 /** A treasury account id no employer has: the yield router answers its default allocation for it. */
 const NO_ACCOUNT = 0n;
 
-export interface TreasuryBalances {
+export interface TreasuryAccountState {
   accountId: bigint;
   available: bigint;
   locked: bigint;
-}
-
-export interface TreasuryAccountState extends TreasuryBalances {
   /** The account's administrator on chain: the employer's admin wallet, or the service's. */
   admin: Address;
 }
@@ -48,13 +45,7 @@ export class TreasuryService {
     });
   }
 
-  /** Available and locked balances, read from the chain (the treasury contract is the ledger). */
-  async balances(employerId: string): Promise<TreasuryBalances> {
-    const { accountId, available, locked } = await this.account(employerId);
-    return { accountId, available, locked };
-  }
-
-  /** The account's balances and on-chain administrator. */
+  /** The account's available and locked balances and its administrator, read from the chain (the treasury contract is the ledger). */
   async account(employerId: string): Promise<TreasuryAccountState> {
     const accountId = await this.accountId(employerId);
     const account = await this.tempo.treasuryAccount(accountId);
