@@ -158,6 +158,8 @@ export const bankAccounts = pgTable(
     bridgeAccountId: text('bridge_account_id').notNull(),
     destinationType: text('destination_type', { enum: DESTINATION_TYPES }).notNull(),
     label: text('label'),
+    /** Last four digits of the account number (or key), for display; the provider keeps the rest. */
+    last4: text('last4'),
     createdAt: createdAt(),
   },
   (t) => [
@@ -179,7 +181,11 @@ export const cards = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('cards_employee_id_idx').on(t.employeeId)],
+  (t) => [
+    index('cards_employee_id_idx').on(t.employeeId),
+    // One live card per employee: a second issue request returns the first.
+    uniqueIndex('cards_one_live_per_employee').on(t.employeeId).where(sql`status NOT IN ('canceled', 'failed')`),
+  ],
 );
 
 export const offrampTransfers = pgTable(
@@ -199,6 +205,9 @@ export const offrampTransfers = pgTable(
     destinationType: text('destination_type', { enum: DESTINATION_TYPES }).notNull(),
     status: text('status').notNull().default('pending'),
     bridgeTransferId: text('bridge_transfer_id'),
+    /** The employee wallet the funds come from, and where the provider asked them to be sent. */
+    sourceAddress: text('source_address'),
+    depositAddress: text('deposit_address'),
     failureReason: text('failure_reason'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
@@ -313,6 +322,9 @@ export const paymentItems = pgTable(
   ],
 );
 
+/** pending -> claimed | failed. */
+export const ADVANCE_STATUSES = ['pending', 'claimed', 'failed'] as const;
+
 /** Claims of streamed wages (spec 4.3 employee/advance): at most one in flight per employee. */
 export const advances = pgTable(
   'advances',
@@ -322,14 +334,16 @@ export const advances = pgTable(
       .notNull()
       .references(() => employees.id),
     amount: money('amount'),
-    status: text('status').notNull().default('pending'),
+    status: text('status', { enum: ADVANCE_STATUSES }).notNull().default('pending'),
     txHash: text('tx_hash'),
     claimedAt: tstz('claimed_at'),
+    failureReason: text('failure_reason'),
     createdAt: createdAt(),
   },
   (t) => [
     index('advances_employee_id_idx').on(t.employeeId, t.createdAt),
     uniqueIndex('advances_one_pending_per_employee').on(t.employeeId).where(sql`status = 'pending'`),
+    check('advances_status', oneOf('status', ADVANCE_STATUSES)),
   ],
 );
 
@@ -724,6 +738,27 @@ export const cardSandboxPaymentIntents = pgTable(
     // A token pays once.
     uniqueIndex('card_sandbox_payment_intents_token_key').on(t.tokenId),
     check('card_sandbox_payment_intents_status', oneOf('status', CARD_SANDBOX_INTENT_STATUSES)),
+  ],
+);
+
+/**
+ * Local mode's fiat bridge (the stand-in for the bridge provider's API): customers, bank accounts,
+ * transfers and cards it has created, so their states move on across restarts.
+ */
+export const bridgeSandboxObjects = pgTable(
+  'bridge_sandbox_objects',
+  {
+    id: text('id').primaryKey(),
+    kind: text('kind', { enum: ['customer', 'external_account', 'transfer', 'card'] }).notNull(),
+    /** The provider's idempotency key of the create call that made it: a retry returns the same object. */
+    idempotencyKey: text('idempotency_key'),
+    data: jsonb('data').notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('bridge_sandbox_objects_idempotency_key').on(t.kind, t.idempotencyKey),
+    check('bridge_sandbox_objects_kind', oneOf('kind', ['customer', 'external_account', 'transfer', 'card'])),
   ],
 );
 
