@@ -23,6 +23,8 @@ import { registerOpsRoutes, type ReadinessCheck } from './features/ops/routes.js
 import { registerStreamRoutes } from './features/streams/routes.js';
 import { registerTreasuryRoutes } from './features/treasury/routes.js';
 import { TreasuryService } from './features/treasury/service.js';
+import { registerWagesRoutes } from './features/wages/routes.js';
+import { WagesService } from './features/wages/service.js';
 import type { Chains } from './chains/index.js';
 import { UsersService } from './features/users/service.js';
 import { requireUser } from './http/auth.js';
@@ -176,6 +178,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     const payroll = new PayrollService(deps.database, services.employers, treasury, deps.chains.tempo, compliance);
     registerPayrollRoutes(app, { payroll, requireUser: authenticated, idempotency: idempotent });
     registerPaidPayrollRoutes(app, { payroll, paidCallers, gate });
+    registerWagesRoutes(app, { wages: new WagesService(deps.database, services.employers, treasury, deps.chains.tempo), paidCallers, gate });
     const { perTxCap, allowedPrograms } = config.solanaPayrollPolicy;
     const solanaWallet = new SolanaPolicyWallet(deps.chains.solana, { perTxCap, allowedPrograms: allowedPrograms ? new Set(allowedPrograms) : DEFAULT_ALLOWED_PROGRAMS });
     const { solana, tempo } = deps.chains;

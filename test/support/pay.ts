@@ -8,6 +8,7 @@ import { Mppx, stripe, tempo } from 'mppx/client';
 import { createClient, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
+import { Session } from 'mppx/tempo';
 import type { TestApp } from './app.js';
 
 /**
@@ -81,4 +82,15 @@ export async function x402(t: TestApp, baseUrl: string, rail: 'B' | 'C', amountU
     payer = signer.address;
   }
   return { pay: withJson(wrapFetchWithPayment(fetch, client), baseUrl), payer };
+}
+
+/**
+ * Rail A sessions: mppx's session manager (TIP-1034 payment channels), unmodified, with a fresh
+ * funded key; `maxDeposit` bounds what the channel can ever pay.
+ */
+export async function railASession(t: TestApp, baseUrl: string, maxDeposit = '0.05') {
+  const account = privateKeyToAccount(generatePrivateKey());
+  await faucet(t, 'eip155:4217', account.address, '5');
+  const client = createClient({ chain: tempoChain, transport: http(`${baseUrl}/api/dev/rpc/tempo`), account });
+  return Session.Client.sessionManager({ account, client, maxDeposit });
 }

@@ -120,6 +120,10 @@ export class TempoChain extends EvmTokenChain {
   }
 
   /** Moves stablecoin from the service wallet into an account's available balance. */
+  isTreasuryAgent(accountId: bigint, agent: Address): Promise<boolean> {
+    return this.read<boolean>(this.contracts.payrollTreasury, payrollTreasuryAbi, 'isAgent', [accountId, agent]);
+  }
+
   async depositToTreasury(accountId: bigint, amount: bigint): Promise<ChainWrite> {
     const treasury = this.contracts.payrollTreasury;
     const allowance = await this.read<bigint>(this.token, stablecoinAbi, 'allowance', [this.serviceAddress, treasury]);

@@ -165,6 +165,11 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
       await record(channel, delivered).catch((error: unknown) => c.var.log.error({ err: error, channelId }, 'session use not recorded'));
     }
   };
+  // Ends the stream when the client leaves, or when the session runs dry (no voucher in time).
+  const stop = new AbortController();
+  const clientGone = () => stop.abort();
+  if (original.signal.aborted) stop.abort();
+  else original.signal.addEventListener('abort', clientGone, { once: true });
   const stream = Session.Server.Sse.serve({
     store: deps.store.meteringStore() as never,
     channelId: channelId as `0x${string}`,
@@ -173,9 +178,38 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
     generate: events(),
     prepaidUnits: 1,
     pollIntervalMs: 250,
-    signal: original.signal,
+    signal: stop.signal,
   });
-  c.res = Session.Server.Sse.toResponse(stream);
+  c.res = Session.Server.Sse.toResponse(
+    stream.pipeThrough(endWhenUnpaid(stop, VOUCHER_WAIT_MS)).pipeThrough(
+      new TransformStream({ flush: () => original.signal.removeEventListener('abort', clientGone) }),
+    ),
+  );
+}
+
+/** How long a metered stream waits for the voucher it asked for before it ends. */
+const VOUCHER_WAIT_MS = 20_000;
+
+/**
+ * Passes a metered stream through, and aborts it when a `payment-need-voucher` event is not
+ * followed by a paid event within `waitMs`: a client that cannot or will not pay more (its
+ * deposit is spent) gets a closed stream rather than an open, silent one.
+ */
+function endWhenUnpaid(stop: AbortController, waitMs: number): TransformStream<Uint8Array, Uint8Array> {
+  const decoder = new TextDecoder();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return new TransformStream({
+    transform(chunk, controller) {
+      const text = decoder.decode(chunk);
+      if (text.startsWith('event: payment-need-voucher')) timer ??= setTimeout(() => stop.abort(), waitMs);
+      else if (text.startsWith('event: message')) {
+        clearTimeout(timer);
+        timer = undefined;
+      }
+      controller.enqueue(chunk);
+    },
+    flush: () => clearTimeout(timer),
+  });
 }
 
 function receiptOf(challengeId: string, channel: ChannelState) {

@@ -1,0 +1,166 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../../http/context.js';
+import { ErrorSchema, errorResponses, evmAddressSchema, jsonBody, jsonContent } from '../../http/validation.js';
+import { formatUsd } from '../../money.js';
+import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { paidRoute, registerSessionManagement } from '../../payments/routes.js';
+import type { PaidCallers } from '../employers/paid-caller.js';
+import { PaidIdentityHeaders } from '../employers/schema.js';
+import { balanceTick, type StreamBasis, type WagesService } from './service.js';
+
+export interface WagesRouteDeps {
+  wages: WagesService;
+  paidCallers: PaidCallers;
+  gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>;
+  /** Milliseconds between ticks (1,000; tests may not change it, benchmarks may). */
+  tickMs?: number;
+}
+
+const BalanceStreamQuery = z
+  .object({
+    employeeId: z.uuid().optional().openapi({ param: { name: 'employeeId', in: 'query' }, description: 'The employee (canonical).' }),
+    address: evmAddressSchema.optional().openapi({ param: { name: 'address', in: 'query' }, description: "The employee's wallet (legacy fallback)." }),
+  })
+  .refine((q) => q.employeeId !== undefined || q.address !== undefined, { message: 'send employeeId (or the legacy address)', path: ['employeeId'] });
+
+const BalanceTickSchema = z
+  .object({
+    tick: z.number().int().openapi({ description: '1 for the first event, then +1 per second.' }),
+    employeeId: z.string().nullable(),
+    address: z.string().nullable(),
+    balance: z.string().openapi({ description: 'Wallet balance plus what has accrued, base units.' }),
+    balanceUsd: z.string(),
+    accrued_raw: z.string().openapi({ description: 'Accrued since the last claim, base units.' }),
+    accrued_usd: z.string(),
+    salary_per_second_usd: z.string().openapi({ description: 'The vesting rate: annual salary / 31,536,000 seconds.', example: '0.003170' }),
+    timestamp: z.number().openapi({ description: 'Unix milliseconds.' }),
+  })
+  .openapi('SalaryBalanceTick');
+
+const AdvanceBody = z.object({
+  employeeAddress: evmAddressSchema.openapi({ description: "The employee's wallet, whose accrued salary is claimed." }),
+});
+const AdvanceResponse = z
+  .object({
+    success: z.boolean(),
+    employee_address: z.string(),
+    tx_hash: z.string(),
+    claimed_at: z.string().openapi({ format: 'date-time' }),
+    amount: z.string().openapi({ description: 'Claimed, base units.' }),
+    amount_usd: z.string(),
+  })
+  .openapi('AdvanceResult');
+
+export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDeps): void {
+  const tickMs = deps.tickMs ?? 1000;
+  const streamRoute = findPaidRoute('GET', '/api/mpp/employee/balance/stream')!;
+  // mppx session clients POST vouchers, top-ups and closes to the stream's own URL.
+  registerSessionManagement(app, streamRoute, deps.gate);
+  app.openapi(
+    createRoute(
+      paidRoute(streamRoute, deps.gate, {
+        request: { headers: PaidIdentityHeaders, query: BalanceStreamQuery },
+        description:
+          'Server-sent events, one per second, each a salary balance tick (spec 2.10), billed per event through an MPP session. ' +
+          'Callers: the employee (X-Identity-Token), or their employer\'s owner or agent key. The stream ends when the client leaves, ' +
+          'or when the session has no voucher for the next tick 20 s after asking for one.',
+        responses: {
+          200: { description: 'A `text/event-stream` of `SalaryBalanceTick` JSON events.', content: { 'text/event-stream': { schema: BalanceTickSchema } } },
+          ...errorResponses(400, 401, 404, 409),
+          422: jsonContent(ErrorSchema, 'No stream can run: `NO_WALLET`, `NO_SALARY` or `STREAM_NEEDS_ADMIN_WALLET`.'),
+        },
+      }),
+    ),
+    async (c) => {
+      const query = c.req.valid('query');
+      const employee = await deps.wages.employeeFor(await deps.paidCallers.resolve(c.req.raw.headers), query);
+      c.var.payment.employerId = employee.employerId;
+      const basis = await deps.wages.streamBasis(employee);
+      return new Response(balanceEvents(deps.wages, basis, tickMs), {
+        headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform' },
+      });
+    },
+  );
+
+  app.openapi(
+    createRoute(
+      paidRoute(findPaidRoute('POST', '/api/mpp/employee/advance')!, deps.gate, {
+        request: { headers: PaidIdentityHeaders, body: jsonBody(AdvanceBody) },
+        description:
+          "Claims the employee's accrued streamed salary to their wallet on the Tempo chain. Callers: the employee, or their employer's owner or agent key.",
+        responses: {
+          200: jsonContent(AdvanceResponse, 'Claimed on chain.'),
+          ...errorResponses(400, 401, 404, 415),
+          409: jsonContent(ErrorSchema, '`ADVANCE_IN_PROGRESS` (a concurrent advance is being claimed), `AMBIGUOUS_ADDRESS`, `WALLET_STREAMED_BY_ANOTHER_EMPLOYER`.'),
+          422: jsonContent(ErrorSchema, '`NOTHING_ACCRUED` (with the reason), `NO_SALARY`, `NO_WALLET`, `STREAM_NEEDS_ADMIN_WALLET`.'),
+        },
+      }),
+    ),
+    async (c) => {
+      const { employeeAddress } = c.req.valid('json');
+      const employee = await deps.wages.employeeFor(await deps.paidCallers.resolve(c.req.raw.headers), { address: employeeAddress });
+      c.var.payment.employerId = employee.employerId;
+      const claim = await deps.wages.advance(employee);
+      return c.json(
+        {
+          success: true,
+          employee_address: claim.wallet,
+          tx_hash: claim.txHash,
+          claimed_at: claim.claimedAt.toISOString(),
+          amount: claim.amount.toString(),
+          amount_usd: formatUsd(claim.amount),
+        },
+        200,
+      );
+    },
+  );
+}
+
+/**
+ * One SSE event per `tickMs`, computed in memory from the basis: an open stream holds a timer and
+ * a few numbers, and reads the chain again only when this process claims or re-rates its stream.
+ * Events are made when the reader asks (high-water mark 0), so a reader held up waiting for a
+ * voucher gets a current tick afterwards, not a backlog.
+ */
+function balanceEvents(wages: WagesService, initial: StreamBasis, tickMs: number): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let basis = initial;
+  let tick = 0;
+  let due = Date.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let wake = () => {};
+  let cancelled = false;
+  const unsubscribe = wages.onStreamChange(basis.wallet, () => {
+    wages.refreshedBasis(basis).then(
+      (fresh) => (basis = fresh),
+      () => {}, // the next change or a reconnect brings it up to date
+    );
+  });
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const wait = due - Date.now();
+        if (wait > 0) {
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            timer = setTimeout(resolve, wait);
+          });
+        }
+        if (cancelled) return;
+        const now = Date.now();
+        tick += 1;
+        controller.enqueue(encoder.encode(`data: ${JSON.stringify(balanceTick(basis, tick, now))}\n\n`));
+        // On time: the next second. Late (the reader waited for a voucher): a second from now, no burst.
+        due = due + tickMs > now ? due + tickMs : now + tickMs;
+      },
+      cancel() {
+        cancelled = true;
+        clearTimeout(timer);
+        wake();
+        unsubscribe();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}

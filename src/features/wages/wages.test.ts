@@ -1,0 +1,255 @@
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import type { Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/support/app.js';
+import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
+import { railA, railASession, type PayingFetch } from '../../../test/support/pay.js';
+import { advances } from '../../db/schema.js';
+import { TreasuryService } from '../treasury/service.js';
+import { ratePerSecond } from './service.js';
+
+/**
+ * Streamed wages end to end: the balance stream paid per tick through an mppx session, and
+ * advances claimed on the embedded Tempo chain's StreamVesting contract.
+ */
+let t: TestApp;
+let server: LoopbackServer;
+let treasury: TreasuryService;
+let ownerToken: string;
+let employerId: string;
+let pay: PayingFetch;
+
+const SALARY_USD = '100000';
+const RATE = ratePerSecond(100_000n * 1_000_000n);
+const TICK = 1_000n;
+
+const json = async <T = Record<string, unknown>>(response: Response) => (await response.json()) as T;
+
+async function addEmployee(token: string, id: string, extra: Record<string, unknown> = {}) {
+  const wallet = privateKeyToAccount(generatePrivateKey()).address;
+  const email = `wages-${randomUUID().slice(0, 8)}@wages.example`;
+  const response = await t.request('POST', `/api/employers/${id}/team`, {
+    token,
+    body: { email, full_name: 'Ada Wages', wallet_address: wallet, annual_salary_usd: SALARY_USD, ...extra },
+  });
+  expect(response.status).toBe(201);
+  const employeeId = (await json<{ id: string }>(response)).id;
+  // Signing in with the invited email links the user to the employee record.
+  return { id: employeeId, wallet, token: await t.token(`employee-${employeeId}`, email) };
+}
+
+async function fundTreasury(id: string, usd: bigint) {
+  const service = t.chains!.tempo.serviceAddress;
+  expect((await t.request('POST', '/api/dev/faucet', { body: { network: 'eip155:4217', address: service, amount: usd.toString() } })).status).toBe(200);
+  await t.chains!.tempo.depositToTreasury(await treasury.accountId(id), usd * 1_000_000n);
+}
+
+const streamUrl = (query: string) => `${server.url}/api/mpp/employee/balance/stream?${query}`;
+const advance = (token: string, employeeAddress: string) =>
+  pay('/api/mpp/employee/advance', { method: 'POST', body: { employeeAddress }, headers: { 'X-Identity-Token': token } });
+
+interface Tick {
+  tick: number;
+  employeeId: string;
+  address: string;
+  balance: string;
+  accrued_raw: string;
+  accrued_usd: string;
+  salary_per_second_usd: string;
+  timestamp: number;
+}
+
+/** Reads `count` ticks from a paid stream, then leaves. */
+async function readTicks(manager: Awaited<ReturnType<typeof railASession>>, url: string, headers: Record<string, string>, count: number) {
+  const ticks: Tick[] = [];
+  const leave = new AbortController();
+  for await (const data of await manager.sse(url, { headers, signal: leave.signal })) {
+    ticks.push(JSON.parse(data) as Tick);
+    if (ticks.length === count) {
+      leave.abort();
+      break;
+    }
+  }
+  return ticks;
+}
+
+beforeAll(async () => {
+  t = await startTestApp({}, { chains: true });
+  server = await serveOnLoopback(t.app.fetch);
+  treasury = new TreasuryService(t.chains!.tempo, t.services.employers);
+  ownerToken = await t.token('wages-owner', 'wages-owner@wages.example');
+  employerId = (await json<{ id: string }>(await t.request('POST', '/api/employers', { token: ownerToken, body: { name: 'Wages Inc' } }))).id;
+  await fundTreasury(employerId, 10_000n);
+  pay = (await railA(t, server.url, '20')).pay;
+});
+
+afterAll(async () => {
+  await server?.close();
+  await t?.close();
+});
+
+describe('GET /api/mpp/employee/balance/stream', () => {
+  it('asks for an MPP session priced per tick', async () => {
+    const response = await fetch(streamUrl(`employeeId=${randomUUID()}`));
+    expect(response.status).toBe(402);
+    expect(await response.json()).toMatchObject({ unit: 'tick', price: '0.001000', rails: ['A'] });
+  });
+
+  it('streams one tick a second at the salary rate, and charges exactly the ticks served', async () => {
+    const employee = await addEmployee(ownerToken, employerId);
+    const manager = await railASession(t, server.url);
+    const started = Date.now();
+    const ticks = await readTicks(manager, streamUrl(`employeeId=${employee.id}`), { 'X-Identity-Token': employee.token }, 5);
+    const elapsed = Date.now() - started;
+
+    expect(ticks.map((tick) => tick.tick)).toEqual([1, 2, 3, 4, 5]);
+    // 100,000 USD a year is 0.003170 USD a second (3,170 base units, rounded down).
+    expect(RATE).toBe(3170n);
+    expect(new Set(ticks.map((tick) => tick.salary_per_second_usd))).toEqual(new Set(['0.003170']));
+    expect(new Set(ticks.map((tick) => [tick.employeeId, tick.address].join()))).toEqual(new Set([[employee.id, employee.wallet].join()]));
+    // Each tick's accrual is the rate times the whole seconds since the first: integer math, increasing.
+    const first = ticks[0]!;
+    for (const tick of ticks.slice(1)) {
+      const seconds = BigInt(Math.floor(tick.timestamp / 1000) - Math.floor(first.timestamp / 1000));
+      expect(BigInt(tick.accrued_raw) - BigInt(first.accrued_raw)).toBe(seconds * RATE);
+      expect(BigInt(tick.balance) - BigInt(tick.accrued_raw)).toBe(0n); // a new wallet holds nothing yet
+    }
+    expect(BigInt(ticks[4]!.accrued_raw)).toBeGreaterThan(BigInt(ticks[0]!.accrued_raw));
+    // Five events a second apart: about four seconds from the first to the last.
+    expect(ticks[4]!.timestamp - ticks[0]!.timestamp).toBeGreaterThanOrEqual(3_900);
+    expect(elapsed).toBeLessThan(15_000);
+
+    // The client left after five: five ticks were charged, no more.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const channel = await t.payments!.sessions.channel(manager.channelId!);
+    expect(channel).toMatchObject({ spent: 5n * TICK, units: 5 });
+    await manager.close();
+  });
+
+  it('takes the legacy address, and the employer owner', async () => {
+    const employee = await addEmployee(ownerToken, employerId);
+    const manager = await railASession(t, server.url);
+    const ticks = await readTicks(manager, streamUrl(`address=${employee.wallet}`), { 'X-Identity-Token': ownerToken }, 1);
+    expect(ticks[0]).toMatchObject({ tick: 1, employeeId: employee.id, salary_per_second_usd: '0.003170' });
+    await manager.close();
+  });
+
+  it('answers 404 to another employer and to anonymous payers, like a missing employee', async () => {
+    const employee = await addEmployee(ownerToken, employerId);
+    const rivalToken = await t.token('wages-rival', 'rival@wages.example');
+    await t.request('POST', '/api/employers', { token: rivalToken, body: { name: 'Rival' } });
+    const manager = await railASession(t, server.url);
+    for (const headers of [{ 'X-Identity-Token': rivalToken }, {}] as Record<string, string>[]) {
+      const response = await manager.fetch(streamUrl(`employeeId=${employee.id}`), { headers });
+      expect(response.status).toBe(404);
+      expect(await response.json()).toMatchObject({ code: 'NOT_FOUND' });
+    }
+    const missing = await manager.fetch(streamUrl(`employeeId=${randomUUID()}`), { headers: { 'X-Identity-Token': ownerToken } });
+    expect(missing.status).toBe(404);
+    await manager.close();
+  });
+
+  it('refuses a request that names no employee (400 naming the field)', async () => {
+    const manager = await railASession(t, server.url);
+    const response = await manager.fetch(streamUrl(''), { headers: { 'X-Identity-Token': ownerToken } });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: 'VALIDATION_ERROR', field: 'employeeId' });
+    await manager.close();
+  });
+
+  it('ends the stream when the session runs dry', async () => {
+    const employee = await addEmployee(ownerToken, employerId);
+    // A deposit of three ticks: the fourth needs a voucher the client cannot sign.
+    const manager = await railASession(t, server.url, '0.003');
+    const ticks: Tick[] = [];
+    const reading = (async () => {
+      for await (const data of await manager.sse(streamUrl(`employeeId=${employee.id}`), { headers: { 'X-Identity-Token': employee.token } })) {
+        ticks.push(JSON.parse(data) as Tick);
+      }
+    })();
+    await reading.catch(() => {});
+    expect(ticks.length).toBe(3);
+    expect(await t.payments!.sessions.channel(manager.channelId!)).toMatchObject({ spent: 3n * TICK, units: 3 });
+  }, 60_000);
+});
+
+describe('POST /api/mpp/employee/advance', () => {
+  it('claims what accrued to the wallet, on chain', async () => {
+    const employee = await addEmployee(ownerToken, employerId);
+    // The stream starts on first use; let a few seconds accrue.
+    const manager = await railASession(t, server.url);
+    await readTicks(manager, streamUrl(`employeeId=${employee.id}`), { 'X-Identity-Token': employee.token }, 1);
+    await manager.close();
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+
+    const response = await advance(employee.token, employee.wallet);
+    expect(response.status).toBe(200);
+    const body = await json<{ success: boolean; employee_address: string; tx_hash: string; claimed_at: string; amount: string }>(response);
+    expect(body).toMatchObject({ success: true, employee_address: employee.wallet, tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(Date.parse(body.claimed_at)).not.toBeNaN();
+    const amount = BigInt(body.amount);
+    expect(amount % RATE).toBe(0n);
+    expect(amount).toBeGreaterThanOrEqual(2n * RATE);
+    expect(await t.chains!.tempo.balanceOf(employee.wallet)).toBe(amount);
+    const [row] = await t.database.db.select().from(advances).where(eq(advances.employeeId, employee.id));
+    expect(row).toMatchObject({ status: 'claimed', amount, txHash: body.tx_hash });
+  });
+
+  it('pays once when two advances race', async () => {
+    const employee = await addEmployee(ownerToken, employerId);
+    const manager = await railASession(t, server.url);
+    await readTicks(manager, streamUrl(`employeeId=${employee.id}`), { 'X-Identity-Token': employee.token }, 1);
+    await manager.close();
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+
+    const other = (await railA(t, server.url, '5')).pay;
+    const responses = await Promise.all([
+      advance(employee.token, employee.wallet),
+      other('/api/mpp/employee/advance', { method: 'POST', body: { employeeAddress: employee.wallet }, headers: { 'X-Identity-Token': employee.token } }),
+    ]);
+    const statuses = responses.map((r) => r.status).sort();
+    expect(statuses[0]).toBe(200);
+    expect([409, 422]).toContain(statuses[1]);
+    const paid = await json<{ amount: string }>(responses.find((r) => r.status === 200)!);
+    expect(await t.chains!.tempo.balanceOf(employee.wallet)).toBe(BigInt(paid.amount));
+  });
+
+  it('answers 422 NOTHING_ACCRUED when no second has passed since the last claim', async () => {
+    const employee = await addEmployee(ownerToken, employerId);
+    // The first advance starts the stream; a second may or may not have accrued by its claim.
+    expect([200, 422]).toContain((await advance(employee.token, employee.wallet)).status);
+    // Pin the chain's clock: a claim in a block with the latest timestamp, then the advance's claim
+    // in another block with the same timestamp, so zero seconds accrue in between.
+    const tempo = t.chains!.tempo;
+    const pinClock = async (timestamp: bigint) =>
+      t.embeddedChains!.tempo.evm.request({ method: 'evm_setNextBlockTimestamp', params: [`0x${timestamp.toString(16)}`] } as never);
+    const { timestamp } = await tempo.connection.publicClient.getBlock();
+    await pinClock(timestamp);
+    await tempo.claimSalary(employee.wallet as Address).catch(() => {}); // reverts when nothing accrued: the stream already starts at `timestamp`
+    await pinClock(timestamp);
+    const before = await tempo.balanceOf(employee.wallet as Address);
+
+    const response = await advance(employee.token, employee.wallet);
+    expect(response.status).toBe(422);
+    expect(await response.json()).toMatchObject({ code: 'NOTHING_ACCRUED', error: expect.stringMatching(/Nothing has accrued/) });
+    expect(await tempo.balanceOf(employee.wallet as Address)).toBe(before);
+    const rows = await t.database.db.select().from(advances).where(eq(advances.employeeId, employee.id));
+    expect(rows.filter((row) => row.status === 'pending')).toEqual([]);
+    expect(rows.at(-1)?.status).not.toBe('claimed');
+  });
+
+  it('answers 404 to a caller who is neither the employee nor their employer', async () => {
+    const employee = await addEmployee(ownerToken, employerId);
+    const stranger = await t.token('wages-stranger', 'stranger@wages.example');
+    const response = await advance(stranger, employee.wallet);
+    expect(response.status).toBe(404);
+  });
+
+  it('refuses a malformed address (400 naming the field)', async () => {
+    const response = await advance(ownerToken, '0x1234');
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: 'VALIDATION_ERROR', field: 'employeeAddress' });
+  });
+});
