@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { registerComplianceRoutes } from './features/compliance/routes.js';
 import { ComplianceService } from './features/compliance/service.js';
+import { registerAiRoutes } from './features/ai/routes.js';
 import { registerAdminRoutes } from './features/admin/routes.js';
 import { AdminService } from './features/admin/service.js';
 import { registerDevRoutes } from './features/dev/routes.js';
@@ -19,6 +20,8 @@ import { DEFAULT_ALLOWED_PROGRAMS, SolanaPolicyWallet } from './features/payroll
 import { PayrollService } from './features/payroll/service.js';
 import { registerMppActivityRoutes } from './features/mpp-activity/routes.js';
 import { MppActivityService } from './features/mpp-activity/service.js';
+import { registerNotificationRoutes } from './features/notifications/routes.js';
+import { NotificationsService } from './features/notifications/service.js';
 import { registerOpsRoutes, type ReadinessCheck } from './features/ops/routes.js';
 import { registerStreamRoutes } from './features/streams/routes.js';
 import { registerTreasuryRoutes } from './features/treasury/routes.js';
@@ -165,12 +168,15 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
   });
   registerAdminRoutes(app, { admin: new AdminService(deps.database), requireUser: authenticated });
   registerMppActivityRoutes(app, { activity: services.mppActivity, requireUser: authenticated });
+  registerNotificationRoutes(app, { notifications: new NotificationsService(deps.database, services.employers), requireUser: authenticated });
   if (deps.payments && deps.chains) {
     const gate = deps.payments.gate;
     // Paid routes carry the payment in Authorization; identity comes in its own headers.
     const paidCallers = new PaidCallers(deps.database, deps.verifyIdentity, services.users);
     const treasury = new TreasuryService(deps.chains.tempo, services.employers);
-    registerTreasuryRoutes(app, { treasury, gate, paidCallers, employers: services.employers, database: deps.database, requireUser: authenticated, ai: createAiProvider(config.ai, deps.log) });
+    const ai = createAiProvider(config.ai, deps.log);
+    registerTreasuryRoutes(app, { treasury, gate, paidCallers, employers: services.employers, database: deps.database, requireUser: authenticated, ai });
+    registerAiRoutes(app, { mode: config.mode, ai, employers: services.employers, database: deps.database, requireUser: authenticated });
     registerStreamRoutes(app, { gate, solanaAgentWallet: deps.chains.solana.serviceAddress });
     const compliance = new ComplianceService(deps.database, services.employers, deps.chains.tempo, config.serviceSlug);
     registerComplianceRoutes(app, { compliance, paidCallers, gate, requireUser: authenticated, idempotency: idempotent });
