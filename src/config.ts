@@ -78,6 +78,8 @@ const envSchema = z.object({
   X402_FACILITATOR_URL: optionalUrl,
   MPP_SECRET_KEY: optionalString.pipe(z.string().min(32, 'at least 32 characters').optional()),
   SMTP_URL: optionalUrl,
+  /** The From address of outgoing email (live mode). */
+  EMAIL_FROM: optionalString,
   // Card fallback on payroll execute and bridge offramp (live); without a key no card is offered.
   STRIPE_SECRET_KEY: optionalString,
   STRIPE_NETWORK_ID: optionalString,
@@ -120,6 +122,7 @@ const LIVE_REQUIRED = [
   'X402_FACILITATOR_URL',
   'MPP_SECRET_KEY',
   'SMTP_URL',
+  'EMAIL_FROM',
   'EVM_SERVICE_KEY',
   'SOLANA_SERVICE_KEY',
   'TEMPO_CONTRACTS',
@@ -163,6 +166,7 @@ export interface Config {
     x402FacilitatorUrl: string | undefined;
     mppSecretKey: string | undefined;
     smtpUrl: string | undefined;
+    emailFrom: string | undefined;
     stripe: { secretKey: string; networkId: string } | undefined;
     evmServiceKey: `0x${string}` | undefined;
     solanaServiceSeed: Uint8Array | undefined;
@@ -263,6 +267,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       x402FacilitatorUrl: env.X402_FACILITATOR_URL,
       mppSecretKey: env.MPP_SECRET_KEY,
       smtpUrl: env.SMTP_URL,
+      emailFrom: env.EMAIL_FROM,
       stripe: env.STRIPE_SECRET_KEY ? { secretKey: env.STRIPE_SECRET_KEY, networkId: env.STRIPE_NETWORK_ID ?? 'internal' } : undefined,
       evmServiceKey: env.EVM_SERVICE_KEY as `0x${string}` | undefined,
       solanaServiceSeed: env.SOLANA_SERVICE_KEY,

@@ -12,6 +12,7 @@ import type { EmployersService } from '../employers/service.js';
 import type { EmployeeRow, EmployerRow } from '../employers/store.js';
 import { encodeMemo } from '../memo/codec.js';
 import type { TreasuryService } from '../treasury/service.js';
+import { confirmRun, failRun } from './settlement.js';
 import type { SolanaPolicyWallet } from './solana-policy.js';
 import * as store from './store.js';
 
@@ -276,13 +277,13 @@ export class PayrollService {
       const mined = await this.tempo.executeBatchPayroll(accountId, transfers, {
         beforeBroadcast: ({ hash, raw }) => store.recordBroadcast(this.database.db, claimed.id, hash, raw),
       });
-      await this.database.transaction((tx) => store.markConfirmed(tx.db, claimed.id, mined));
+      await this.database.transaction((tx) => confirmRun(tx.db, claimed.id, mined));
       return { txHash: mined.txHash, recipientCount: transfers.length, accountId };
     } catch (error) {
       if (!(error instanceof ChainRevertError)) throw error; // unknown outcome: the reconciler settles it
       const insufficient = error.errorName === 'InsufficientAvailable';
       const reason = insufficient ? 'treasury available balance too low' : `batch reverted: ${error.errorName}`;
-      await this.database.transaction((tx) => store.markFailed(tx.db, claimed.id, reason));
+      await this.database.transaction((tx) => failRun(tx.db, claimed.id, reason));
       throw new AppError(422, insufficient ? 'INSUFFICIENT_TREASURY' : 'PAYROLL_REVERTED', `The payroll batch was refused on chain: ${reason}. Nothing was paid.`, {
         payroll_run_id: claimed.id,
       });
@@ -305,12 +306,12 @@ export class PayrollService {
       } catch (error) {
         // Never broadcast, and its nonce went to a later transaction: these bytes can never pay.
         if (!/nonce too low/i.test((error as Error).message)) return run;
-        await this.database.transaction((tx) => store.markFailed(tx.db, runId, 'the signed batch was never broadcast'));
+        await this.database.transaction((tx) => failRun(tx.db, runId, 'the signed batch was never broadcast'));
       }
       return store.findRun(this.database.db, runId);
     }
     if (receipt.status !== 'success') {
-      await this.database.transaction((tx) => store.markFailed(tx.db, runId, 'transaction reverted'));
+      await this.database.transaction((tx) => failRun(tx.db, runId, 'transaction reverted'));
     } else {
       const employer = await this.employers.findEmployer(run.employerId);
       const accountId = employer?.employerAccountId ? BigInt(employer.employerAccountId) : null;
@@ -322,8 +323,8 @@ export class PayrollService {
       const matches = expected.length === actual.length && expected.every((k, i) => k === actual[i]);
       await this.database.transaction((tx) =>
         matches
-          ? store.markConfirmed(tx.db, runId, { txHash: receipt.transactionHash, blockNumber: receipt.blockNumber })
-          : store.markFailed(tx.db, runId, 'the transaction does not pay this run'),
+          ? confirmRun(tx.db, runId, { txHash: receipt.transactionHash, blockNumber: receipt.blockNumber })
+          : failRun(tx.db, runId, 'the transaction does not pay this run'),
       );
     }
     return store.findRun(this.database.db, runId);
@@ -423,8 +424,8 @@ export class PayrollService {
 
     const solana = await this.paySolanaItems(accountId, items.filter((i) => i.chain === 'solana'), solanaWallet);
     await this.database.transaction(async (tx) => {
-      if (!tempoBroadcastError) await store.markConfirmed(tx.db, run.id, mined);
-      else if (!outcomeUnknown) await store.markFailed(tx.db, run.id, tempoBroadcastError);
+      if (!tempoBroadcastError) await confirmRun(tx.db, run.id, mined);
+      else if (!outcomeUnknown) await failRun(tx.db, run.id, tempoBroadcastError);
       await store.moveDecision(tx.db, decisionId, 'executing', 'executed');
       await recordAudit(tx.db, {
         actorUserId: caller.userId,

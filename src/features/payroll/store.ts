@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, gte, lte, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { agentDecisions, paymentItems, payrollRuns } from '../../db/schema.js';
+import { agentDecisions, employees, employers, paymentItems, payrollRuns } from '../../db/schema.js';
 
 export type RunRow = typeof payrollRuns.$inferSelect;
 export type ItemRow = typeof paymentItems.$inferSelect;
@@ -130,6 +130,27 @@ export async function markFailed(db: Db, runId: string, reason: string): Promise
     .set({ status: 'failed', reason, updatedAt: now })
     .where(and(eq(paymentItems.runId, runId), eq(paymentItems.status, 'submitted')));
   return true;
+}
+
+/** A run's paid items with who was paid and by whom (for receipts). */
+export function paidItemsWithRecipients(db: Db, runId: string) {
+  return db
+    .select({
+      employeeId: paymentItems.employeeId,
+      amount: paymentItems.amount,
+      chain: paymentItems.chain,
+      walletAddress: paymentItems.walletAddress,
+      memo: paymentItems.memo,
+      txHash: paymentItems.txHash,
+      email: employees.email,
+      fullName: employees.fullName,
+      employerName: employers.name,
+    })
+    .from(paymentItems)
+    .innerJoin(employees, eq(employees.id, paymentItems.employeeId))
+    .innerJoin(employers, eq(employers.id, paymentItems.employerId))
+    .where(and(eq(paymentItems.runId, runId), eq(paymentItems.status, 'paid')))
+    .orderBy(paymentItems.createdAt, paymentItems.id);
 }
 
 /** One item of one run, with its run's state. */
