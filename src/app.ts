@@ -8,6 +8,10 @@ import type { Database } from './db/client.js';
 import { registerComplianceRoutes } from './features/compliance/routes.js';
 import { ComplianceService } from './features/compliance/service.js';
 import { registerAiRoutes } from './features/ai/routes.js';
+import { registerBridgeRoutes } from './features/bridge/routes.js';
+import { BridgeService, bridgeProviderFor } from './features/bridge/service.js';
+import { registerDemoAgentRoutes } from './features/demo/routes.js';
+import { Faucet } from './features/dev/faucet.js';
 import { registerAdminRoutes } from './features/admin/routes.js';
 import { AdminService } from './features/admin/service.js';
 import { registerDevRoutes } from './features/dev/routes.js';
@@ -28,6 +32,7 @@ import { registerTreasuryRoutes } from './features/treasury/routes.js';
 import { TreasuryService } from './features/treasury/service.js';
 import { registerWagesRoutes } from './features/wages/routes.js';
 import { WagesService } from './features/wages/service.js';
+import { registerDepositAddressRoute } from './features/virtual-addresses/routes.js';
 import type { Chains } from './chains/index.js';
 import { UsersService } from './features/users/service.js';
 import { requireUser } from './http/auth.js';
@@ -185,6 +190,17 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     registerPayrollRoutes(app, { payroll, requireUser: authenticated, idempotency: idempotent });
     registerPaidPayrollRoutes(app, { payroll, paidCallers, gate });
     registerWagesRoutes(app, { wages: new WagesService(deps.database, services.employers, treasury, deps.chains.tempo), paidCallers, gate });
+    const { tempo: tempoChain } = deps.chains;
+    const bridge = new BridgeService(deps.database, services.employers, tempoChain, bridgeProviderFor(config, deps.database, tempoChain));
+    registerBridgeRoutes(app, { bridge, requireUser: authenticated, paidCallers, gate, network: tempoChain.network, token: tempoChain.token });
+    registerDepositAddressRoute(app, { employers: services.employers, requireUser: authenticated, network: tempoChain.network });
+    registerDemoAgentRoutes(app, {
+      mode: config.mode,
+      faucet: deps.embeddedChains ? new Faucet(deps.embeddedChains) : null,
+      chains: deps.chains,
+      liveWallet: config.demoAgent.livePrivateKey ? { privateKey: config.demoAgent.livePrivateKey, spendCapUsd: config.demoAgent.liveSpendCapUsd } : null,
+      trustProxy: config.http.trustProxy,
+    });
     const { perTxCap, allowedPrograms } = config.solanaPayrollPolicy;
     const solanaWallet = new SolanaPolicyWallet(deps.chains.solana, { perTxCap, allowedPrograms: allowedPrograms ? new Set(allowedPrograms) : DEFAULT_ALLOWED_PROGRAMS });
     const { solana, tempo } = deps.chains;

@@ -99,6 +99,19 @@ const envSchema = z.object({
       .regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}(,[1-9A-HJ-NP-Za-km-z]{32,44})*$/, 'comma-separated base58 program ids')
       .optional(),
   ),
+  // The fiat bridge (src/providers/bridge): live mode talks to the provider's API with this key;
+  // local mode runs a sandbox whose KYC and transfers move on every BRIDGE_SANDBOX_STEP_SECONDS.
+  BRIDGE_API_KEY: optionalString,
+  BRIDGE_BASE_URL: optionalUrl,
+  BRIDGE_SANDBOX_STEP_SECONDS: z.coerce.number().int().min(0).max(3600).default(5),
+  // The demo agent (POST /api/demo/run-agent) in live mode: its own wallet and a spending cap.
+  DEMO_AGENT_LIVE_PRIVATE_KEY: optionalString.pipe(z.string().regex(/^0x[0-9a-fA-F]{64}$/, '0x and 64 hex characters').optional()),
+  DEMO_AGENT_LIVE_SPEND_CAP_USD: z.string().regex(USD_DECIMAL_PATTERN, 'a USD decimal with at most 6 places').default('1.00'),
+  // Behind a reverse proxy: take the client IP from the last X-Forwarded-For entry (rate limits).
+  TRUST_PROXY: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   // The AI provider port (src/providers/ai): `offline` is deterministic and needs no network.
   AI_PROVIDER: optionalString.pipe(z.enum(['offline', 'anthropic', 'openai']).default('offline')),
   AI_API_KEY: optionalString,
@@ -154,11 +167,14 @@ export interface Config {
   serviceSlug: string;
   adminUserIds: ReadonlySet<string>;
   idp: { jwksUrl: string | undefined; issuer: string; audience: string };
-  http: { maxBodyBytes: number; corsOrigins: '*' | string[] };
+  http: { maxBodyBytes: number; corsOrigins: '*' | string[]; trustProxy: boolean };
   jobsEnabled: boolean;
   /** Solana payroll wallet policy; `allowedPrograms` null = the default set (src/features/payroll/solana-policy.ts). */
   solanaPayrollPolicy: { perTxCap: bigint; allowedPrograms: string[] | null };
   ai: AiConfig;
+  /** `apiKey` undefined: the sandbox in local mode, no bridge (503) in live mode. */
+  bridge: { apiKey: string | undefined; baseUrl: string | undefined; sandboxStepSeconds: number };
+  demoAgent: { livePrivateKey: `0x${string}` | undefined; liveSpendCapUsd: bigint };
   live: {
     tempoRpcUrl: string | undefined;
     baseRpcUrl: string | undefined;
@@ -247,6 +263,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
           : env.CORS_ORIGINS.split(',')
               .map((s) => s.trim())
               .filter(Boolean),
+      trustProxy: env.TRUST_PROXY,
     },
     jobsEnabled: env.JOBS_ENABLED,
     solanaPayrollPolicy: {
@@ -259,6 +276,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       baseUrl: env.AI_BASE_URL,
       model: env.AI_MODEL ?? (env.AI_PROVIDER === 'offline' ? 'offline' : DEFAULT_AI_MODELS[env.AI_PROVIDER]),
       timeoutMs: env.AI_TIMEOUT_MS,
+    },
+    bridge: { apiKey: env.BRIDGE_API_KEY, baseUrl: env.BRIDGE_BASE_URL, sandboxStepSeconds: env.BRIDGE_SANDBOX_STEP_SECONDS },
+    demoAgent: {
+      livePrivateKey: env.DEMO_AGENT_LIVE_PRIVATE_KEY as `0x${string}` | undefined,
+      liveSpendCapUsd: parseUsd(env.DEMO_AGENT_LIVE_SPEND_CAP_USD)!,
     },
     live: {
       tempoRpcUrl: env.TEMPO_RPC_URL,

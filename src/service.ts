@@ -10,6 +10,8 @@ import { ComplianceService } from './features/compliance/service.js';
 import { fundDemo, seedDemo } from './features/demo/seed.js';
 import { Faucet } from './features/dev/faucet.js';
 import { readinessChecks } from './features/ops/readiness.js';
+import { defineBridgeJobs } from './features/bridge/jobs.js';
+import { BridgeService, bridgeProviderFor } from './features/bridge/service.js';
 import { createEmailTransport, defineEmailJobs } from './features/email/jobs.js';
 import { defineJobs } from './jobs/definitions.js';
 import { PayrollService } from './features/payroll/service.js';
@@ -69,6 +71,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const treasury = new TreasuryService(chains.tempo, services.employers);
     const payrollReconciler = new PayrollService(database, services.employers, treasury, chains.tempo, null);
     defineJobs(jobs, { database, payroll: payrollReconciler });
+    defineBridgeJobs(jobs, { bridge: new BridgeService(database, services.employers, chains.tempo, bridgeProviderFor(config, database, chains.tempo)) });
     // Local mode: the outbox is the mailbox (admins read it); live mode sends through SMTP.
     defineEmailJobs(jobs, { database, transport: createEmailTransport({ mode: config.mode, smtpUrl: config.live.smtpUrl, emailFrom: config.live.emailFrom }) });
     if (config.jobsEnabled) await jobs.start();

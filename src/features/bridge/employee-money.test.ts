@@ -1,0 +1,248 @@
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { createWalletClient, erc20Abi, type Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/support/app.js';
+import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
+import { railA } from '../../../test/support/pay.js';
+import { employers, notifications } from '../../db/schema.js';
+import { SandboxBridge } from '../../providers/bridge/index.js';
+import { userTag, virtualAddress } from '../virtual-addresses/address.js';
+import { TIP20_ONLY_WARNING } from '../virtual-addresses/routes.js';
+import { BridgeService } from './service.js';
+
+/**
+ * The employee's money routes over the bridge sandbox (states move every second here): KYC, bank
+ * accounts, off-ramps from the wallet (reserved against its balance), cards, the live balance and
+ * the deposit address.
+ */
+let t: TestApp;
+let server: LoopbackServer;
+let owner: string;
+let employerId: string;
+let employee: { id: string; token: string; account: PrivateKeyAccount };
+
+const ACH = { destinationType: 'ach', accountOwnerName: 'Ada Lovelace', details: { routingNumber: '021000021', accountNumber: '000123456789' } };
+const json = async <T = Record<string, unknown>>(response: Response) => (await response.json()) as T;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function hire(token: string, id: string, name: string) {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const email = `${name.toLowerCase()}-${randomUUID().slice(0, 6)}@money.example`;
+  const response = await t.request('POST', `/api/employers/${id}/team`, { token, body: { email, full_name: name, wallet_address: account.address } });
+  expect(response.status).toBe(201);
+  const employeeId = (await json<{ id: string }>(response)).id;
+  return { id: employeeId, token: await t.token(`money-${employeeId}`, email), account };
+}
+
+const fundWallet = async (address: Address, usd: string) =>
+  expect((await t.request('POST', '/api/dev/faucet', { body: { network: 'eip155:4217', address, amount: usd } })).status).toBe(200);
+
+/** The employee sends tokens from their own wallet (what their wallet app does for an off-ramp). */
+async function sendFromWallet(account: PrivateKeyAccount, to: string, amount: bigint) {
+  const chain = t.embeddedChains!.tempo;
+  const wallet = createWalletClient({ account, chain: chain.chain, transport: chain.evm.transport });
+  const hash = await wallet.writeContract({ address: t.chains!.tempo.token, abi: erc20Abi, functionName: 'transfer', args: [to as Address, amount] });
+  await chain.connection.publicClient.waitForTransactionReceipt({ hash });
+}
+
+const employeeRoute = (method: string, path: string, body?: unknown, token = employee.token) =>
+  t.request(method, `/api/employees/${employee.id}${path}`, { token, ...(body === undefined ? {} : { body }) });
+
+interface Offramp {
+  transfer_id: string;
+  status: string;
+  amount: string;
+  destination_type: string;
+  deposit_instructions: { to_address: string; from_address: string; amount: string } | null;
+}
+
+beforeAll(async () => {
+  t = await startTestApp({ BRIDGE_SANDBOX_STEP_SECONDS: '1' }, { chains: true });
+  server = await serveOnLoopback(t.app.fetch);
+  owner = await t.token('money-owner', 'owner@money.example');
+  employerId = (await json<{ id: string }>(await t.request('POST', '/api/employers', { token: owner, body: { name: 'Money Co' } }))).id;
+  employee = await hire(owner, employerId, 'Ada');
+});
+
+afterAll(async () => {
+  await server?.close();
+  await t?.close();
+});
+
+describe('KYC and bank accounts', () => {
+  it('lets only the employer owner start KYC; the customer is created once, each call gets a fresh link', async () => {
+    expect((await employeeRoute('POST', '/kyc')).status).toBe(404);
+    const first = await json<{ bridge_customer_id: string; kyc_status: string; kyc_link: string }>(await employeeRoute('POST', '/kyc', undefined, owner));
+    expect(first).toMatchObject({ employee_id: employee.id, kyc_status: 'incomplete', kyc_link: expect.stringMatching(/^https:\/\//) });
+    const second = await json<{ bridge_customer_id: string; kyc_link: string }>(await employeeRoute('POST', '/kyc', undefined, owner));
+    expect(second.bridge_customer_id).toBe(first.bridge_customer_id);
+    expect(second.kyc_link).not.toBe(first.kyc_link);
+  });
+
+  it('refuses bank accounts until KYC is approved, then registers one once', async () => {
+    const early = await employeeRoute('POST', '/bank-accounts', ACH);
+    expect(early.status).toBe(409);
+    expect(await json(early)).toMatchObject({ code: 'KYC_NOT_APPROVED' });
+
+    await sleep(2_100); // the sandbox approves two steps after the link
+    const created = await employeeRoute('POST', '/bank-accounts', { ...ACH, label: 'Checking' });
+    expect(created.status).toBe(201);
+    const account = await json<{ id: string; bank_account_id: string; last4: string }>(created);
+    expect(account).toMatchObject({ destination_type: 'ach', last4: '6789', label: 'Checking' });
+    const again = await json<{ id: string }>(await employeeRoute('POST', '/bank-accounts', { ...ACH, label: 'Checking' }));
+    expect(again.id).toBe(account.id);
+    const list = await json<{ bank_accounts: { id: string }[] }>(await employeeRoute('GET', '/bank-accounts'));
+    expect(list.bank_accounts.map((a) => a.id)).toEqual([account.id]);
+
+    // The approval rang the employer's bell once.
+    const bell = await t.database.db.select().from(notifications).where(eq(notifications.employerId, employerId));
+    expect(bell.filter((n) => n.type === 'kyc_approved')).toHaveLength(1);
+  });
+
+  it('refuses invalid account details with 400 naming the field', async () => {
+    const response = await employeeRoute('POST', '/bank-accounts', { ...ACH, details: { routingNumber: '021000022', accountNumber: '1234' } });
+    expect(response.status).toBe(400);
+    expect(await json(response)).toMatchObject({ code: 'VALIDATION_ERROR', field: 'details' });
+  });
+});
+
+describe('off-ramps', () => {
+  let bankAccountId: string;
+
+  beforeAll(async () => {
+    bankAccountId = (await json<{ bank_accounts: { bank_account_id: string }[] }>(await employeeRoute('GET', '/bank-accounts'))).bank_accounts[0]!.bank_account_id;
+    await fundWallet(employee.account.address, '100');
+  });
+
+  it('refuses an unregistered bank account, a mismatched rail and a non-positive amount (400 naming the field)', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ amount: '10', destinationType: 'ach', bankAccountId: 'ea_someone_else' }, 'bankAccountId'],
+      [{ amount: '10', destinationType: 'sepa', bankAccountId }, 'destinationType'],
+      [{ amount: '0', destinationType: 'ach', bankAccountId }, 'amount'],
+      [{ amount: '-5', destinationType: 'ach', bankAccountId }, 'amount'],
+      [{ amount: '10', destinationType: 'wire', bankAccountId }, 'destinationType'],
+    ];
+    for (const [body, field] of cases) {
+      const response = await employeeRoute('POST', '/offramp', body);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(await json(response)).toMatchObject({ field });
+    }
+  });
+
+  it('reserves against the wallet: parallel requests never promise more than it holds', async () => {
+    const over = await employeeRoute('POST', '/offramp', { amount: '100.000001', destinationType: 'ach', bankAccountId });
+    expect(over.status).toBe(422);
+    expect(await json(over)).toMatchObject({ code: 'INSUFFICIENT_BALANCE', field: 'amount' });
+
+    const responses = await Promise.all(Array.from({ length: 5 }, () => employeeRoute('POST', '/offramp', { amount: '30', destinationType: 'ach', bankAccountId })));
+    const statuses = responses.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 200, 200, 422, 422]);
+  });
+
+  it('moves a funded transfer through the sandbox to a final state', async () => {
+    const list = await json<{ transfers: Offramp[] }>(await employeeRoute('GET', '/offramps'));
+    const waiting = list.transfers.find((tr) => tr.status === 'awaiting_funds')!;
+    expect(waiting.deposit_instructions).toMatchObject({ from_address: employee.account.address, amount: '30.000000' });
+    await sendFromWallet(employee.account, waiting.deposit_instructions!.to_address, 30_000_000n);
+
+    const seen: string[] = [];
+    for (let i = 0; i < 20 && seen.at(-1) !== 'payment_processed'; i += 1) {
+      const { transfers } = await json<{ transfers: Offramp[] }>(await employeeRoute('GET', '/offramps'));
+      const status = transfers.find((tr) => tr.transfer_id === waiting.transfer_id)!.status;
+      if (seen.at(-1) !== status) seen.push(status);
+      await sleep(300);
+    }
+    expect(seen[0]).toBe('funds_received');
+    expect(seen.at(-1)).toBe('payment_processed');
+  });
+
+  it('sells the same off-ramp on the paid route to the employee only (rail A)', async () => {
+    const unpaid = await fetch(`${server.url}/api/mpp/bridge/offramp`, { method: 'POST' });
+    expect(unpaid.status).toBe(402);
+    expect(await unpaid.json()).toMatchObject({ price: '0.250000', rails: ['A'] });
+
+    const { pay } = await railA(t, server.url, '5');
+    const body = { employeeId: employee.id, amount: '5', destinationType: 'ach', bankAccountId };
+    const paid = await pay('/api/mpp/bridge/offramp', { method: 'POST', body, headers: { 'X-Identity-Token': employee.token } });
+    expect(paid.status).toBe(200);
+    expect(await json(paid)).toMatchObject({ success: true, status: 'awaiting_funds', amount: '5.000000', destination_type: 'ach', created_at: expect.any(String) });
+
+    for (const headers of [{ 'X-Identity-Token': owner }, {}] as Record<string, string>[]) {
+      const refused = await pay('/api/mpp/bridge/offramp', { method: 'POST', body, headers });
+      expect(refused.status).toBe(404);
+    }
+  });
+
+  it('moves open transfers on in the sync job', async () => {
+    const sandbox = new SandboxBridge(t.database.db, { stepSeconds: 1, tokenBalance: (address) => t.chains!.tempo.balanceOf(address as Address) });
+    const service = new BridgeService(t.database, t.services.employers, t.chains!.tempo, sandbox);
+    const synced = await service.syncOpen();
+    expect(synced.offramps).toBeGreaterThan(0);
+  });
+});
+
+describe('cards', () => {
+  it('issues one card per employee, to the employee or the owner, and reports it going active', async () => {
+    expect(await json(await employeeRoute('GET', '/card'))).toEqual({ employee_id: employee.id, card: null });
+    const issued = await employeeRoute('POST', '/card');
+    expect(issued.status).toBe(201);
+    const { card } = await json<{ card: { id: string; status: string } }>(issued);
+    expect(card.status).toBe('pending');
+    const again = await employeeRoute('POST', '/card', undefined, owner);
+    expect(again.status).toBe(200);
+    expect((await json<{ card: { id: string } }>(again)).card.id).toBe(card.id);
+    await sleep(1_100);
+    expect(await json(await employeeRoute('GET', '/card', undefined, owner))).toMatchObject({ card: { id: card.id, status: 'active', last4: expect.stringMatching(/^\d{4}$/) } });
+  });
+
+  it('refuses a card before KYC, and another tenant', async () => {
+    const newcomer = await hire(owner, employerId, 'Grace');
+    const response = await t.request('POST', `/api/employees/${newcomer.id}/card`, { token: newcomer.token });
+    expect(response.status).toBe(409);
+    const rival = await t.token('money-rival', 'rival@money.example');
+    await t.request('POST', '/api/employers', { token: rival, body: { name: 'Rival' } });
+    expect((await employeeRoute('GET', '/card', undefined, rival)).status).toBe(404);
+    expect((await employeeRoute('POST', '/kyc', undefined, rival)).status).toBe(404);
+  });
+});
+
+describe('GET /api/employees/{id}/balance', () => {
+  it("answers the employee's live wallet balance, and 404 to anyone else", async () => {
+    const balance = await t.chains!.tempo.balanceOf(employee.account.address);
+    expect(await json(await employeeRoute('GET', '/balance'))).toMatchObject({
+      employee_id: employee.id,
+      wallet_address: employee.account.address,
+      network: 'eip155:4217',
+      balance: balance.toString(),
+    });
+    expect((await employeeRoute('GET', '/balance', undefined, owner)).status).toBe(404);
+    expect((await t.request('GET', `/api/employees/${randomUUID()}/balance`, { token: employee.token })).status).toBe(404);
+  });
+});
+
+describe('GET /api/portal/deposit-address', () => {
+  it('derives the user tag from the two ids (test vector)', () => {
+    expect(userTag('3f2504e0-4f89-41d3-9a0c-0305e82c3301', '7c9e6679-7425-40de-944b-e07fc1f90ae7')).toBe('0x7a0667ea99c2');
+    expect(virtualAddress('0x0000abcd', '0x7a0667ea99c2').toLowerCase()).toBe('0x0000abcdfdfdfdfdfdfdfdfdfdfd7a0667ea99c2');
+  });
+
+  it('is unavailable until the employer registers a master, then derived; always with the TIP-20 warning', async () => {
+    const before = await json(await t.request('GET', '/api/portal/deposit-address', { token: employee.token }));
+    expect(before).toMatchObject({ employee_id: employee.id, available: false, address: null, warning: TIP20_ONLY_WARNING });
+
+    await t.database.db.update(employers).set({ virtualMasterId: '0x1234abcd' }).where(eq(employers.id, employerId));
+    const after = await json<{ address: string; user_tag: string }>(await t.request('GET', '/api/portal/deposit-address', { token: employee.token }));
+    expect(after).toMatchObject({ available: true, virtual_master_id: '0x1234abcd', user_tag: userTag(employerId, employee.id) });
+    expect(after.address.toLowerCase()).toBe(`0x1234abcd${'fd'.repeat(10)}${userTag(employerId, employee.id).slice(2)}`);
+  });
+
+  it('answers 404 to a user who is nobody\'s employee, and 400 for an id that is not one', async () => {
+    expect((await t.request('GET', '/api/portal/deposit-address', { token: owner })).status).toBe(404);
+    const wrong = await t.request('GET', `/api/portal/deposit-address?employeeId=${randomUUID()}`, { token: employee.token });
+    expect(wrong.status).toBe(404);
+    const malformed = await t.request('GET', '/api/portal/deposit-address?employeeId=nope', { token: employee.token });
+    expect(await json(malformed)).toMatchObject({ field: 'employeeId' });
+  });
+});

@@ -1,0 +1,141 @@
+import { and, desc, eq, inArray, isNotNull, isNull, notInArray, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { bankAccounts, cards, employees, offrampTransfers } from '../../db/schema.js';
+import { FINAL_TRANSFER_STATUSES, type DestinationType } from '../../providers/bridge/index.js';
+
+export type BankAccountRow = typeof bankAccounts.$inferSelect;
+export type CardRow = typeof cards.$inferSelect;
+export type OfframpRow = typeof offrampTransfers.$inferSelect;
+
+/** Records the provider's customer id once (compare-and-set); false when another request won. */
+export async function setBridgeCustomerIfUnset(db: Db, employeeId: string, customerId: string): Promise<boolean> {
+  const rows = await db
+    .update(employees)
+    .set({ bridgeCustomerId: customerId, updatedAt: new Date() })
+    .where(and(eq(employees.id, employeeId), isNull(employees.bridgeCustomerId)))
+    .returning({ id: employees.id });
+  return rows.length > 0;
+}
+
+/** Writes a KYC status; true when it changed (so the change is announced once). */
+export async function setKycStatus(db: Db, employeeId: string, status: string): Promise<boolean> {
+  const rows = await db
+    .update(employees)
+    .set({ kycStatus: status, updatedAt: new Date() })
+    .where(and(eq(employees.id, employeeId), sql`${employees.kycStatus} <> ${status}`))
+    .returning({ id: employees.id });
+  return rows.length > 0;
+}
+
+/** Employees whose KYC is still moving at the provider. */
+export function employeesAwaitingKyc(db: Db, limit: number) {
+  return db
+    .select({ id: employees.id, employerId: employees.employerId, fullName: employees.fullName, bridgeCustomerId: employees.bridgeCustomerId, kycStatus: employees.kycStatus })
+    .from(employees)
+    .where(and(isNotNull(employees.bridgeCustomerId), notInArray(employees.kycStatus, ['approved', 'rejected'])))
+    .limit(limit);
+}
+
+// ---- bank accounts ---------------------------------------------------------------------------
+
+export async function insertBankAccount(
+  db: Db,
+  values: { employeeId: string; bridgeAccountId: string; destinationType: DestinationType; label: string | null; last4: string },
+): Promise<BankAccountRow> {
+  await db.insert(bankAccounts).values(values).onConflictDoNothing();
+  const [row] = await db
+    .select()
+    .from(bankAccounts)
+    .where(and(eq(bankAccounts.employeeId, values.employeeId), eq(bankAccounts.bridgeAccountId, values.bridgeAccountId)));
+  return row!;
+}
+
+export function listBankAccounts(db: Db, employeeId: string): Promise<BankAccountRow[]> {
+  return db.select().from(bankAccounts).where(eq(bankAccounts.employeeId, employeeId)).orderBy(bankAccounts.createdAt);
+}
+
+export async function findBankAccount(db: Db, employeeId: string, bridgeAccountId: string): Promise<BankAccountRow | null> {
+  const [row] = await db
+    .select()
+    .from(bankAccounts)
+    .where(and(eq(bankAccounts.employeeId, employeeId), eq(bankAccounts.bridgeAccountId, bridgeAccountId)));
+  return row ?? null;
+}
+
+// ---- cards -----------------------------------------------------------------------------------
+
+/** The employee's live card (not canceled or failed), if any. */
+export async function liveCard(db: Db, employeeId: string): Promise<CardRow | null> {
+  const [row] = await db
+    .select()
+    .from(cards)
+    .where(and(eq(cards.employeeId, employeeId), notInArray(cards.status, ['canceled', 'failed'])))
+    .orderBy(desc(cards.createdAt));
+  return row ?? null;
+}
+
+/** A new card request, or null when the employee already has a live card (one per employee). */
+export async function insertCardRequest(db: Db, employeeId: string): Promise<CardRow | null> {
+  const [row] = await db.insert(cards).values({ employeeId }).onConflictDoNothing().returning();
+  return row ?? null;
+}
+
+export async function updateCard(db: Db, cardId: string, values: { bridgeCardId?: string; status: string; last4?: string | null }): Promise<CardRow> {
+  const [row] = await db
+    .update(cards)
+    .set({ ...values, updatedAt: new Date() })
+    .where(eq(cards.id, cardId))
+    .returning();
+  return row!;
+}
+
+// ---- off-ramp transfers ---------------------------------------------------------------------
+
+/** Statuses in which an off-ramp still counts against the wallet: its funds have not left yet. */
+export const UNFUNDED_STATUSES = ['pending', 'awaiting_funds'];
+
+/**
+ * Reserves an off-ramp against the wallet balance: under a lock on the employee row, the
+ * amounts of unfunded transfers plus this one must fit in `walletBalance`. Null when they do not.
+ */
+export async function reserveOfframp(
+  db: Db,
+  values: { employeeId: string; employerId: string; bankAccountId: string; amount: bigint; destinationType: DestinationType; sourceAddress: string },
+  walletBalance: bigint,
+): Promise<OfframpRow | null> {
+  await db.select({ id: employees.id }).from(employees).where(eq(employees.id, values.employeeId)).for('update');
+  const [reserved] = await db
+    .select({ total: sql<string>`coalesce(sum(${offrampTransfers.amount}), 0)::text` })
+    .from(offrampTransfers)
+    .where(and(eq(offrampTransfers.employeeId, values.employeeId), inArray(offrampTransfers.status, UNFUNDED_STATUSES)));
+  if (BigInt(reserved?.total ?? '0') + values.amount > walletBalance) return null;
+  const [row] = await db.insert(offrampTransfers).values(values).returning();
+  return row!;
+}
+
+export async function updateOfframp(
+  db: Db,
+  id: string,
+  values: { status: string; bridgeTransferId?: string; depositAddress?: string; failureReason?: string | null },
+): Promise<OfframpRow> {
+  const [row] = await db
+    .update(offrampTransfers)
+    .set({ ...values, updatedAt: new Date() })
+    .where(eq(offrampTransfers.id, id))
+    .returning();
+  return row!;
+}
+
+export function employeeOfframps(db: Db, employeeId: string, limit: number): Promise<OfframpRow[]> {
+  return db.select().from(offrampTransfers).where(eq(offrampTransfers.employeeId, employeeId)).orderBy(desc(offrampTransfers.createdAt)).limit(limit);
+}
+
+/** Off-ramps the provider is still moving (created there, not final). */
+export function openOfframps(db: Db, limit: number): Promise<OfframpRow[]> {
+  return db
+    .select()
+    .from(offrampTransfers)
+    .where(and(isNotNull(offrampTransfers.bridgeTransferId), notInArray(offrampTransfers.status, [...FINAL_TRANSFER_STATUSES])))
+    .orderBy(offrampTransfers.updatedAt)
+    .limit(limit);
+}
