@@ -12,7 +12,7 @@ import {
   type EmailTransport,
 } from '../../providers/email/transport.js';
 import { createEmailTransport, defineEmailJobs } from './jobs.js';
-import { deliverQueuedEmails, listOutbox, queueEmail } from './outbox.js';
+import { deliverQueuedEmails, queueEmail } from './outbox.js';
 
 let target: TestDatabaseTarget;
 let database: Database;
@@ -168,20 +168,6 @@ describe('deliverQueuedEmails', () => {
     await deliverQueuedEmails(database.db, transport, { limit: 1 });
     expect(await row('new')).toMatchObject({ status: 'sent' });
     expect(await row('old')).toMatchObject({ status: 'queued', attempts: 1 });
-  });
-});
-
-describe('listOutbox', () => {
-  it('lists newest first, filtered by status, with the total', async () => {
-    await queue(['l1', 'l2', 'l3']);
-    await database.pool.query("UPDATE email_outbox SET created_at = now() - interval '1 hour', status = 'sent' WHERE dedupe_key = 'test:l1'");
-    const all = await listOutbox(database.db, { limit: 2, offset: 0 });
-    expect(all.total).toBe(3);
-    expect(all.rows.map((r) => r.dedupeKey)).toHaveLength(2);
-    expect(all.rows.map((r) => r.dedupeKey)).not.toContain('test:l1');
-    expect((await listOutbox(database.db, { limit: 2, offset: 2 })).rows.map((r) => r.dedupeKey)).toEqual(['test:l1']);
-    const sent = await listOutbox(database.db, { limit: 10, offset: 0, status: 'sent' });
-    expect(sent).toMatchObject({ total: 1, rows: [{ dedupeKey: 'test:l1', status: 'sent' }] });
   });
 });
 

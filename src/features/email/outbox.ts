@@ -1,10 +1,9 @@
-import { and, asc, count, desc, eq, isNull, lt, ne, or, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { emailOutbox } from '../../db/schema.js';
 import { EmailDeliveryError, type EmailMessage, type EmailTransport } from '../../providers/email/transport.js';
 
 export type OutboxRow = typeof emailOutbox.$inferSelect;
-export type OutboxStatus = OutboxRow['status'];
 
 /**
  * Queues one email; a dedupe key already queued (whatever its status) is skipped, so an event
@@ -120,20 +119,4 @@ export async function deliverQueuedEmails(db: Db, transport: EmailTransport, opt
     result.sent += 1;
   }
   return result;
-}
-
-export interface OutboxPage {
-  limit: number;
-  offset: number;
-  status?: OutboxStatus;
-}
-
-/** The outbox for admins, newest first, with the total matching `status`. */
-export async function listOutbox(db: Db, page: OutboxPage): Promise<{ rows: OutboxRow[]; total: number }> {
-  const where = page.status === undefined ? undefined : eq(emailOutbox.status, page.status);
-  const [rows, totals] = await Promise.all([
-    db.select().from(emailOutbox).where(where).orderBy(desc(emailOutbox.createdAt), desc(emailOutbox.id)).offset(page.offset).limit(page.limit),
-    db.select({ total: count() }).from(emailOutbox).where(where),
-  ]);
-  return { rows, total: totals[0]?.total ?? 0 };
 }
