@@ -51,13 +51,15 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
-interface BenchServer {
+export interface BenchServer {
   base: string;
+  /** The server process, for CPU and memory readings. */
+  pid: number;
   stop(): Promise<void>;
 }
 
 /** bench/payments-server.ts in a child process; resolves once it printed its port. */
-async function startServer(): Promise<BenchServer> {
+export async function startServer(): Promise<BenchServer> {
   const root = fileURLToPath(new URL('..', import.meta.url));
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/payments-server.ts'], {
     cwd: root,
@@ -91,7 +93,7 @@ async function startServer(): Promise<BenchServer> {
         reject(new Error(`bench/payments-server.ts exited with ${code ?? signal} before listening`));
       });
     });
-    return { base: `http://127.0.0.1:${port}`, stop };
+    return { base: `http://127.0.0.1:${port}`, pid: child.pid!, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -15,6 +15,7 @@ import { createScratchDatabase } from '../test/support/database.js';
 import { chainFigures } from './chains.js';
 import { paymentFigures } from './payments.js';
 import { payrollFigures } from './payroll.js';
+import { streamFigures } from './streams.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -175,6 +176,7 @@ if (await postgresReachable()) {
 for (const [figure, value, reference, ratio] of await chainFigures(RUNS)) row(figure, value, reference, ratio);
 for (const [figure, value, reference, ratio] of await paymentFigures(RUNS)) row(figure, value, reference, ratio);
 for (const [figure, value, reference, ratio] of await payrollFigures(RUNS)) row(figure, value, reference, ratio);
+for (const [figure, value, reference, ratio] of await streamFigures()) row(figure, value, reference, ratio);
 
 const cpus = os.cpus();
 const report = `# Benchmarks

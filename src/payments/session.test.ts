@@ -131,8 +131,10 @@ describe('MPP sessions', () => {
     const channelId = manager.channelId!;
     const channel = await t.payments!.sessions.channel(channelId);
     expect(channel).toMatchObject({ spent: 10n * TICK, units: 10 });
-    // The vouchers were refilled as the stream ran (need-voucher events), never beyond what was served.
-    expect(channel!.highestVoucherAmount).toBe(10n * TICK);
+    // The first voucher covered the first tick; the server then asked for one covering 60 ticks ahead,
+    // capped at the channel's deposit ($0.05, 50 ticks): one refill, not one a tick. Only the ticks
+    // served are collected (below).
+    expect(channel!.highestVoucherAmount).toBe(50n * TICK);
 
     const closing = await manager.close();
     expect(closing?.spent).toBe((10n * TICK).toString());
@@ -143,7 +145,7 @@ describe('MPP sessions', () => {
     // The history: the session's row mirrors the closed channel, and the stream left one receipt.
     const db = t.database.db;
     const [session] = await db.select().from(mppSessions).where(eq(mppSessions.id, channelId.toLowerCase()));
-    expect(session).toMatchObject({ route: 'GET /test/stream', payer: payer.address, status: 'closed', spent: 10n * TICK, acceptedCumulative: 10n * TICK });
+    expect(session).toMatchObject({ route: 'GET /test/stream', payer: payer.address, status: 'closed', spent: 10n * TICK, acceptedCumulative: 50n * TICK });
     const receipts = await db.select().from(paymentReceipts).where(eq(paymentReceipts.sessionId, channelId.toLowerCase()));
     expect(receipts).toEqual([expect.objectContaining({ route: 'GET /test/stream', rail: 'A', amount: 10n * TICK, status: 'voucher' })]);
   });

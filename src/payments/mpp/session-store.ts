@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { desc, eq, sql } from 'drizzle-orm';
+import { desc, eq, inArray, sql } from 'drizzle-orm';
 import { Json } from 'ox';
 import { getAddress } from 'viem';
 import type { Db } from '../../db/client.js';
@@ -31,6 +31,7 @@ export class PgChannelStore {
   private readonly changes = new EventEmitter().setMaxListeners(0);
 
   constructor(private readonly db: Db) {
+    this.batch = new MeteringBatch(db, (key) => this.changes.emit(key));
     // mppx calls the store's methods detached from it.
     this.get = this.get.bind(this);
     this.put = this.put.bind(this);
@@ -122,19 +123,104 @@ export class PgChannelStore {
   }
 
   /**
-   * The channel store mppx's SSE metering (`Session.Server.Sse.serve`) reads and charges through.
-   * It waits for this process's writes and polls for other instances' (its poll interval).
+   * The channel store mppx's SSE metering (`Session.Server.Sse.serve`) reads and charges through,
+   * once per tick of every open stream. Reads and updates arriving within a few milliseconds are
+   * done together: one SELECT for the reads, and one transaction (rows locked, each update applied
+   * in arrival order, one UPDATE) for the updates, so a thousand streams cost a few queries a tick,
+   * not a thousand transactions. It waits for this process's writes and polls for other instances'.
    */
   meteringStore() {
     return {
-      getChannel: (channelId: string) => this.channel(channelId),
-      updateChannel: (channelId: string, fn: (current: ChannelState | null) => ChannelState | null) =>
-        this.update<ChannelState | null>(channelKey(channelId), (value) => {
-          const next = fn(value as ChannelState | null);
-          return next ? { op: 'set', value: next, result: next } : { op: 'delete', result: null };
-        }),
+      getChannel: (channelId: string) => this.batch.read(channelKey(channelId)),
+      updateChannel: (channelId: string, fn: (current: ChannelState | null) => ChannelState | null) => this.batch.update(channelKey(channelId), fn),
       waitForUpdate: (channelId: string) => this.waitForChange(channelKey(channelId)),
     };
+  }
+
+  private readonly batch: MeteringBatch;
+}
+
+type Pending<T> = { resolve(value: T): void; reject(error: unknown): void };
+
+/** Coalesces metering reads and updates into one query (reads) or one transaction (updates) per window. */
+class MeteringBatch {
+  private reads = new Map<string, Pending<ChannelState | null>[]>();
+  private updates: (Pending<ChannelState | null> & { key: string; fn: (current: ChannelState | null) => ChannelState | null })[] = [];
+  private readTimer: ReturnType<typeof setTimeout> | undefined;
+  private updateTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly changed: (key: string) => void,
+    private readonly windowMs = 20,
+  ) {}
+
+  read(key: string): Promise<ChannelState | null> {
+    return new Promise((resolve, reject) => {
+      const waiting = this.reads.get(key);
+      if (waiting) waiting.push({ resolve, reject });
+      else this.reads.set(key, [{ resolve, reject }]);
+      this.readTimer ??= setTimeout(() => void this.flushReads(), this.windowMs);
+    });
+  }
+
+  update(key: string, fn: (current: ChannelState | null) => ChannelState | null): Promise<ChannelState | null> {
+    return new Promise((resolve, reject) => {
+      this.updates.push({ key, fn, resolve, reject });
+      this.updateTimer ??= setTimeout(() => void this.flushUpdates(), this.windowMs);
+    });
+  }
+
+  private async flushReads(): Promise<void> {
+    const reads = this.reads;
+    this.reads = new Map();
+    this.readTimer = undefined;
+    try {
+      const rows = await this.db
+        .select({ key: mppChannelStore.key, value: sql<string>`${mppChannelStore.value}::text` })
+        .from(mppChannelStore)
+        .where(inArray(mppChannelStore.key, [...reads.keys()]));
+      const values = new Map(rows.map((row) => [row.key, Json.parse(row.value) as ChannelState | null]));
+      for (const [key, waiting] of reads) for (const pending of waiting) pending.resolve(values.get(key) ?? null);
+    } catch (error) {
+      for (const waiting of reads.values()) for (const pending of waiting) pending.reject(error);
+    }
+  }
+
+  private async flushUpdates(): Promise<void> {
+    const updates = this.updates;
+    this.updates = [];
+    this.updateTimer = undefined;
+    const keys = [...new Set(updates.map((u) => u.key))];
+    try {
+      const results = await this.db.transaction(async (tx) => {
+        const rows = await tx
+          .select({ key: mppChannelStore.key, value: sql<string>`${mppChannelStore.value}::text` })
+          .from(mppChannelStore)
+          .where(inArray(mppChannelStore.key, keys))
+          .for('update');
+        const state = new Map(rows.map((row) => [row.key, Json.parse(row.value) as ChannelState | null]));
+        const results = updates.map((u) => {
+          const next = u.fn(state.get(u.key) ?? null);
+          state.set(u.key, next);
+          return next;
+        });
+        const written = keys.filter((key) => state.get(key)).map((key) => ({ key, value: Json.stringify(state.get(key)) }));
+        const deleted = keys.filter((key) => !state.get(key));
+        if (written.length > 0) {
+          await tx.execute(sql`
+            UPDATE mpp_channel_store AS m SET value = v.value::jsonb, updated_at = now()
+            FROM jsonb_to_recordset(${JSON.stringify(written)}::jsonb) AS v(key text, value text)
+            WHERE m.key = v.key`);
+        }
+        if (deleted.length > 0) await tx.delete(mppChannelStore).where(inArray(mppChannelStore.key, deleted));
+        return results;
+      });
+      updates.forEach((u, i) => u.resolve(results[i] ?? null));
+      for (const key of keys) this.changed(key);
+    } catch (error) {
+      for (const u of updates) u.reject(error);
+    }
   }
 }
 

@@ -181,7 +181,10 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
     signal: stop.signal,
   });
   c.res = Session.Server.Sse.toResponse(
-    stream.pipeThrough(endWhenUnpaid(stop, VOUCHER_WAIT_MS)).pipeThrough(
+    stream
+      .pipeThrough(askForVouchersAhead(price, VOUCHER_AHEAD_UNITS))
+      .pipeThrough(endWhenUnpaid(stop, VOUCHER_WAIT_MS))
+      .pipeThrough(
       new TransformStream({ flush: () => original.signal.removeEventListener('abort', clientGone) }),
     ),
   );
@@ -189,6 +192,33 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
 
 /** How long a metered stream waits for the voucher it asked for before it ends. */
 const VOUCHER_WAIT_MS = 20_000;
+/** How many ticks one voucher of a stream should cover (the deposit permitting). */
+const VOUCHER_AHEAD_UNITS = 60n;
+
+/**
+ * mppx's metering asks for a voucher covering exactly the next tick, so a client would sign and
+ * send one voucher a second. This raises each request to cover `units` ticks (never beyond the
+ * channel's deposit): one voucher per minute of stream. It only widens what the payer authorises;
+ * the payer is charged the ticks served (`spent`), which is what a close or settlement collects.
+ */
+function askForVouchersAhead(price: bigint, units: bigint): TransformStream<Uint8Array, Uint8Array> {
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  const prefix = 'event: payment-need-voucher\ndata: ';
+  return new TransformStream({
+    transform(chunk, controller) {
+      const text = decoder.decode(chunk);
+      if (!text.startsWith(prefix)) return controller.enqueue(chunk);
+      const need = JSON.parse(text.slice(prefix.length)) as { requiredCumulative: string; deposit: string };
+      const required = BigInt(need.requiredCumulative);
+      const ahead = required + price * (units - 1n);
+      const deposit = BigInt(need.deposit);
+      const capped = ahead < deposit ? ahead : deposit;
+      const asked = capped > required ? capped : required;
+      controller.enqueue(encoder.encode(`${prefix}${JSON.stringify({ ...need, requiredCumulative: asked.toString() })}\n\n`));
+    },
+  });
+}
 
 /**
  * Passes a metered stream through, and aborts it when a `payment-need-voucher` event is not
