@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { openDatabase, type Database } from '../../src/db/client.js';
+import { migrate } from '../../src/db/migrate.js';
 
 /**
  * Where a test file's database lives. With TEST_DATABASE_URL (a PostgreSQL server), each call
@@ -14,6 +16,20 @@ export async function createTestDatabaseTarget(): Promise<TestDatabaseTarget> {
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) return { url: undefined, drop: async () => {} };
   return createScratchDatabase(serverUrl);
+}
+
+/** A fresh, migrated database for one test file; `close` closes it and drops it. */
+export async function openTestDatabase(): Promise<{ database: Database; close(): Promise<void> }> {
+  const target = await createTestDatabaseTarget();
+  const database = await openDatabase({ url: target.url, dataDir: null });
+  await migrate(database);
+  return {
+    database,
+    async close() {
+      await database.close();
+      await target.drop();
+    },
+  };
 }
 
 /** A new, empty database on a PostgreSQL server, and a way to drop it. */

@@ -1,8 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestDatabaseTarget, type TestDatabaseTarget } from '../../../test/support/database.js';
-import { openDatabase, type Database } from '../../db/client.js';
-import { migrate } from '../../db/migrate.js';
+import { openTestDatabase } from '../../../test/support/database.js';
+import type { Database } from '../../db/client.js';
 import type { JobDefinition, JobRunner } from '../../jobs/runner.js';
 import {
   EmailDeliveryError,
@@ -14,17 +13,14 @@ import {
 import { createEmailTransport, defineEmailJobs } from './jobs.js';
 import { deliverQueuedEmails, queueEmail } from './outbox.js';
 
-let target: TestDatabaseTarget;
 let database: Database;
 
+let close: () => Promise<void>;
 beforeAll(async () => {
-  target = await createTestDatabaseTarget();
-  database = await openDatabase({ url: target.url, dataDir: null });
-  await migrate(database);
+  ({ database, close } = await openTestDatabase());
 });
 afterAll(async () => {
-  await database.close();
-  await target.drop();
+  await close();
 });
 beforeEach(async () => {
   await database.pool.query('DELETE FROM email_outbox');

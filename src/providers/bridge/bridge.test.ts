@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import { getAddress } from 'viem';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestDatabaseTarget, type TestDatabaseTarget } from '../../../test/support/database.js';
-import { openDatabase, type Database } from '../../db/client.js';
-import { migrate } from '../../db/migrate.js';
+import { openTestDatabase } from '../../../test/support/database.js';
+import type { Database } from '../../db/client.js';
 import { parseBridgeAmount } from './http.js';
 import {
   BridgeError,
@@ -100,7 +99,6 @@ describe('bank details validation', () => {
 });
 
 describe('sandbox bridge', () => {
-  let target: TestDatabaseTarget;
   let database: Database;
   let clock: Date;
   let balances: Map<string, bigint>;
@@ -145,14 +143,12 @@ describe('sandbox bridge', () => {
     });
   }
 
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    target = await createTestDatabaseTarget();
-    database = await openDatabase({ url: target.url, dataDir: null });
-    await migrate(database);
+    ({ database, close } = await openTestDatabase());
   });
   afterAll(async () => {
-    await database.close();
-    await target.drop();
+    await close();
   });
   beforeEach(() => {
     clock = new Date('2025-03-01T12:00:00.000Z');
