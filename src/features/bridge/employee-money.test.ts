@@ -5,7 +5,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { card, railA } from '../../../test/support/pay.js';
+import { railA } from '../../../test/support/pay.js';
 import { employers, notifications } from '../../db/schema.js';
 import { SandboxBridge } from '../../providers/bridge/index.js';
 import { userTag, virtualAddress } from '../virtual-addresses/address.js';
@@ -173,11 +173,6 @@ describe('off-ramps', () => {
       const refused = await pay('/api/mpp/bridge/offramp', { method: 'POST', body, headers });
       expect(refused.status).toBe(404);
     }
-
-    // The card is the fallback next to rail A (spec 4.1.5).
-    const byCard = await card(server.url)('/api/mpp/bridge/offramp', { method: 'POST', body: { ...body, amount: '1' }, headers: { 'X-Identity-Token': employee.token } });
-    expect(byCard.status).toBe(200);
-    expect(await json(byCard)).toMatchObject({ success: true, amount: '1.000000' });
   });
 
   it('moves open transfers on in the sync job', async () => {
