@@ -137,12 +137,12 @@ export class WagesService {
   /** Everything a balance stream computes its ticks from. */
   async streamBasis(employee: store.EmployeeRow): Promise<StreamBasis> {
     const { stream, wallet } = await this.ensureStream(employee);
-    return this.basisOf(employee, wallet, stream);
+    return this.basisOf({ employeeId: employee.id, employerId: employee.employerId }, wallet, stream);
   }
 
-  private async basisOf(employee: store.EmployeeRow, wallet: Address, stream: SalaryStream): Promise<StreamBasis> {
+  private async basisOf(employee: { employeeId: string; employerId: string }, wallet: Address, stream: SalaryStream): Promise<StreamBasis> {
     return {
-      employeeId: employee.id,
+      employeeId: employee.employeeId,
       employerId: employee.employerId,
       wallet,
       walletBalance: await this.tempo.balanceOf(wallet),
@@ -153,8 +153,7 @@ export class WagesService {
 
   /** A fresh basis after a claim or re-rate of this wallet's stream. */
   async refreshedBasis(basis: StreamBasis): Promise<StreamBasis> {
-    const stream = await this.tempo.salaryStream(basis.wallet);
-    return { ...basis, walletBalance: await this.tempo.balanceOf(basis.wallet), ratePerSecond: stream.ratePerSecond, accruingSince: stream.accruingSince };
+    return this.basisOf(basis, basis.wallet, await this.tempo.salaryStream(basis.wallet));
   }
 
   /** Calls `listener` whenever this process claims or re-rates the wallet's stream; returns the unsubscribe. */

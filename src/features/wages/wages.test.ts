@@ -173,6 +173,30 @@ describe('GET /api/mpp/employee/balance/stream', () => {
     expect(ticks.length).toBe(3);
     expect(await t.payments!.sessions.channel(manager.channelId!)).toMatchObject({ spent: 3n * TICK, units: 3 });
   }, 60_000);
+  it('shows a claim in a stream already open: accrual restarts and the wallet holds the claim', async () => {
+    const employee = await addEmployee(ownerToken, employerId);
+    const manager = await railASession(t, server.url);
+    const ticks: Tick[] = [];
+    let claimed: bigint | null = null;
+    const leave = new AbortController();
+    for await (const data of await manager.sse(streamUrl(`employeeId=${employee.id}`), { headers: { 'X-Identity-Token': employee.token }, signal: leave.signal })) {
+      const tick = JSON.parse(data) as Tick;
+      ticks.push(tick);
+      if (ticks.length === 3) {
+        const response = await advance(employee.token, employee.wallet);
+        expect(response.status).toBe(200);
+        claimed = BigInt((await json<{ amount: string }>(response)).amount);
+      }
+      // Done once a tick reflects the claim (the wallet part of the balance), or after 8 ticks.
+      if ((claimed !== null && BigInt(tick.balance) - BigInt(tick.accrued_raw) === claimed) || ticks.length === 8) break;
+    }
+    leave.abort();
+    await manager.close();
+    const last = ticks.at(-1)!;
+    expect(claimed).not.toBeNull();
+    expect(BigInt(last.balance) - BigInt(last.accrued_raw)).toBe(claimed);
+    expect(BigInt(last.accrued_raw)).toBeLessThan(BigInt(ticks[2]!.accrued_raw));
+  });
 });
 
 describe('POST /api/mpp/employee/advance', () => {
