@@ -180,14 +180,8 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
     pollIntervalMs: 250,
     signal: stop.signal,
   });
-  c.res = Session.Server.Sse.toResponse(
-    stream
-      .pipeThrough(askForVouchersAhead(price, VOUCHER_AHEAD_UNITS))
-      .pipeThrough(endWhenUnpaid(stop, VOUCHER_WAIT_MS))
-      .pipeThrough(
-      new TransformStream({ flush: () => original.signal.removeEventListener('abort', clientGone) }),
-    ),
-  );
+  const released = () => original.signal.removeEventListener('abort', clientGone);
+  c.res = Session.Server.Sse.toResponse(stream.pipeThrough(voucherPolicy({ price, stop, released })));
 }
 
 /** How long a metered stream waits for the voucher it asked for before it ends. */
@@ -196,49 +190,42 @@ const VOUCHER_WAIT_MS = 20_000;
 const VOUCHER_AHEAD_UNITS = 60n;
 
 /**
- * mppx's metering asks for a voucher covering exactly the next tick, so a client would sign and
- * send one voucher a second. This raises each request to cover `units` ticks (never beyond the
- * channel's deposit): one voucher per minute of stream. It only widens what the payer authorises;
- * the payer is charged the ticks served (`spent`), which is what a close or settlement collects.
+ * What the service asks of a metered stream's vouchers, as one pass over its events:
+ * - mppx's metering asks for a voucher covering exactly the next tick, so a client would sign
+ *   and send one a second. Each request is raised to cover VOUCHER_AHEAD_UNITS ticks (never
+ *   beyond the channel's deposit). It only widens what the payer authorises: the payer is
+ *   charged the ticks served (`spent`), which is what a close or settlement collects.
+ * - A request no paid event follows within VOUCHER_WAIT_MS aborts the stream (`stop`): a client
+ *   that cannot or will not pay more gets a closed stream rather than an open, silent one.
  */
-function askForVouchersAhead(price: bigint, units: bigint): TransformStream<Uint8Array, Uint8Array> {
+function voucherPolicy(options: { price: bigint; stop: AbortController; released(): void }): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
-  const prefix = 'event: payment-need-voucher\ndata: ';
-  return new TransformStream({
-    transform(chunk, controller) {
-      const text = decoder.decode(chunk);
-      if (!text.startsWith(prefix)) return controller.enqueue(chunk);
-      const need = JSON.parse(text.slice(prefix.length)) as { requiredCumulative: string; deposit: string };
-      const required = BigInt(need.requiredCumulative);
-      const ahead = required + price * (units - 1n);
-      const deposit = BigInt(need.deposit);
-      const capped = ahead < deposit ? ahead : deposit;
-      const asked = capped > required ? capped : required;
-      controller.enqueue(encoder.encode(`${prefix}${JSON.stringify({ ...need, requiredCumulative: asked.toString() })}\n\n`));
-    },
-  });
-}
-
-/**
- * Passes a metered stream through, and aborts it when a `payment-need-voucher` event is not
- * followed by a paid event within `waitMs`: a client that cannot or will not pay more (its
- * deposit is spent) gets a closed stream rather than an open, silent one.
- */
-function endWhenUnpaid(stop: AbortController, waitMs: number): TransformStream<Uint8Array, Uint8Array> {
-  const decoder = new TextDecoder();
+  const needVoucher = 'event: payment-need-voucher\ndata: ';
   let timer: ReturnType<typeof setTimeout> | undefined;
   return new TransformStream({
     transform(chunk, controller) {
       const text = decoder.decode(chunk);
-      if (text.startsWith('event: payment-need-voucher')) timer ??= setTimeout(() => stop.abort(), waitMs);
-      else if (text.startsWith('event: message')) {
-        clearTimeout(timer);
-        timer = undefined;
+      if (!text.startsWith(needVoucher)) {
+        if (text.startsWith('event: message')) {
+          clearTimeout(timer);
+          timer = undefined;
+        }
+        return controller.enqueue(chunk);
       }
-      controller.enqueue(chunk);
+      timer ??= setTimeout(() => options.stop.abort(), VOUCHER_WAIT_MS);
+      const need = JSON.parse(text.slice(needVoucher.length)) as { requiredCumulative: string; deposit: string };
+      const required = BigInt(need.requiredCumulative);
+      const deposit = BigInt(need.deposit);
+      const ahead = required + options.price * (VOUCHER_AHEAD_UNITS - 1n);
+      const capped = ahead < deposit ? ahead : deposit;
+      const asked = capped > required ? capped : required;
+      controller.enqueue(encoder.encode(`${needVoucher}${JSON.stringify({ ...need, requiredCumulative: asked.toString() })}\n\n`));
     },
-    flush: () => clearTimeout(timer),
+    flush() {
+      clearTimeout(timer);
+      options.released();
+    },
   });
 }
 
