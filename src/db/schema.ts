@@ -463,11 +463,19 @@ export const agentPayCalls = pgTable(
     /** The fee payment that bought this call. */
     feePaymentId: uuid('fee_payment_id'),
     failureReason: text('failure_reason'),
+    /** The caller's Idempotency-Key: a retry returns this call's result instead of paying again. */
+    idempotencyKey: text('idempotency_key'),
+    /** SHA-256 of what the call asked (employer, recipient, amount, reference): the same key with another request is refused. */
+    requestHash: text('request_hash'),
     createdAt: createdAt(),
     settledAt: tstz('settled_at'),
   },
   (t) => [
     index('agent_pay_calls_authorization_idx').on(t.authorizationId, t.createdAt),
+    uniqueIndex('agent_pay_calls_idempotency_key')
+      .on(t.authorizationId, t.idempotencyKey)
+      .where(sql`idempotency_key IS NOT NULL AND status <> 'released'`),
+    index('agent_pay_calls_reserved_idx').on(t.createdAt).where(sql`status = 'reserved'`),
     check('agent_pay_calls_status', oneOf('status', AGENT_PAY_STATUSES)),
     check('agent_pay_calls_amount_positive', sql`${t.amount} > 0`),
   ],
@@ -522,6 +530,10 @@ export const reputationWrites = pgTable(
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
     chainReference: text('chain_reference'),
+    /** The signed transaction's hash or signature, recorded before it is sent: a retry after a crash looks it up instead of writing twice. */
+    pendingReference: text('pending_reference'),
+    /** When the job may (re)try it; a claimed write holds it a few minutes ahead (its lease). */
+    nextAttemptAt: tstz('next_attempt_at').notNull().defaultNow(),
     createdAt: createdAt(),
     writtenAt: tstz('written_at'),
   },
@@ -529,6 +541,7 @@ export const reputationWrites = pgTable(
     uniqueIndex('reputation_writes_source_key').on(t.sourceType, t.sourceId, t.subject, t.writeType),
     index('reputation_writes_subject_idx').on(t.subject),
     index('reputation_writes_status_idx').on(t.status),
+    index('reputation_writes_due_idx').on(t.nextAttemptAt).where(sql`status = 'pending'`),
     check('reputation_writes_status', oneOf('status', REPUTATION_WRITE_STATUSES)),
     check('reputation_writes_kind', oneOf('kind', ['attestation', 'erc8004_feedback'])),
   ],
