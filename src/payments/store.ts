@@ -1,6 +1,7 @@
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { paymentReceipts, payments } from '../db/schema.js';
+import { enqueueReputationWrite, parseReputationAddress } from '../features/reputation/service.js';
 
 export type PaymentRail = (typeof payments.$inferInsert)['rail'];
 
@@ -70,6 +71,19 @@ export async function recordSettlement(
       receipt: settlement.receipt,
       employerId: settlement.employerId ?? null,
     });
+    // Spec 6: a payment settled on Solana (x402 rail C) earns its payer an attestation, queued in
+    // this transaction so it exists exactly when the payment is settled. A payer that is not a
+    // Solana key (never expected on rail C) gets none rather than failing the settlement.
+    if (settled.rail === 'C' && settled.payer && parseReputationAddress(settled.payer)?.kind === 'solana') {
+      await enqueueReputationWrite(tx, {
+        kind: 'attestation',
+        writeType: 'payment',
+        subject: settled.payer,
+        sourceType: 'payment',
+        sourceId: paymentId,
+        amount: settled.amount,
+      });
+    }
     return true;
   });
 }
