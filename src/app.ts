@@ -8,6 +8,13 @@ import type { Database } from './db/client.js';
 import { registerComplianceRoutes } from './features/compliance/routes.js';
 import { ComplianceService } from './features/compliance/service.js';
 import { registerAiRoutes } from './features/ai/routes.js';
+import { registerAgentDirectoryRoutes } from './features/agent-directory/routes.js';
+import { AgentPayService } from './features/agents/pay.js';
+import { registerAgentRoutes } from './features/agents/routes.js';
+import { SecretBox } from './features/agents/secret-box.js';
+import { AgentsService } from './features/agents/service.js';
+import { registerReputationRoutes } from './features/reputation/routes.js';
+import { ReputationService, enqueueReputationWrite } from './features/reputation/service.js';
 import { registerBridgeRoutes } from './features/bridge/routes.js';
 import { BridgeService, bridgeProviderFor } from './features/bridge/service.js';
 import { registerDemoAgentRoutes } from './features/demo/routes.js';
@@ -194,6 +201,12 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     const bridge = new BridgeService(deps.database, services.employers, tempoChain, bridgeProviderFor(config, deps.database, tempoChain));
     registerBridgeRoutes(app, { bridge, requireUser: authenticated, paidCallers, gate, network: tempoChain.network, token: tempoChain.token });
     registerDepositAddressRoute(app, { employers: services.employers, requireUser: authenticated, network: tempoChain.network });
+    const agents = new AgentsService(deps.database, services.employers, new SecretBox({ configured: config.agentSecretsKey, dataDir: config.dataDir }));
+    const reputation = new ReputationService(deps.database, deps.chains, { serviceSlug: config.serviceSlug });
+    const agentPay = new AgentPayService(deps.database, agents, services.employers, tempoChain, { tierOf: (identity) => reputation.tierOf(identity), enqueue: enqueueReputationWrite }, deps.log);
+    registerAgentRoutes(app, { agents, agentPay, requireUser: authenticated, gate });
+    registerAgentDirectoryRoutes(app, { database: deps.database, gate, tempo: tempoChain });
+    registerReputationRoutes(app, { reputation });
     registerDemoAgentRoutes(app, {
       mode: config.mode,
       faucet: deps.embeddedChains ? new Faucet(deps.embeddedChains) : null,

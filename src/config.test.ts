@@ -13,6 +13,7 @@ const LIVE = {
   SOLANA_RPC_URL: 'https://rpc.solana.example',
   X402_FACILITATOR_URL: 'https://facilitator.example',
   MPP_SECRET_KEY: 'k'.repeat(32),
+  AGENT_SECRETS_KEY: 'a'.repeat(32),
   SMTP_URL: 'smtp://mail.example',
   EMAIL_FROM: 'payroll@mail.example',
   EVM_SERVICE_KEY: `0x${'11'.repeat(32)}`,
@@ -44,7 +45,7 @@ describe('config', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     const message = (error as Error).message;
-    for (const name of ['DATABASE_URL', 'IDP_JWKS_URL', 'IDP_ISSUER', 'IDP_AUDIENCE', 'TEMPO_RPC_URL', 'BASE_RPC_URL', 'SOLANA_RPC_URL', 'X402_FACILITATOR_URL', 'MPP_SECRET_KEY', 'SMTP_URL', 'EMAIL_FROM', 'EVM_SERVICE_KEY', 'SOLANA_SERVICE_KEY', 'TEMPO_CONTRACTS']) {
+    for (const name of ['DATABASE_URL', 'IDP_JWKS_URL', 'IDP_ISSUER', 'IDP_AUDIENCE', 'TEMPO_RPC_URL', 'BASE_RPC_URL', 'SOLANA_RPC_URL', 'X402_FACILITATOR_URL', 'MPP_SECRET_KEY', 'AGENT_SECRETS_KEY', 'SMTP_URL', 'EMAIL_FROM', 'EVM_SERVICE_KEY', 'SOLANA_SERVICE_KEY', 'TEMPO_CONTRACTS']) {
       expect(message).toContain(name);
     }
     const missing = /missing required settings: ([^;]+)/.exec(message)?.[1] ?? '';

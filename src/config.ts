@@ -77,6 +77,9 @@ const envSchema = z.object({
   SOLANA_RPC_URL: optionalUrl,
   X402_FACILITATOR_URL: optionalUrl,
   MPP_SECRET_KEY: optionalString.pipe(z.string().min(32, 'at least 32 characters').optional()),
+  // Encrypts agent authorizations' HMAC secrets at rest (AES-256-GCM under its SHA-256). Local
+  // mode generates one under DATA_DIR when unset.
+  AGENT_SECRETS_KEY: optionalString.pipe(z.string().min(32, 'at least 32 characters').optional()),
   SMTP_URL: optionalUrl,
   /** The From address of outgoing email (live mode). */
   EMAIL_FROM: optionalString,
@@ -134,6 +137,7 @@ const LIVE_REQUIRED = [
   'SOLANA_RPC_URL',
   'X402_FACILITATOR_URL',
   'MPP_SECRET_KEY',
+  'AGENT_SECRETS_KEY',
   'SMTP_URL',
   'EMAIL_FROM',
   'EVM_SERVICE_KEY',
@@ -169,6 +173,8 @@ export interface Config {
   idp: { jwksUrl: string | undefined; issuer: string; audience: string };
   http: { maxBodyBytes: number; corsOrigins: '*' | string[]; trustProxy: boolean };
   jobsEnabled: boolean;
+  /** undefined in local mode without AGENT_SECRETS_KEY: a key file under dataDir is used. */
+  agentSecretsKey: string | undefined;
   /** Solana payroll wallet policy; `allowedPrograms` null = the default set (src/features/payroll/solana-policy.ts). */
   solanaPayrollPolicy: { perTxCap: bigint; allowedPrograms: string[] | null };
   ai: AiConfig;
@@ -266,6 +272,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       trustProxy: env.TRUST_PROXY,
     },
     jobsEnabled: env.JOBS_ENABLED,
+    agentSecretsKey: env.AGENT_SECRETS_KEY,
     solanaPayrollPolicy: {
       perTxCap: parseUsd(env.SOLANA_PAYROLL_PER_TX_CAP_USD)!,
       allowedPrograms: env.SOLANA_PAYROLL_ALLOWED_PROGRAMS?.split(',') ?? null,

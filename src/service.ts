@@ -14,6 +14,8 @@ import { defineBridgeJobs } from './features/bridge/jobs.js';
 import { BridgeService, bridgeProviderFor } from './features/bridge/service.js';
 import { createEmailTransport, defineEmailJobs } from './features/email/jobs.js';
 import { defineJobs } from './jobs/definitions.js';
+import { defineReputationJobs } from './features/reputation/jobs.js';
+import { ReputationService } from './features/reputation/service.js';
 import { PayrollService } from './features/payroll/service.js';
 import { TreasuryService } from './features/treasury/service.js';
 import { JobRunner } from './jobs/runner.js';
@@ -74,6 +76,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     defineBridgeJobs(jobs, { bridge: new BridgeService(database, services.employers, chains.tempo, bridgeProviderFor(config, database, chains.tempo)) });
     // Local mode: the outbox is the mailbox (admins read it); live mode sends through SMTP.
     defineEmailJobs(jobs, { database, transport: createEmailTransport({ mode: config.mode, smtpUrl: config.live.smtpUrl, emailFrom: config.live.emailFrom }) });
+    defineReputationJobs(jobs, { reputation: new ReputationService(database, chains, { serviceSlug: config.serviceSlug }) });
     if (config.jobsEnabled) await jobs.start();
 
     log.info(await new ComplianceService(database, services.employers, chains.tempo, config.serviceSlug).syncSanctionsList(), 'sanctions list synced');

@@ -1,0 +1,283 @@
+import { createHash } from 'node:crypto';
+import type { Address, Hex } from 'viem';
+import { ChainRevertError } from '../../chains/evm/connection.js';
+import type { TempoChain } from '../../chains/evm/tempo-chain.js';
+import type { Database, Db } from '../../db/client.js';
+import { AppError } from '../../http/errors.js';
+import type { Logger } from '../../log.js';
+import { formatUsd } from '../../money.js';
+import type { EmployersService } from '../employers/service.js';
+import { encodeMemo } from '../memo/codec.js';
+import { agentSpikeDetected } from '../notifications/service.js';
+import { parseAgentIdentifier, normaliseIdentifier, type AgentIdentity } from './identifiers.js';
+import { readProofHeaders, verifyProof, type ProofScheme } from './identity-proof.js';
+import type { AgentsService } from './service.js';
+import { signatureClaimer } from './signature-replays.js';
+import { effectiveCaps, evaluateGates, type ReputationTier } from './spend-gates.js';
+import * as store from './store.js';
+
+/** What agent/pay needs of the reputation feature: an agent's tier, and a feedback write queued in our transaction. */
+export interface ReputationPort {
+  tierOf(identity: { solana?: string | null; erc8004AgentId?: bigint | null }): Promise<{ tier: ReputationTier }>;
+  enqueue(
+    db: Db,
+    write: { kind: 'erc8004_feedback'; writeType: string; subject: string; sourceType: string; sourceId: string; amount: bigint; score: number },
+  ): Promise<void>;
+}
+
+export interface AgentPayRequest {
+  identifier: string;
+  employerId: string;
+  recipient: Address;
+  amount: bigint;
+  reference: string | null;
+  idempotencyKey: string | null;
+  /** The request as sent, for the identity proof. */
+  proof: { method: string; pathWithQuery: string; headers: Headers; body: Uint8Array };
+  feePaymentId: string | null;
+}
+
+export interface AgentPayResult {
+  call: store.PayCallRow;
+  employerAccountId: string;
+  explorerUrl: string | null;
+  /** True when an Idempotency-Key retry returned the first call's result. */
+  replayed: boolean;
+}
+
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+// A reservation this old without a settled transfer is looked at by the reconciler.
+const STALE_RESERVATION_SECONDS = 120;
+// A broadcast transfer with no receipt after this long is given up (its nonce has been reused since).
+const LOST_TRANSFER_SECONDS = 3600;
+
+const notAuthorized = () =>
+  new AppError(403, 'AGENT_NOT_AUTHORIZED', 'This agent is not authorized to pay for this employer (no active authorization matches X-Agent-Identifier).');
+
+/**
+ * POST /api/mpp/agent/pay after the payment gate (spec 4.4, 8.2): the authorization that matches
+ * the identifier exactly, its identity proof, then gates 1-5 evaluated and the amount reserved in
+ * one transaction holding the authorization row (parallel calls cannot overshoot), the treasury
+ * check (422), the transfer from the employer's treasury on Tempo, and gate 6 after success.
+ */
+export class AgentPayService {
+  constructor(
+    private readonly database: Database,
+    private readonly agents: AgentsService,
+    private readonly employers: EmployersService,
+    private readonly tempo: TempoChain,
+    private readonly reputation: ReputationPort,
+    private readonly log: Logger,
+  ) {}
+
+  async pay(request: AgentPayRequest): Promise<AgentPayResult> {
+    if (request.idempotencyKey !== null && !KEY_PATTERN.test(request.idempotencyKey)) {
+      throw new AppError(400, 'VALIDATION_ERROR', 'Idempotency-Key: must be 1-255 printable ASCII characters', { field: 'Idempotency-Key' });
+    }
+    const identifier = normaliseIdentifier(request.identifier);
+    const found = await store.findActiveByIdentifier(this.database.db, request.employerId, identifier);
+    if (!found) throw notAuthorized();
+    await this.checkProof(found, identifier, request.proof);
+    const identity = parseAgentIdentifier(identifier);
+    // The tier matters only when the owner set elevated caps; otherwise skip the lookup.
+    const tier = found.elevatedPerTxCap !== null || found.elevatedPerDayCap !== null ? (await this.reputation.tierOf(identityOf(identity))).tier : 'unknown';
+    const requestHash = createHash('sha256')
+      .update(JSON.stringify([request.employerId, request.recipient.toLowerCase(), request.amount.toString(), request.reference]))
+      .digest('hex');
+
+    const reserved = await this.database.transaction(async (tx) => {
+      const authorization = await store.lockAuthorization(tx.db, found.id);
+      if (!authorization) throw notAuthorized(); // revoked in between
+      if (request.idempotencyKey !== null) {
+        const prior = await store.findCallByKey(tx.db, authorization.id, request.idempotencyKey);
+        if (prior) return { kind: 'replay' as const, prior };
+      }
+      const refusal = evaluateGates(authorization, effectiveCaps(authorization, tier), await store.usage(tx.db, authorization.id), request);
+      if (refusal) throw new AppError(403, refusal.code, refusal.message, { gate: refusal.gate, ...refusal.details });
+      const callId = crypto.randomUUID();
+      const call = await store.insertCall(tx.db, {
+        id: callId,
+        // Public on chain: tags and a hash of this call, no ids (src/features/memo/codec.ts).
+        memo: encodeMemo({ type: 'agent_payment', employerId: request.employerId, employeeId: authorization.id, runId: callId, amount: request.amount }),
+        authorizationId: authorization.id,
+        employerId: request.employerId,
+        recipientWallet: request.recipient,
+        amount: request.amount,
+        reference: request.reference,
+        feePaymentId: request.feePaymentId,
+        idempotencyKey: request.idempotencyKey,
+        requestHash,
+      });
+      return { kind: 'reserved' as const, call, authorization };
+    });
+
+    const employer = await this.employers.findEmployer(request.employerId);
+    const employerAccountId = employer?.employerAccountId ?? null;
+    if (reserved.kind === 'replay') return this.replay(reserved.prior, requestHash, employerAccountId);
+    const { call, authorization } = reserved;
+    if (employerAccountId === null) {
+      await this.release(call, 'the employer has no treasury account');
+      throw insufficientTreasury(0n, call.amount);
+    }
+    const accountId = BigInt(employerAccountId);
+    const account = await this.tempo.treasuryAccount(accountId);
+    if (!account || account.available < call.amount) {
+      await this.release(call, 'insufficient treasury balance');
+      throw insufficientTreasury(account?.available ?? 0n, call.amount);
+    }
+
+    let txHash: Hex;
+    try {
+      ({ txHash } = await this.tempo.transferFromTreasury(accountId, request.recipient, call.amount, call.memo as Hex, {
+        beforeBroadcast: (signed) => store.setCallTxHash(this.database.db, call.id, signed.hash),
+      }));
+    } catch (error) {
+      throw await this.transferFailed(call, error);
+    }
+    const paid = await this.settlePaid(call, authorization, txHash);
+    return { call: paid, employerAccountId, explorerUrl: this.tempo.explorerUrl(txHash), replayed: false };
+  }
+
+  /**
+   * Settles reservations a crash or a lost answer left behind: a transfer that mined is paid (with
+   * gate 6 and reputation as usual), one that reverted or never went out is released.
+   */
+  async reconcileStale(limit = 50): Promise<{ paid: number; released: number }> {
+    const result = { paid: 0, released: 0 };
+    for (const call of await store.staleReservations(this.database.db, STALE_RESERVATION_SECONDS, limit)) {
+      const ageSeconds = (Date.now() - call.createdAt.getTime()) / 1000;
+      const receipt = call.txHash ? await this.tempo.connection.receipt(call.txHash as Hex) : null;
+      if (receipt?.status === 'success') {
+        const authorization = await store.findAuthorization(this.database.db, call.employerId, call.authorizationId);
+        if (authorization) {
+          await this.settlePaid(call, authorization, call.txHash as Hex);
+          result.paid++;
+        }
+      } else if (receipt || !call.txHash || ageSeconds > LOST_TRANSFER_SECONDS) {
+        if (await store.releaseCall(this.database.db, call.id, receipt ? 'the transfer reverted' : 'the transfer was never mined')) result.released++;
+      }
+    }
+    return result;
+  }
+
+  private async checkProof(authorization: store.AuthorizationRow, identifier: string, proof: AgentPayRequest['proof']): Promise<void> {
+    const headers = readProofHeaders(proof.headers);
+    if (!headers.ok) throw unauthenticated(headers.code, headers.reason);
+    const result = await verifyProof(
+      { identifier: proof.headers.get('X-Agent-Identifier') ?? identifier, method: proof.method, pathWithQuery: proof.pathWithQuery, timestamp: headers.timestamp, body: proof.body },
+      headers.signature,
+      await this.schemeOf(authorization),
+      { nowSeconds: Math.floor(Date.now() / 1000), claimOnce: signatureClaimer(this.database.db, identifier) },
+    );
+    if (!result.ok) throw unauthenticated(result.code, result.reason);
+  }
+
+  private async schemeOf(authorization: store.AuthorizationRow): Promise<ProofScheme> {
+    const identity = parseAgentIdentifier(authorization.agentIdentifier);
+    switch (authorization.identityScheme) {
+      case 'hmac':
+        return { kind: 'hmac', secret: await this.agents.hmacSecret(authorization) };
+      case 'erc8004':
+        if (identity.kind !== 'erc8004') break;
+        return { kind: 'erc8004', agentId: identity.agentId, ownerOf: (id) => this.tempo.agentOwner(id) };
+      case 'ed25519':
+        if (identity.kind !== 'solana') break;
+        return { kind: 'ed25519', publicKey: identity.publicKey };
+      case 'none':
+        break;
+    }
+    // Only the schemes above can be created; anything else cannot prove itself.
+    throw new AppError(403, 'AGENT_NOT_AUTHORIZED', 'This authorization has no usable identity proof; the owner must re-create it.');
+  }
+
+  /** An Idempotency-Key seen before: the first call's result, never a second transfer. */
+  private replay(prior: store.PayCallRow, requestHash: string, employerAccountId: string | null): AgentPayResult {
+    if (prior.requestHash !== requestHash) {
+      throw new AppError(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different payment.');
+    }
+    if (prior.status !== 'paid' || !prior.txHash) {
+      throw new AppError(409, 'IDEMPOTENCY_KEY_IN_USE', 'A payment with this Idempotency-Key is still in progress.');
+    }
+    return { call: prior, employerAccountId: employerAccountId ?? '', explorerUrl: this.tempo.explorerUrl(prior.txHash as Hex), replayed: true };
+  }
+
+  /** reserved -> paid, then gate 6 and the reputation write, in one transaction. */
+  private async settlePaid(call: store.PayCallRow, authorization: store.AuthorizationRow, txHash: Hex): Promise<store.PayCallRow> {
+    return this.database.transaction(async (tx) => {
+      const paid = await store.markCallPaid(tx.db, call.id, txHash);
+      if (!paid) return { ...call, status: 'paid' as const, txHash }; // settled by someone else already
+      const check = await store.anomalyCheck(tx.db, paid);
+      if (check.priorPayments >= 5 && check.anomalous) {
+        const halved = await store.halveCap(tx.db, paid.authorizationId);
+        if (halved) {
+          await agentSpikeDetected(tx.db, {
+            employerId: paid.employerId,
+            authorizationId: halved.id,
+            label: halved.label,
+            amountUsd: formatUsd(paid.amount),
+            medianUsd: formatUsd(check.median ?? 0n),
+            newCapUsd: formatUsd(halved.perTxCap),
+            anomalyKey: paid.id,
+          });
+        }
+      }
+      const identity = parseAgentIdentifier(authorization.agentIdentifier);
+      if (identity.kind === 'erc8004') {
+        await this.reputation.enqueue(tx.db, {
+          kind: 'erc8004_feedback',
+          writeType: 'agent-pay',
+          subject: identity.agentId.toString(),
+          sourceType: 'agent_pay',
+          sourceId: paid.id,
+          amount: paid.amount,
+          score: 100,
+        });
+      }
+      return paid;
+    });
+  }
+
+  private async release(call: store.PayCallRow, reason: string): Promise<void> {
+    await store.releaseCall(this.database.db, call.id, reason);
+  }
+
+  /**
+   * The error to answer for a failed transfer. A revert moved nothing: the reservation is released
+   * (422 for a short or undelegated treasury, else 502). Any other failure after the transaction
+   * was signed leaves the outcome unknown: the reservation stays (it still counts toward the caps)
+   * until the reconciler reads the receipt.
+   */
+  private async transferFailed(call: store.PayCallRow, error: unknown): Promise<AppError> {
+    if (error instanceof ChainRevertError) {
+      await this.release(call, `transfer reverted: ${error.errorName}`);
+      if (error.errorName === 'InsufficientAvailable') return insufficientTreasury(null, call.amount);
+      if (error.errorName === 'Unauthorized') {
+        return new AppError(422, 'TREASURY_NOT_DELEGATED', "The service is not an agent of this employer's treasury account; its administrator must allow it.");
+      }
+      return new AppError(502, 'TRANSFER_FAILED', `The transfer was refused by the chain (${error.errorName}); nothing was paid.`);
+    }
+    const signed = await store.findCall(this.database.db, call.id);
+    if (!signed?.txHash) {
+      await this.release(call, `transfer not sent: ${(error as Error).message}`);
+      return new AppError(502, 'TRANSFER_FAILED', 'The transfer could not be sent; nothing was paid.');
+    }
+    this.log.error({ callId: call.id, txHash: signed.txHash, err: error }, 'agent payment outcome unknown');
+    return new AppError(502, 'TRANSFER_OUTCOME_UNKNOWN', `The transfer ${signed.txHash} was sent but not confirmed; it settles or is released within minutes.`, {
+      tx_hash: signed.txHash,
+    });
+  }
+}
+
+function identityOf(identity: AgentIdentity): { solana?: string | null; erc8004AgentId?: bigint | null } {
+  if (identity.kind === 'erc8004') return { erc8004AgentId: identity.agentId };
+  if (identity.kind === 'solana') return { solana: identity.publicKey };
+  return {};
+}
+
+const unauthenticated = (code: string, reason: string) => new AppError(401, code, `Agent identity proof refused: ${reason}.`, { field: 'X-Agent-Signature' });
+
+const insufficientTreasury = (available: bigint | null, amount: bigint) =>
+  new AppError(422, 'INSUFFICIENT_TREASURY_BALANCE', "The employer's treasury does not hold enough available balance for this payment.", {
+    amount_usd: formatUsd(amount),
+    ...(available !== null && { available_usd: formatUsd(available) }),
+  });

@@ -1,0 +1,42 @@
+import { createHmac, sign, type KeyObject } from 'node:crypto';
+import { createWalletClient, parseEventLogs } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { agentIdentityRegistryAbi } from '../../src/chains/evm/abis.js';
+import { canonicalMessage } from '../../src/features/agents/identity-proof.js';
+import type { TestApp } from './app.js';
+
+/** How a test agent signs: its HMAC secret, its EVM key (ERC-8004 owner) or its Ed25519 key. */
+export type AgentSigner = { hmac: string } | { evm: PrivateKeyAccount } | { ed25519: KeyObject };
+
+let skew = 0;
+
+/**
+ * The three identity headers for one request. Each call uses a different timestamp (within the
+ * window) so that two identical requests carry different signatures, as a real agent's would.
+ */
+export async function agentProofHeaders(
+  identifier: string,
+  signer: AgentSigner,
+  request: { method: string; path: string; body: string; timestamp?: number },
+): Promise<Record<string, string>> {
+  const timestamp = request.timestamp ?? Math.floor(Date.now() / 1000) - (skew++ % 240);
+  const message = canonicalMessage({ identifier, method: request.method, pathWithQuery: request.path, timestamp, body: new TextEncoder().encode(request.body) });
+  let signature: string;
+  if ('hmac' in signer) signature = `0x${createHmac('sha256', signer.hmac).update(message).digest('hex')}`;
+  else if ('evm' in signer) signature = await signer.evm.signMessage({ message });
+  else signature = `0x${sign(null, Buffer.from(message), signer.ed25519).toString('hex')}`;
+  return { 'X-Agent-Identifier': identifier, 'X-Agent-Timestamp': String(timestamp), 'X-Agent-Signature': signature };
+}
+
+/** A fresh EVM key that owns a new ERC-8004 agent on the embedded Tempo chain (not the service's, so the service may rate it). */
+export async function erc8004Agent(t: TestApp, uri = 'https://agent.example/card.json'): Promise<{ owner: PrivateKeyAccount; agentId: bigint }> {
+  const owner = privateKeyToAccount(generatePrivateKey());
+  const funded = await t.request('POST', '/api/dev/faucet', { body: { network: 'eip155:4217', address: owner.address, amount: '1' } });
+  if (funded.status !== 200) throw new Error(`faucet answered ${funded.status}`);
+  const tempo = t.chains!.tempo;
+  const wallet = createWalletClient({ account: owner, chain: tempo.connection.chain, transport: tempo.connection.transport });
+  const hash = await wallet.writeContract({ address: tempo.contracts.agentIdentityRegistry, abi: agentIdentityRegistryAbi, functionName: 'register', args: [uri] });
+  const receipt = await tempo.connection.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 5 });
+  const [registered] = parseEventLogs({ abi: agentIdentityRegistryAbi, eventName: 'Registered', logs: receipt.logs });
+  return { owner, agentId: registered!.args.agentId };
+}
