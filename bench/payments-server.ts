@@ -1,12 +1,20 @@
 /**
  * The service side of the payment benchmarks (bench/payments.ts), in its own process: the full app
  * with embedded chains on an in-memory PGlite (as the tests build it), plus two routes with the
- * same trivial handler, one free and one behind the real payment gate ($0.001, rails A, B and C).
+ * same trivial handler, one free and one behind the real payment gate ($0.001, rails A, B and C),
+ * and POST /bench/fund-treasury `{"employerId", "usd"}` (faucet to the service wallet, then a
+ * deposit into that employer's treasury on Tempo, as the tests do in process).
+ * With BENCH_TRACE=1 it also times, per request, the whole answer by route and every chain write
+ * of the Tempo and Base operators (queue wait and execution); GET /bench/trace hands the samples
+ * over and starts afresh (bench/agent-pay.ts).
  * Prints `{"port": N}` on stdout once listening on 127.0.0.1; exits on SIGTERM.
  *
  *   node --import tsx bench/payments-server.ts
  */
 import type { Context } from 'hono';
+import type { EvmConnection } from '../src/chains/evm/connection.js';
+import { TreasuryService } from '../src/features/treasury/service.js';
+import { parseUsd } from '../src/money.js';
 import type { PaidRoute } from '../src/payments/prices.js';
 import { startTestApp } from '../test/support/app.js';
 import { serveOnLoopback } from '../test/support/http.js';
@@ -27,7 +35,66 @@ const handler = (c: Context) => c.json({ served: true });
 t.app.get('/bench/free', handler);
 t.app.get(BENCH_PAID_ROUTE.path, t.payments!.gate(BENCH_PAID_ROUTE), handler);
 
-const server = await serveOnLoopback(t.app.fetch);
+const tempo = t.chains!.tempo;
+const treasury = new TreasuryService(tempo, t.services.employers);
+t.app.post('/bench/fund-treasury', async (c) => {
+  const { employerId, usd } = await c.req.json<{ employerId: string; usd: string }>();
+  const units = parseUsd(usd);
+  if (units === null) return c.json({ error: 'usd must be a decimal string' }, 400);
+  const funded = await t.request('POST', '/api/dev/faucet', { body: { network: tempo.network, address: tempo.serviceAddress, amount: usd } });
+  if (funded.status !== 200) return c.json({ error: `faucet answered ${funded.status}: ${await funded.text()}` }, 500);
+  const accountId = await treasury.accountId(employerId);
+  await tempo.depositToTreasury(accountId, units);
+  return c.json({ accountId: accountId.toString() });
+});
+
+/** BENCH_TRACE=1: per-route answer times, and each operator write's queue wait and execution (ms). */
+const trace = process.env.BENCH_TRACE === '1' ? newTrace() : null;
+function newTrace() {
+  return { requests: {} as Record<string, number[]>, writes: { tempo: [] as { waitMs: number; execMs: number }[], base: [] as { waitMs: number; execMs: number }[] } };
+}
+/**
+ * Times every write through an operator connection. Writes run one at a time in submission order
+ * (serialQueue), so a write's execution starts when it was submitted or when the one before it
+ * ended, whichever is later; the rest of its time it waited in the queue.
+ */
+function traceWrites(connection: EvmConnection, samples: { waitMs: number; execMs: number }[]) {
+  const write = connection.write.bind(connection);
+  let previousEnd = 0;
+  connection.write = async (call, options) => {
+    const submitted = performance.now();
+    try {
+      return await write(call, options);
+    } finally {
+      const ended = performance.now();
+      const started = Math.max(submitted, previousEnd);
+      previousEnd = ended;
+      samples.push({ waitMs: started - submitted, execMs: ended - started });
+    }
+  };
+}
+let fetchHandler: (request: Request) => Response | Promise<Response> = t.app.fetch;
+if (trace) {
+  const current = trace;
+  traceWrites(tempo.connection, current.writes.tempo);
+  traceWrites(t.embeddedChains!.base.connection, current.writes.base);
+  t.app.get('/bench/trace', (c) => {
+    const taken = { requests: { ...current.requests }, writes: { tempo: [...current.writes.tempo], base: [...current.writes.base] } };
+    current.requests = {};
+    current.writes.tempo.length = 0;
+    current.writes.base.length = 0;
+    return c.json(taken);
+  });
+  fetchHandler = async (request) => {
+    const started = performance.now();
+    const response = await t.app.fetch(request);
+    const key = `${request.method} ${new URL(request.url).pathname}`;
+    (current.requests[key] ??= []).push(performance.now() - started);
+    return response;
+  };
+}
+
+const server = await serveOnLoopback(fetchHandler);
 process.stdout.write(`${JSON.stringify({ port: Number(new URL(server.url).port) })}\n`);
 
 let stopping = false;

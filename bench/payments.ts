@@ -42,10 +42,10 @@ const REQUEST_TIMEOUT_MS = 30_000;
 /** No pool (proofs or paid calls) starts new work after this long. */
 const PHASE_TIMEOUT_MS = 300_000;
 
-type Row = [string, string, string, string];
-type Headers = Record<string, string>;
+export type Row = [string, string, string, string];
+export type Headers = Record<string, string>;
 
-const median = (values: number[]) => {
+export const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
@@ -58,12 +58,12 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** bench/payments-server.ts in a child process; resolves once it printed its port. */
-export async function startServer(): Promise<BenchServer> {
+/** bench/payments-server.ts in a child process (with `env` added to this one's); resolves once it printed its port. */
+export async function startServer(env: Record<string, string> = {}): Promise<BenchServer> {
   const root = fileURLToPath(new URL('..', import.meta.url));
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/payments-server.ts'], {
     cwd: root,
-    env: process.env,
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -101,7 +101,7 @@ export async function startServer(): Promise<BenchServer> {
 }
 
 /** Runs `work` over `items`, `concurrency` at a time; nothing new starts after `PHASE_TIMEOUT_MS`. */
-async function pool<T, R>(items: readonly T[], concurrency: number, what: string, work: (item: T) => Promise<R>): Promise<R[]> {
+export async function pool<T, R>(items: readonly T[], concurrency: number, what: string, work: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = [];
   const deadline = performance.now() + PHASE_TIMEOUT_MS;
   let next = 0;
@@ -116,9 +116,9 @@ async function pool<T, R>(items: readonly T[], concurrency: number, what: string
   return results;
 }
 
-const count = (n: number) => Array.from({ length: n }, (_, i) => i);
+export const count = (n: number) => Array.from({ length: n }, (_, i) => i);
 
-async function faucet(base: string, network: string, address: string): Promise<void> {
+export async function faucet(base: string, network: string, address: string): Promise<void> {
   const response = await fetch(`${base}/api/dev/faucet`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -137,7 +137,7 @@ async function challengeResponse(base: string): Promise<Response> {
   return response;
 }
 
-const x402Header = (requirement: PaymentRequirements, payload: Record<string, unknown>): Headers => ({
+export const x402Header = (requirement: PaymentRequirements, payload: Record<string, unknown>): Headers => ({
   'PAYMENT-SIGNATURE': Buffer.from(JSON.stringify({ x402Version: 2, accepted: requirement, payload })).toString('base64'),
 });
 
@@ -175,17 +175,20 @@ async function payers(base: string): Promise<Record<'A' | 'B' | 'C', Payer>> {
   };
 }
 
-interface Call {
+export interface Call {
   status: number;
   ms: number;
   /** The body of a failed call, or the error. */
   failure?: string;
 }
 
-async function call(url: string, headers: Headers = {}): Promise<Call> {
+/** A GET, or a POST of `body` (JSON) when one is given; timed from sending to the whole answer read. */
+export async function call(url: string, headers: Headers = {}, body?: string): Promise<Call> {
   const started = performance.now();
   try {
-    const response = await fetch(url, { headers, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    const init: RequestInit =
+      body === undefined ? { headers } : { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body };
+    const response = await fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     const body = await response.text();
     const ms = performance.now() - started;
     return response.status === 200 ? { status: 200, ms } : { status: response.status, ms, failure: body.slice(0, 300) };
@@ -195,7 +198,7 @@ async function call(url: string, headers: Headers = {}): Promise<Call> {
 }
 
 /** Throws unless every call answered 200, naming the statuses and the first failure. */
-function expectAllPaid(what: string, calls: Call[]): void {
+export function expectAllPaid(what: string, calls: Call[]): void {
   const failed = calls.filter((c) => c.status !== 200);
   if (failed.length === 0) return;
   const statuses = new Map<number, number>();

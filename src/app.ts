@@ -9,6 +9,7 @@ import { registerComplianceRoutes } from './features/compliance/routes.js';
 import { ComplianceService } from './features/compliance/service.js';
 import { registerAiRoutes } from './features/ai/routes.js';
 import { registerAgentDirectoryRoutes } from './features/agent-directory/routes.js';
+import { AgentDirectoryService } from './features/agent-directory/service.js';
 import { AgentPayService } from './features/agents/pay.js';
 import { registerAgentRoutes } from './features/agents/routes.js';
 import { SecretBox } from './features/agents/secret-box.js';
@@ -202,10 +203,14 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     registerBridgeRoutes(app, { bridge, requireUser: authenticated, paidCallers, gate, network: tempoChain.network, token: tempoChain.token });
     registerDepositAddressRoute(app, { employers: services.employers, requireUser: authenticated, network: tempoChain.network });
     const agents = new AgentsService(deps.database, services.employers, new SecretBox({ configured: config.agentSecretsKey, dataDir: config.dataDir }));
-    const reputation = new ReputationService(deps.database, deps.chains, { serviceSlug: config.serviceSlug });
+    const directory = new AgentDirectoryService(deps.database, tempoChain);
+    const reputation = new ReputationService(deps.database, deps.chains, {
+      serviceSlug: config.serviceSlug,
+      linkedIdentity: (address) => directory.linkedIdentity(address),
+    });
     const agentPay = new AgentPayService(deps.database, agents, services.employers, tempoChain, { tierOf: (identity) => reputation.tierOf(identity), enqueue: enqueueReputationWrite }, deps.log);
     registerAgentRoutes(app, { agents, agentPay, requireUser: authenticated, gate });
-    registerAgentDirectoryRoutes(app, { database: deps.database, gate, tempo: tempoChain });
+    registerAgentDirectoryRoutes(app, { database: deps.database, gate, tempo: tempoChain, directory });
     registerReputationRoutes(app, { reputation });
     registerDemoAgentRoutes(app, {
       mode: config.mode,

@@ -14,8 +14,12 @@ import { defineBridgeJobs } from './features/bridge/jobs.js';
 import { BridgeService, bridgeProviderFor } from './features/bridge/service.js';
 import { createEmailTransport, defineEmailJobs } from './features/email/jobs.js';
 import { defineJobs } from './jobs/definitions.js';
+import { defineAgentJobs } from './features/agents/jobs.js';
+import { AgentPayService } from './features/agents/pay.js';
+import { SecretBox } from './features/agents/secret-box.js';
+import { AgentsService } from './features/agents/service.js';
 import { defineReputationJobs } from './features/reputation/jobs.js';
-import { ReputationService } from './features/reputation/service.js';
+import { ReputationService, enqueueReputationWrite } from './features/reputation/service.js';
 import { PayrollService } from './features/payroll/service.js';
 import { TreasuryService } from './features/treasury/service.js';
 import { JobRunner } from './jobs/runner.js';
@@ -76,7 +80,11 @@ export async function startService(config: Config, log: Logger): Promise<Running
     defineBridgeJobs(jobs, { bridge: new BridgeService(database, services.employers, chains.tempo, bridgeProviderFor(config, database, chains.tempo)) });
     // Local mode: the outbox is the mailbox (admins read it); live mode sends through SMTP.
     defineEmailJobs(jobs, { database, transport: createEmailTransport({ mode: config.mode, smtpUrl: config.live.smtpUrl, emailFrom: config.live.emailFrom }) });
-    defineReputationJobs(jobs, { reputation: new ReputationService(database, chains, { serviceSlug: config.serviceSlug }) });
+    const reputation = new ReputationService(database, chains, { serviceSlug: config.serviceSlug });
+    defineReputationJobs(jobs, { reputation });
+    const agents = new AgentsService(database, services.employers, new SecretBox({ configured: config.agentSecretsKey, dataDir: config.dataDir }));
+    const reputationPort = { tierOf: (identity: Parameters<ReputationService['tierOf']>[0]) => reputation.tierOf(identity), enqueue: enqueueReputationWrite };
+    defineAgentJobs(jobs, { database, agentPay: new AgentPayService(database, agents, services.employers, chains.tempo, reputationPort, log) });
     if (config.jobsEnabled) await jobs.start();
 
     log.info(await new ComplianceService(database, services.employers, chains.tempo, config.serviceSlug).syncSanctionsList(), 'sanctions list synced');

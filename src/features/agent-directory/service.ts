@@ -112,6 +112,18 @@ export class AgentDirectoryService {
     return identity ? store.findByIdentifier(this.database.db, identity.identifier) : Promise.resolve(null);
   }
 
+  /**
+   * The other identity of a registered agent that proved both (an ERC-8004 agent with a linked
+   * Solana key): reputation summaries then cover both chains.
+   */
+  async linkedIdentity(address: { kind: 'solana'; key: string } | { kind: 'erc8004'; agentId: bigint }): Promise<{ solana: string; erc8004AgentId: bigint } | null> {
+    const row = await store.findLinkedRegistration(
+      this.database.db,
+      address.kind === 'solana' ? { solanaPublicKey: address.key } : { erc8004AgentId: address.agentId.toString() },
+    );
+    return row?.solanaPublicKey && row.erc8004AgentId ? { solana: row.solanaPublicKey, erc8004AgentId: BigInt(row.erc8004AgentId) } : null;
+  }
+
   /** A registration by its id (uuid) or by its identifier; null when unknown. */
   profile(idOrIdentifier: string): Promise<AgentRegistrationRow | null> {
     return UUID.test(idOrIdentifier) ? store.findById(this.database.db, idOrIdentifier.toLowerCase()) : this.findByIdentifier(idOrIdentifier);

@@ -88,3 +88,13 @@ export async function listRegistrations(
     .limit(options.limit);
   return rows.map(({ positionAt, ...row }) => ({ ...row, position: { createdAt: positionAt, id: row.id } }));
 }
+
+/** The newest registration that links this Solana key and an ERC-8004 agent (both proven at registration). */
+export async function findLinkedRegistration(db: Db, identity: { solanaPublicKey: string } | { erc8004AgentId: string }): Promise<AgentRegistrationRow | null> {
+  const match =
+    'solanaPublicKey' in identity
+      ? and(eq(agentRegistrations.solanaPublicKey, identity.solanaPublicKey), sql`${agentRegistrations.erc8004AgentId} IS NOT NULL`)
+      : and(eq(agentRegistrations.erc8004AgentId, identity.erc8004AgentId), sql`${agentRegistrations.solanaPublicKey} IS NOT NULL`);
+  const [row] = await db.select().from(agentRegistrations).where(match).orderBy(desc(agentRegistrations.updatedAt)).limit(1);
+  return row ?? null;
+}

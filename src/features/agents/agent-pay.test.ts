@@ -329,12 +329,39 @@ describe('elevated caps by reputation tier', () => {
   });
 });
 
+/** The service behind the route, for what HTTP cannot reach (a crash's leftovers, a race without 200 fees). */
+function agentPayService() {
+  const agents = new AgentsService(t.database, t.services.employers, new SecretBox({ configured: undefined, dataDir: t.dataDir }));
+  const reputation = { tierOf: () => Promise.resolve({ tier: 'unknown' as const }), enqueue: enqueueReputationWrite };
+  return new AgentPayService(t.database, agents, t.services.employers, t.chains!.tempo, reputation, createLogger('silent'));
+}
+
+describe('reservations a crash left behind', () => {
+  it('are paid when their transfer mined, and released when it never went out', async () => {
+    const agent = await authorize();
+    const accountId = await treasury.accountId(employerId);
+    const to = recipient();
+    // The transfer went out and mined, then the process died before recording it.
+    const mined = await t.chains!.tempo.transferFromTreasury(accountId, to, 700_000n, `0x${'00'.repeat(32)}`);
+    const old = new Date(Date.now() - 10 * 60_000);
+    const base = { authorizationId: agent.authorization.id, employerId, recipientWallet: to, status: 'reserved' as const, createdAt: old };
+    const [landed] = await t.database.db.insert(agentPayCalls).values({ ...base, amount: 700_000n, txHash: mined.txHash }).returning();
+    const [unsent] = await t.database.db.insert(agentPayCalls).values({ ...base, amount: 900_000n }).returning();
+    const [fresh] = await t.database.db.insert(agentPayCalls).values({ ...base, amount: 100_000n, createdAt: new Date() }).returning();
+
+    expect(await agentPayService().reconcileStale()).toMatchObject({ paid: 1, released: 1 });
+    const status = async (id: string) => (await t.database.db.select().from(agentPayCalls).where(eq(agentPayCalls.id, id)))[0]!.status;
+    expect(await status(landed!.id)).toBe('paid');
+    expect(await status(unsent!.id)).toBe('released');
+    expect(await status(fresh!.id)).toBe('reserved'); // may still be in flight
+    expect(await agentPayService().reconcileStale()).toMatchObject({ paid: 0, released: 0 });
+  });
+});
+
 describe('200 concurrent payments against a per-day cap', () => {
   it('pays exactly the cap and refuses the rest with PER_DAY_CAP_EXCEEDED', async () => {
     const agent = await authorize({ per_tx_cap_usd: '1', per_day_cap_usd: '10', velocity_per_minute: 600 });
-    const agents = new AgentsService(t.database, t.services.employers, new SecretBox({ configured: undefined, dataDir: t.dataDir }));
-    const reputation = { tierOf: async () => ({ tier: 'unknown' as const }), enqueue: enqueueReputationWrite };
-    const service = new AgentPayService(t.database, agents, t.services.employers, t.chains!.tempo, reputation, createLogger('silent'));
+    const service = agentPayService();
     const before = (await treasury.account(employerId)).available;
     const outcomes = await Promise.all(
       Array.from({ length: 200 }, async (_, i) => {
