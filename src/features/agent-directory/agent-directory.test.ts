@@ -18,7 +18,6 @@ import { requestContext } from '../../http/request-context.js';
 import { validationHook } from '../../http/validation.js';
 import { createLogger } from '../../log.js';
 import { canonicalMessage } from '../agents/identity-proof.js';
-import { canonicalIdentifier, parseRegistrableIdentifier } from './identifiers.js';
 import { registerAgentDirectoryRoutes } from './routes.js';
 import { AgentDirectoryService } from './service.js';
 import { upsertRegistration } from './store.js';
@@ -160,32 +159,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   await t?.close();
-});
-
-describe('identifiers', () => {
-  it('accepts the three forms in one canonical spelling each, and nothing else', () => {
-    const key = solanaKey().publicKey;
-    expect(canonicalIdentifier('erc8004:tempo:42')).toBe('erc8004:eip155:4217:42');
-    expect(canonicalIdentifier('erc8004:eip155:4217:42')).toBe('erc8004:eip155:4217:42');
-    expect(canonicalIdentifier(`solana:${key}`)).toBe(`solana:${key}`);
-    expect(canonicalIdentifier(key)).toBe(`solana:${key}`);
-    expect(canonicalIdentifier('0x5FbDB2315678afecb367f032d93F642f64180aa3')).toBe('0x5fbdb2315678afecb367f032d93f642f64180aa3');
-    expect(parseRegistrableIdentifier('erc8004:tempo:7')).toMatchObject({ kind: 'erc8004', agentId: 7n });
-    for (const bad of [
-      'erc8004:eip155:1:42', // another chain
-      'erc8004:tempo:042', // a second spelling of 42
-      'erc8004:tempo:-1',
-      `erc8004:tempo:${1n << 256n}`, // beyond uint256
-      'solana:abc',
-      `solana:${key}x`,
-      '0x5FbDB2315678afecb367f032d93F642f64180aa',
-      'https://agent.example/card.json',
-      'buyer-bot-7',
-      '',
-    ]) {
-      expect(canonicalIdentifier(bad), bad).toBeNull();
-    }
-  });
 });
 
 describe('POST /api/mpp/agents/register', () => {

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { plainText } from '../employers/schema.js';
-import { isSolanaPublicKey } from './identifiers.js';
+import { isSolanaKey } from '../agents/identifiers.js';
 
 export const CAPABILITY_PATTERN = /^[a-z0-9][a-z0-9-]{0,39}$/;
 export const MAX_CAPABILITIES = 20;
@@ -12,7 +12,7 @@ const capabilitySlug = z
 
 const solanaPublicKey = z
   .string()
-  .refine(isSolanaPublicKey, 'must be a base58 Solana public key (32 bytes)')
+  .refine(isSolanaKey, 'must be a base58 Solana public key (32 bytes)')
   .openapi({ example: '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM' });
 
 /** The identity proof headers of the paid registration (docs/api.md, "Agent identity proof"). */

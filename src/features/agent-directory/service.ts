@@ -4,7 +4,17 @@ import type { Database } from '../../db/client.js';
 import { AppError, badRequest } from '../../http/errors.js';
 import { readProofHeaders, verifyProof, type ProofFailure, type ProofRequest, type ProofScheme } from '../agents/identity-proof.js';
 import { signatureClaimer } from '../agents/signature-replays.js';
-import { IDENTIFIER_RULE, parseRegistrableIdentifier, type RegistrableIdentity } from './identifiers.js';
+import { parseAgentIdentifier, type AgentIdentity } from '../agents/identifiers.js';
+
+/** The identifiers a key can prove: every form but an opaque token (docs/api.md, "Agent registration and directory"). */
+type RegistrableIdentity = Exclude<AgentIdentity, { kind: 'opaque' }>;
+const IDENTIFIER_RULE =
+  'must be erc8004:eip155:4217:<agent id> (or erc8004:tempo:<agent id>), solana:<base58 32-byte key>, or a 0x-prefixed 20-byte EVM address';
+
+function parseRegistrableIdentifier(value: string): RegistrableIdentity | null {
+  const identity = parseAgentIdentifier(value);
+  return identity.kind === 'opaque' ? null : identity;
+}
 import * as store from './store.js';
 import type { AgentRegistrationRow, DirectoryPosition } from './store.js';
 
@@ -94,7 +104,7 @@ export class AgentDirectoryService {
     }
 
     const { row, created } = await store.upsertRegistration(this.database.db, {
-      identifier: identity.identifier,
+      identifier: identity.canonical,
       displayName: profile.displayName,
       description: profile.description,
       erc8004AgentId: identity.kind === 'erc8004' ? identity.agentId.toString() : null,
@@ -109,7 +119,7 @@ export class AgentDirectoryService {
   /** A registration by its canonical identifier (any accepted spelling); null when unregistered or not a registrable form. */
   findByIdentifier(identifier: string): Promise<AgentRegistrationRow | null> {
     const identity = parseRegistrableIdentifier(identifier);
-    return identity ? store.findByIdentifier(this.database.db, identity.identifier) : Promise.resolve(null);
+    return identity ? store.findByIdentifier(this.database.db, identity.canonical) : Promise.resolve(null);
   }
 
   /**
@@ -163,7 +173,7 @@ export class AgentDirectoryService {
     }
     const result = await verifyProof(request, signature, scheme, {
       nowSeconds: this.nowSeconds(),
-      claimOnce: signatureClaimer(this.database.db, identity.identifier),
+      claimOnce: signatureClaimer(this.database.db, identity.canonical),
     });
     if (!result.ok) {
       if (identity.kind === 'erc8004' && ownerRead && owner === null) {
@@ -182,7 +192,7 @@ export class AgentDirectoryService {
     }
     const result = await verifyProof(request, signature, { kind: 'ed25519', publicKey }, {
       nowSeconds: this.nowSeconds(),
-      claimOnce: signatureClaimer(this.database.db, identity.identifier),
+      claimOnce: signatureClaimer(this.database.db, identity.canonical),
     });
     if (!result.ok) {
       const reason = result.code === 'PROOF_STALE' ? result.reason : result.reason.replace('X-Agent-Signature', LINK_SIGNATURE_HEADER);

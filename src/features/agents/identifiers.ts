@@ -1,45 +1,58 @@
-import { getBase58Encoder } from '@solana/kit';
+import { getBase58Decoder, getBase58Encoder } from '@solana/kit';
 
 /**
- * What an agent identifier names (spec 5.2): an ERC-8004 agent (`erc8004:<chain>:<agent_id>`,
- * chain `tempo` or `eip155:4217`), a Solana identity (`solana:<base58 key>` or the bare key), an
- * EVM address, or anything else (an agent-card URI or an opaque token, proven by HMAC).
+ * What an agent identifier names (spec 5.2), with its one canonical spelling:
+ * - an ERC-8004 agent on Tempo: `erc8004:eip155:4217:<agent_id>` (alias `erc8004:tempo:<id>`);
+ * - a Solana identity: `solana:<base58 key>` (or the bare key);
+ * - an EVM address (case-insensitive: canonically lower-cased);
+ * - anything else (an agent-card URI, an opaque token): itself, proven by HMAC.
  */
 export type AgentIdentity =
-  | { kind: 'erc8004'; agentId: bigint }
-  | { kind: 'solana'; publicKey: string }
-  | { kind: 'evm'; address: string }
-  | { kind: 'opaque' };
+  | { kind: 'erc8004'; canonical: string; agentId: bigint }
+  | { kind: 'solana'; canonical: string; publicKey: string }
+  | { kind: 'evm'; canonical: string; address: `0x${string}` }
+  | { kind: 'opaque'; canonical: string };
 
-const ERC8004 = /^erc8004:(?:tempo|eip155:4217):(0|[1-9]\d{0,76})$/;
+export const ERC8004_CHAIN = 'eip155:4217';
+const ERC8004 = /^erc8004:(?:eip155:4217|tempo):(\d+)$/;
 const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const BASE58_KEY = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 const UINT256_MAX = (1n << 256n) - 1n;
 
 export function parseAgentIdentifier(identifier: string): AgentIdentity {
   const erc8004 = ERC8004.exec(identifier);
-  if (erc8004) {
-    const agentId = BigInt(erc8004[1]!);
-    if (agentId <= UINT256_MAX) return { kind: 'erc8004', agentId };
+  const agentId = erc8004 ? parseAgentId(erc8004[1]!) : null;
+  if (agentId !== null) return { kind: 'erc8004', canonical: `erc8004:${ERC8004_CHAIN}:${agentId}`, agentId };
+  if (EVM_ADDRESS.test(identifier)) {
+    const address = identifier.toLowerCase() as `0x${string}`;
+    return { kind: 'evm', canonical: address, address };
   }
   const key = identifier.startsWith('solana:') ? identifier.slice('solana:'.length) : identifier;
-  if (isSolanaKey(key)) return { kind: 'solana', publicKey: key };
-  if (EVM_ADDRESS.test(identifier)) return { kind: 'evm', address: identifier.toLowerCase() };
-  return { kind: 'opaque' };
+  if (isSolanaKey(key)) return { kind: 'solana', canonical: `solana:${key}`, publicKey: key };
+  return { kind: 'opaque', canonical: identifier };
 }
 
-/** A base58 string of exactly 32 bytes. */
+/** An ERC-8004 agent id in canonical decimal ("7", not "007"), at most uint256; else null. */
+export function parseAgentId(decimal: string): bigint | null {
+  if (!/^(?:0|[1-9]\d{0,77})$/.test(decimal)) return null;
+  const id = BigInt(decimal);
+  return id <= UINT256_MAX ? id : null;
+}
+
+/** Base58 of exactly 32 bytes, in its one canonical spelling. */
 export function isSolanaKey(value: string): boolean {
-  if (!/^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(value)) return false;
+  if (!BASE58_KEY.test(value)) return false;
   try {
-    return getBase58Encoder().encode(value).length === 32;
+    const bytes = getBase58Encoder().encode(value);
+    return bytes.length === 32 && getBase58Decoder().decode(bytes) === value;
   } catch {
     return false;
   }
 }
 
 /**
- * The one normalisation of identifiers: an EVM address is case-insensitive, so it is stored and
- * matched lower-cased. Everything else is compared exactly as sent (no wildcards, no trimming).
+ * How authorizations store and match identifiers: exactly as the owner wrote them (no wildcards,
+ * no trimming), except that an EVM address is case-insensitive and so lower-cased.
  */
 export function normaliseIdentifier(identifier: string): string {
   return EVM_ADDRESS.test(identifier) ? identifier.toLowerCase() : identifier;

@@ -13,7 +13,8 @@ import { parseAgentIdentifier, normaliseIdentifier, type AgentIdentity } from '.
 import { readProofHeaders, verifyProof, type ProofScheme } from './identity-proof.js';
 import type { AgentsService } from './service.js';
 import { signatureClaimer } from './signature-replays.js';
-import { effectiveCaps, evaluateGates, type ReputationTier } from './spend-gates.js';
+import type { ReputationTier } from '../reputation/service.js';
+import { effectiveCaps, evaluateGates } from './spend-gates.js';
 import * as store from './store.js';
 
 /** What agent/pay needs of the reputation feature: an agent's tier, and a feedback write queued in our transaction. */

@@ -1,8 +1,8 @@
 import { formatUsd } from '../../money.js';
+import type { ReputationTier } from '../reputation/service.js';
 import type { AuthorizationRow } from './store.js';
 
-/** The reputation tiers of spec 8.2's "reputation-based eligibility" (the escrow's tiers). */
-export type ReputationTier = 'unknown' | 'new' | 'established' | 'trusted';
+/** Spec 8.2's "reputation-based eligibility for higher caps": the tiers (the escrow's) that unlock the owner's elevated caps. */
 const ELEVATED_TIERS: ReadonlySet<ReputationTier> = new Set(['established', 'trusted']);
 
 export interface EffectiveCaps {

@@ -1,9 +1,10 @@
-import { getBase58Encoder, type Signature } from '@solana/kit';
+import type { Signature } from '@solana/kit';
 import { keccak256, stringToHex, TransactionNotFoundError, type Hex } from 'viem';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { SolanaChain } from '../../chains/solana/solana-chain.js';
 import type { Database, Db } from '../../db/client.js';
 import { badRequest } from '../../http/errors.js';
+import { isSolanaKey, parseAgentId } from '../agents/identifiers.js';
 import * as store from './store.js';
 import type { ReputationWriteRow, Subjects } from './store.js';
 
@@ -27,28 +28,19 @@ export function reputationTier(count: number): ReputationTier {
 
 export type ReputationAddress = { kind: 'solana'; key: string } | { kind: 'erc8004'; agentId: bigint };
 
-// Canonical decimal only ("7", not "007"): one spelling per agent, the same one stored as subject.
-const DECIMAL = /^(?:0|[1-9][0-9]{0,77})$/;
-const UINT256_MAX = 2n ** 256n - 1n;
-const MAX_BASE58_KEY_LENGTH = 44; // 32 bytes never take more; also bounds the decoding work
-
 /**
- * A reputation address: decimal digits are an ERC-8004 agent id (uint256), anything else must be
- * base58 of exactly 32 bytes (a Solana key, 32-44 chars). Digits are tried first: a digits-only
- * base58 key (the system program's "111...1") is not a reputation subject, a numeric id always is.
- * Everything else (0x addresses, words, base58 of another length) is null.
+ * A reputation address: decimal digits are an ERC-8004 agent id (canonical decimal, uint256: one
+ * spelling per agent, the one stored as subject); anything else must be base58 of exactly 32
+ * bytes (a Solana key). Digits are tried first: a digits-only base58 key (the system program's
+ * "111...1") is not a reputation subject, a numeric id always is. Everything else (0x addresses,
+ * words, base58 of another length) is null.
  */
 export function parseReputationAddress(address: string): ReputationAddress | null {
-  if (DECIMAL.test(address)) {
-    const agentId = BigInt(address);
-    return agentId <= UINT256_MAX ? { kind: 'erc8004', agentId } : null;
+  if (/^\d+$/.test(address)) {
+    const agentId = parseAgentId(address);
+    return agentId === null ? null : { kind: 'erc8004', agentId };
   }
-  if (address.length > MAX_BASE58_KEY_LENGTH) return null;
-  try {
-    return getBase58Encoder().encode(address).length === 32 ? { kind: 'solana', key: address } : null;
-  } catch {
-    return null; // not base58 (0, O, I, l, x, punctuation)
-  }
+  return isSolanaKey(address) ? { kind: 'solana', key: address } : null;
 }
 
 // ---- queueing (called inside the caller's transaction) -------------------------------------------
