@@ -16,6 +16,7 @@ import { signatureClaimer } from './signature-replays.js';
 import type { ReputationTier } from '../reputation/service.js';
 import { effectiveCaps, evaluateGates } from './spend-gates.js';
 import * as store from './store.js';
+import { TreasuryTransferBatcher } from './transfer-batcher.js';
 
 /** What agent/pay needs of the reputation feature: an agent's tier, and a feedback write queued in our transaction. */
 export interface ReputationPort {
@@ -62,6 +63,8 @@ const notAuthorized = () =>
  * check (422), the transfer from the employer's treasury on Tempo, and gate 6 after success.
  */
 export class AgentPayService {
+  private readonly transfers: TreasuryTransferBatcher;
+
   constructor(
     private readonly database: Database,
     private readonly agents: AgentsService,
@@ -69,7 +72,9 @@ export class AgentPayService {
     private readonly tempo: TempoChain,
     private readonly reputation: ReputationPort,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.transfers = new TreasuryTransferBatcher(tempo);
+  }
 
   async pay(request: AgentPayRequest): Promise<AgentPayResult> {
     if (request.idempotencyKey !== null && !KEY_PATTERN.test(request.idempotencyKey)) {
@@ -129,7 +134,11 @@ export class AgentPayService {
 
     let txHash: Hex;
     try {
-      ({ txHash } = await this.tempo.transferFromTreasury(accountId, request.recipient, call.amount, call.memo as Hex, {
+      ({ txHash } = await this.transfers.transfer({
+        accountId,
+        to: request.recipient,
+        amount: call.amount,
+        memo: call.memo as Hex,
         beforeBroadcast: (signed) => store.setCallTxHash(this.database.db, call.id, signed.hash),
       }));
     } catch (error) {
