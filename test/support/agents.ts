@@ -28,9 +28,14 @@ export async function agentProofHeaders(
   return { 'X-Agent-Identifier': identifier, 'X-Agent-Timestamp': String(timestamp), 'X-Agent-Signature': signature };
 }
 
-/** A fresh EVM key that owns a new ERC-8004 agent on the embedded Tempo chain (not the service's, so the service may rate it). */
-export async function erc8004Agent(t: TestApp, uri = 'https://agent.example/card.json'): Promise<{ owner: PrivateKeyAccount; agentId: bigint }> {
-  const owner = privateKeyToAccount(generatePrivateKey());
+/**
+ * A new ERC-8004 agent on the embedded Tempo chain, owned by `owner` (default: a fresh key), not
+ * by the service wallet: the service may then rate it.
+ */
+export async function erc8004Agent(
+  t: TestApp,
+  { owner = privateKeyToAccount(generatePrivateKey()), uri = 'https://agent.example/card.json' }: { owner?: PrivateKeyAccount; uri?: string } = {},
+): Promise<{ owner: PrivateKeyAccount; agentId: bigint }> {
   const funded = await t.request('POST', '/api/dev/faucet', { body: { network: 'eip155:4217', address: owner.address, amount: '1' } });
   if (funded.status !== 200) throw new Error(`faucet answered ${funded.status}`);
   const tempo = t.chains!.tempo;

@@ -3,13 +3,13 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { getBase58Decoder } from '@solana/kit';
 import { eq } from 'drizzle-orm';
-import { createWalletClient, getAddress, parseAbi, parseEventLogs, type Address } from 'viem';
+import { createWalletClient, getAddress, parseAbi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { erc8004Agent as ownedAgent } from '../../../test/support/agents.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { railA, x402, type PayingFetch } from '../../../test/support/pay.js';
-import { agentIdentityRegistryAbi } from '../../chains/evm/abis.js';
 import { agentRegistrations, payments } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
 import { handleError } from '../../http/errors.js';
@@ -87,27 +87,7 @@ let t: TestApp;
 let server: LoopbackServer;
 let pay: PayingFetch;
 
-/** A fresh EVM key that owns a new ERC-8004 agent on the embedded Tempo chain. */
-async function erc8004Agent(): Promise<{ owner: PrivateKeyAccount; agentId: bigint }> {
-  const owner = privateKeyToAccount(generatePrivateKey());
-  await fundGas(owner.address);
-  const tempo = t.chains!.tempo;
-  const wallet = createWalletClient({ account: owner, chain: tempo.connection.chain, transport: tempo.connection.transport });
-  const hash = await wallet.writeContract({
-    address: tempo.contracts.agentIdentityRegistry,
-    abi: agentIdentityRegistryAbi,
-    functionName: 'register',
-    args: ['https://agent.example/card.json'],
-  });
-  const receipt = await tempo.connection.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 5 });
-  const [registered] = parseEventLogs({ abi: agentIdentityRegistryAbi, eventName: 'Registered', logs: receipt.logs });
-  return { owner, agentId: registered!.args.agentId };
-}
-
-async function fundGas(address: Address): Promise<void> {
-  const res = await t.request('POST', '/api/dev/faucet', { body: { network: 'eip155:4217', address, amount: '1' } });
-  expect(res.status).toBe(200);
-}
+const erc8004Agent = () => ownedAgent(t);
 
 async function transferAgent(from: PrivateKeyAccount, to: Address, agentId: bigint): Promise<void> {
   const tempo = t.chains!.tempo;

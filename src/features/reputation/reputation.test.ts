@@ -5,8 +5,9 @@ import { eq, sql } from 'drizzle-orm';
 import { createWalletClient, parseEventLogs, zeroHash, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { erc8004Agent } from '../../../test/support/agents.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { agentIdentityRegistryAbi, agentReputationRegistryAbi } from '../../chains/evm/abis.js';
+import { agentReputationRegistryAbi } from '../../chains/evm/abis.js';
 import { reputationWrites } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
 import { handleError } from '../../http/errors.js';
@@ -61,18 +62,7 @@ const secondsUntilNextAttempt = async (id: string) =>
   ((await rowById(id)).nextAttemptAt.getTime() - Date.now()) / 1000;
 
 /** Registers an agent owned by a wallet other than the service's (the service cannot rate its own agents). */
-async function registerForeignAgent(owner: PrivateKeyAccount): Promise<bigint> {
-  const tempo = t.chains!.tempo;
-  const wallet = createWalletClient({ account: owner, chain: tempo.connection.chain, transport: tempo.connection.transport });
-  const hash = await wallet.writeContract({
-    address: tempo.contracts.agentIdentityRegistry,
-    abi: agentIdentityRegistryAbi,
-    functionName: 'register',
-    args: [`https://agents.example/${randomUUID()}.json`],
-  });
-  const receipt = await tempo.connection.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 5 });
-  return parseEventLogs({ abi: agentIdentityRegistryAbi, eventName: 'Registered', logs: receipt.logs })[0]!.args.agentId;
-}
+const registerForeignAgent = async (owner: PrivateKeyAccount) => (await erc8004Agent(t, { owner, uri: `https://agents.example/${randomUUID()}.json` })).agentId;
 
 /** Every piece of the service wallet's unrevoked feedback for an agent, read from the registry. */
 const feedbackOnChain = (agentId: bigint) => t.chains!.tempo.feedbackSummary(agentId, { clients: [t.chains!.tempo.serviceAddress] });
