@@ -4,13 +4,15 @@
  * same trivial handler, one free and one behind the real payment gate ($0.001, rails A, B and C),
  * and POST /bench/fund-treasury `{"employerId", "usd"}` (faucet to the service wallet, then a
  * deposit into that employer's treasury on Tempo, as the tests do in process).
- * With BENCH_TRACE=1 it also times, per request, the whole answer by route and every chain write
- * of the Tempo and Base operators (queue wait and execution); GET /bench/trace hands the samples
- * over and starts afresh (bench/agent-pay.ts).
+ * With BENCH_TRACE=1 it also times, per request, the whole answer by route and the part of it spent
+ * in the request's Base write (a rail-B fee settlement), every chain write of the Tempo and Base
+ * operators (queue wait and execution), and how busy the main thread (event loop) and the whole
+ * process (CPU) were; GET /bench/trace hands the samples over and starts afresh (bench/agent-pay.ts).
  * Prints `{"port": N}` on stdout once listening on 127.0.0.1; exits on SIGTERM.
  *
  *   node --import tsx bench/payments-server.ts
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context } from 'hono';
 import type { EvmConnection } from '../src/chains/evm/connection.js';
 import { TreasuryService } from '../src/features/treasury/service.js';
@@ -49,20 +51,31 @@ t.app.post('/bench/fund-treasury', async (c) => {
 });
 
 /** BENCH_TRACE=1: per-route answer times, and each operator write's queue wait and execution (ms). */
+interface RequestSample {
+  totalMs: number;
+  /** From the request's arrival to its first Base write (the fee settlement), and that write's whole time; null without one. */
+  beforeBaseMs: number | null;
+  baseMs: number | null;
+}
 const trace = process.env.BENCH_TRACE === '1' ? newTrace() : null;
 function newTrace() {
-  return { requests: {} as Record<string, number[]>, writes: { tempo: [] as { waitMs: number; execMs: number }[], base: [] as { waitMs: number; execMs: number }[] } };
+  return { requests: {} as Record<string, RequestSample[]>, writes: { tempo: [] as { waitMs: number; execMs: number }[], base: [] as { waitMs: number; execMs: number }[] } };
 }
+/** The request a write was made for (its first Base write's start and end). */
+const inRequest = new AsyncLocalStorage<{ baseSubmitted?: number; baseEnded?: number }>();
 /**
  * Times every write through an operator connection. Writes run one at a time in submission order
  * (serialQueue), so a write's execution starts when it was submitted or when the one before it
  * ended, whichever is later; the rest of its time it waited in the queue.
  */
-function traceWrites(connection: EvmConnection, samples: { waitMs: number; execMs: number }[]) {
+function traceWrites(connection: EvmConnection, samples: { waitMs: number; execMs: number }[], attribute: boolean) {
   const write = connection.write.bind(connection);
   let previousEnd = 0;
   connection.write = async (call, options) => {
     const submitted = performance.now();
+    const request = attribute ? inRequest.getStore() : undefined;
+    const first = request !== undefined && request.baseSubmitted === undefined;
+    if (first) request.baseSubmitted = submitted;
     try {
       return await write(call, options);
     } finally {
@@ -70,16 +83,28 @@ function traceWrites(connection: EvmConnection, samples: { waitMs: number; execM
       const started = Math.max(submitted, previousEnd);
       previousEnd = ended;
       samples.push({ waitMs: started - submitted, execMs: ended - started });
+      if (first) request.baseEnded = ended;
     }
   };
 }
 let fetchHandler: (request: Request) => Response | Promise<Response> = t.app.fetch;
 if (trace) {
   const current = trace;
-  traceWrites(tempo.connection, current.writes.tempo);
-  traceWrites(t.embeddedChains!.base.connection, current.writes.base);
+  traceWrites(tempo.connection, current.writes.tempo, false);
+  traceWrites(t.embeddedChains!.base.connection, current.writes.base, true);
+  let loop = performance.eventLoopUtilization();
+  let cpu = process.cpuUsage();
   t.app.get('/bench/trace', (c) => {
-    const taken = { requests: { ...current.requests }, writes: { tempo: [...current.writes.tempo], base: [...current.writes.base] } };
+    const loopSince = performance.eventLoopUtilization(loop);
+    const cpuSince = process.cpuUsage(cpu);
+    loop = performance.eventLoopUtilization();
+    cpu = process.cpuUsage();
+    const taken = {
+      requests: { ...current.requests },
+      writes: { tempo: [...current.writes.tempo], base: [...current.writes.base] },
+      mainThread: { activeMs: loopSince.active, idleMs: loopSince.idle },
+      processCpuMs: (cpuSince.user + cpuSince.system) / 1000,
+    };
     current.requests = {};
     current.writes.tempo.length = 0;
     current.writes.base.length = 0;
@@ -87,9 +112,15 @@ if (trace) {
   });
   fetchHandler = async (request) => {
     const started = performance.now();
-    const response = await t.app.fetch(request);
+    const writes: { baseSubmitted?: number; baseEnded?: number } = {};
+    const response = await inRequest.run(writes, () => t.app.fetch(request));
     const key = `${request.method} ${new URL(request.url).pathname}`;
-    (current.requests[key] ??= []).push(performance.now() - started);
+    const { baseSubmitted, baseEnded } = writes;
+    (current.requests[key] ??= []).push({
+      totalMs: performance.now() - started,
+      beforeBaseMs: baseSubmitted === undefined ? null : baseSubmitted - started,
+      baseMs: baseSubmitted === undefined || baseEnded === undefined ? null : baseEnded - baseSubmitted,
+    });
     return response;
   };
 }

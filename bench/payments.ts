@@ -116,9 +116,9 @@ export async function pool<T, R>(items: readonly T[], concurrency: number, what:
   return results;
 }
 
-export const count = (n: number) => Array.from({ length: n }, (_, i) => i);
+const count = (n: number) => Array.from({ length: n }, (_, i) => i);
 
-export async function faucet(base: string, network: string, address: string): Promise<void> {
+async function faucet(base: string, network: string, address: string): Promise<void> {
   const response = await fetch(`${base}/api/dev/faucet`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -182,12 +182,12 @@ export interface Call {
   failure?: string;
 }
 
-/** A GET, or a POST of `body` (JSON) when one is given; timed from sending to the whole answer read. */
-export async function call(url: string, headers: Headers = {}, body?: string): Promise<Call> {
+/** A GET, or a POST of `json` when one is given; timed from sending to the whole answer read. */
+export async function call(url: string, headers: Headers = {}, json?: string): Promise<Call> {
   const started = performance.now();
   try {
     const init: RequestInit =
-      body === undefined ? { headers } : { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body };
+      json === undefined ? { headers } : { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: json };
     const response = await fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     const body = await response.text();
     const ms = performance.now() - started;

@@ -3,6 +3,9 @@
  * its own process) and writes BENCHMARKS.md. Each figure is the median of several runs; where
  * there is a reference it is measured in the same run and given as a ratio. Loopback only;
  * every load run is bounded in time.
+ *
+ * BENCH_ONLY=agent-pay,payments (any of start, http, chains, payments, payroll, streams,
+ * agent-pay) runs only those and prints their table without writing BENCHMARKS.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,6 +15,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { createScratchDatabase } from '../test/support/database.js';
+import { agentPayFigures } from './agent-pay.js';
 import { chainFigures } from './chains.js';
 import { paymentFigures } from './payments.js';
 import { payrollFigures } from './payroll.js';
@@ -21,6 +25,11 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 20;
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const SECTIONS = ['start', 'http', 'chains', 'payments', 'payroll', 'streams', 'agent-pay'];
+const ONLY = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
+const unknown = ONLY?.filter((name) => !SECTIONS.includes(name)) ?? [];
+if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown ${unknown.join(', ')} (known: ${SECTIONS.join(', ')})`);
+const want = (section: string) => !ONLY || ONLY.includes(section);
 
 interface Service {
   child: ChildProcess;
@@ -114,20 +123,22 @@ const row = (figure: string, value: string, reference: string, ratio: string) =>
   lines.push(`| ${figure} | ${value} | ${reference} | ${ratio} |`);
 
 // 1. Cold start to ready: a fresh data directory (database created), then restarts of it.
-const coldStarts: number[] = [];
-const warmStarts: number[] = [];
-for (let i = 0; i < RUNS; i++) {
-  const dir = tmp();
-  const cold = await startService({ DATA_DIR: dir });
-  coldStarts.push(cold.readyMs);
-  await cold.service.stop();
-  const warm = await startService({ DATA_DIR: dir });
-  warmStarts.push(warm.readyMs);
-  await warm.service.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
+if (want('start')) {
+  const coldStarts: number[] = [];
+  const warmStarts: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const dir = tmp();
+    const cold = await startService({ DATA_DIR: dir });
+    coldStarts.push(cold.readyMs);
+    await cold.service.stop();
+    const warm = await startService({ DATA_DIR: dir });
+    warmStarts.push(warm.readyMs);
+    await warm.service.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  row('cold start to ready, fresh data dir (PGlite), ms', median(coldStarts).toFixed(0), 'target < 15000', (median(coldStarts) / 15000).toFixed(2));
+  row('restart to ready, existing data dir (PGlite), ms', median(warmStarts).toFixed(0), '', '');
 }
-row('cold start to ready, fresh data dir (PGlite), ms', median(coldStarts).toFixed(0), 'target < 15000', (median(coldStarts) / 15000).toFixed(2));
-row('restart to ready, existing data dir (PGlite), ms', median(warmStarts).toFixed(0), '', '');
 
 // 2. HTTP: an authenticated transactional POST against the bare liveness route, same server.
 async function httpFigures(label: string, env: Record<string, string>) {
@@ -155,28 +166,36 @@ async function httpFigures(label: string, env: Record<string, string>) {
   }
 }
 
-const pgliteDir = tmp();
-const pgliteRps = await httpFigures('PGlite', { DATA_DIR: pgliteDir });
-fs.rmSync(pgliteDir, { recursive: true, force: true });
+if (want('http')) {
+  const pgliteDir = tmp();
+  const pgliteRps = await httpFigures('PGlite', { DATA_DIR: pgliteDir });
+  fs.rmSync(pgliteDir, { recursive: true, force: true });
 
-if (await postgresReachable()) {
-  const database = await createScratchDatabase(POSTGRES_URL);
-  const dir = tmp();
-  try {
-    const postgresRps = await httpFigures('PostgreSQL', { DATA_DIR: dir, DATABASE_URL: database.url });
-    row('POST /api/employers, PGlite against PostgreSQL', pgliteRps.toFixed(0), `PostgreSQL ${postgresRps.toFixed(0)}`, (pgliteRps / postgresRps).toFixed(3));
-  } finally {
-    await database.drop();
-    fs.rmSync(dir, { recursive: true, force: true });
+  if (await postgresReachable()) {
+    const database = await createScratchDatabase(POSTGRES_URL);
+    const dir = tmp();
+    try {
+      const postgresRps = await httpFigures('PostgreSQL', { DATA_DIR: dir, DATABASE_URL: database.url });
+      row('POST /api/employers, PGlite against PostgreSQL', pgliteRps.toFixed(0), `PostgreSQL ${postgresRps.toFixed(0)}`, (pgliteRps / postgresRps).toFixed(3));
+    } finally {
+      await database.drop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  } else {
+    lines.push(`| PGlite against PostgreSQL | not measured: no server at ${POSTGRES_URL} | | |`);
   }
-} else {
-  lines.push(`| PGlite against PostgreSQL | not measured: no server at ${POSTGRES_URL} | | |`);
 }
 
-for (const [figure, value, reference, ratio] of await chainFigures(RUNS)) row(figure, value, reference, ratio);
-for (const [figure, value, reference, ratio] of await paymentFigures(RUNS)) row(figure, value, reference, ratio);
-for (const [figure, value, reference, ratio] of await payrollFigures(RUNS)) row(figure, value, reference, ratio);
-for (const [figure, value, reference, ratio] of await streamFigures()) row(figure, value, reference, ratio);
+const figures: [string, () => Promise<[string, string, string, string][]>][] = [
+  ['chains', () => chainFigures(RUNS)],
+  ['payments', () => paymentFigures(RUNS)],
+  ['agent-pay', () => agentPayFigures(RUNS)],
+  ['payroll', () => payrollFigures(RUNS)],
+  ['streams', () => streamFigures()],
+];
+for (const [section, gather] of figures) {
+  if (want(section)) for (const [figure, value, reference, ratio] of await gather()) row(figure, value, reference, ratio);
+}
 
 const cpus = os.cpus();
 const report = `# Benchmarks
@@ -191,5 +210,6 @@ Written by \`npm run bench\` (bench/run.ts); do not edit by hand.
 |---|---|---|---|
 ${lines.join('\n')}
 `;
-fs.writeFileSync('BENCHMARKS.md', report);
+// A partial run (BENCH_ONLY) must not replace the full record.
+if (!ONLY) fs.writeFileSync('BENCHMARKS.md', report);
 process.stdout.write(report);
