@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
+import { reputationWrites } from '../../db/schema.js';
+import { enqueueReputationWrite } from '../reputation/service.js';
 
 let t: TestApp;
 let admin: string;
@@ -72,6 +75,7 @@ describe('GET /api/admin', () => {
         employees: { active: 2, removed: 1 },
         payroll_runs: { draft: 0, submitted: 0, confirmed: 0, failed: 0 },
         emails: { queued: 3, sent: 0, failed: 0 },
+        reputation_writes: { pending: 0, written: 0, failed: 0 },
       },
     });
     expect(body.counts.payments).toEqual([
@@ -103,6 +107,22 @@ describe('GET /api/admin', () => {
     expect(audit.total).toBe(audit.items.length);
     const beyond = await json(await read('?scope=audit&page=99'));
     expect(beyond.items).toEqual([]);
+  });
+
+  it('shows reputation writes, failed ones first, with their error', async () => {
+    const write = (sourceId: string) =>
+      enqueueReputationWrite(t.database.db, { kind: 'erc8004_feedback', writeType: 'agent-pay', subject: '7', sourceType: 'agent_pay', sourceId, amount: 1_000_000n });
+    await write('older-failed');
+    await write('newer-pending');
+    await t.database.db
+      .update(reputationWrites)
+      .set({ status: 'failed', attempts: 8, lastError: 'SelfFeedback' })
+      .where(eq(reputationWrites.sourceId, 'older-failed'));
+    const page = await json(await read('?scope=reputation_writes'));
+    expect(page).toMatchObject({ scope: 'reputation_writes', total: 2 });
+    expect(page.items.map((w: { source: string }) => w.source)).toEqual(['agent_pay:older-failed', 'agent_pay:newer-pending']);
+    expect(page.items[0]).toMatchObject({ status: 'failed', attempts: 8, last_error: 'SelfFeedback', amount_usd: '1.000000', write_type: 'agent-pay', subject: '7' });
+    expect((await json(await read('?scope=overview'))).counts.reputation_writes).toEqual({ pending: 1, written: 0, failed: 1 });
   });
 
   it('is described in the OpenAPI document', async () => {

@@ -20,7 +20,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminRouteDe
     description:
       'Platform admins (`ADMIN_USER_IDS`) only: 401 without a token, 403 for anyone else. `scope=overview` gives counts ' +
       '(employers, employees, payroll runs per status, fee payments per rail and status, outbox emails per status); ' +
-      '`employers`, `payments`, `emails` and `audit` give pages, newest first.',
+      '`employers`, `payments`, `emails`, `reputation_writes` (failed ones first) and `audit` give pages, newest first.',
     security: [{ bearerAuth: [] }],
     middleware: [deps.requireUser, requirePlatformAdmin] as const,
     request: { query: AdminQuery },

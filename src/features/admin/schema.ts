@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 
-export const ADMIN_SCOPES = ['overview', 'employers', 'payments', 'emails', 'audit'] as const;
+export const ADMIN_SCOPES = ['overview', 'employers', 'payments', 'emails', 'reputation_writes', 'audit'] as const;
 
 export const AdminQuery = z.object({
   scope: z.enum(ADMIN_SCOPES).openapi({ param: { name: 'scope', in: 'query' }, description: 'What to show.' }),
@@ -24,6 +24,7 @@ export const AdminOverview = z
         .array(z.object({ rail: z.string(), status: z.string(), count: z.number().int(), amount_usd: z.string() }))
         .openapi({ description: 'Fee payments through the gate, per rail and status.' }),
       emails: statusCounts('Outbox emails per status.'),
+      reputation_writes: statusCounts('Queued reputation writes (attestations, ERC-8004 feedback) per status.'),
     }),
   })
   .openapi('AdminOverview');
@@ -93,6 +94,26 @@ export const AdminEmails = paged(
   'AdminEmails',
 );
 
+export const AdminReputationWrites = paged(
+  'reputation_writes',
+  z.object({
+    id: z.uuid(),
+    kind: z.string(),
+    write_type: z.string(),
+    subject: z.string(),
+    source: z.string().openapi({ description: '`<source type>:<source id>`: what earned it.' }),
+    amount_usd: z.string().nullable(),
+    status: z.string(),
+    attempts: z.number().int(),
+    last_error: z.string().nullable(),
+    chain_reference: z.string().nullable(),
+    next_attempt_at: timestamp,
+    created_at: timestamp,
+    written_at: timestamp.nullable(),
+  }),
+  'AdminReputationWrites',
+);
+
 export const AdminAudit = paged(
   'audit',
   z.object({
@@ -110,4 +131,4 @@ export const AdminAudit = paged(
   'AdminAudit',
 );
 
-export const AdminResponse = z.union([AdminOverview, AdminEmployers, AdminPayments, AdminEmails, AdminAudit]).openapi('AdminResponse');
+export const AdminResponse = z.union([AdminOverview, AdminEmployers, AdminPayments, AdminEmails, AdminReputationWrites, AdminAudit]).openapi('AdminResponse');

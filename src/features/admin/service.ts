@@ -1,5 +1,5 @@
 import type { Database } from '../../db/client.js';
-import { EMPLOYEE_STATUSES, PAYROLL_RUN_STATUSES } from '../../db/schema.js';
+import { EMPLOYEE_STATUSES, PAYROLL_RUN_STATUSES, REPUTATION_WRITE_STATUSES } from '../../db/schema.js';
 import { formatUsd } from '../../money.js';
 import type { ADMIN_SCOPES } from './schema.js';
 import * as store from './store.js';
@@ -42,6 +42,7 @@ export class AdminService {
             payroll_runs: byStatus(PAYROLL_RUN_STATUSES, counts.payrollRuns),
             payments: counts.payments.map((p) => ({ rail: p.rail, status: p.status, count: p.count, amount_usd: formatUsd(p.amount) })),
             emails: byStatus(EMAIL_STATUSES, counts.emails),
+            reputation_writes: byStatus(REPUTATION_WRITE_STATUSES, counts.reputationWrites),
           },
         };
       }
@@ -105,6 +106,29 @@ export class AdminService {
             last_error: m.lastError,
             created_at: m.createdAt.toISOString(),
             sent_at: iso(m.sentAt),
+          })),
+        };
+      }
+      case 'reputation_writes': {
+        const { rows, total } = await store.listReputationWrites(db, page);
+        return {
+          scope: 'reputation_writes' as const,
+          ...paging,
+          total,
+          items: rows.map((w) => ({
+            id: w.id,
+            kind: w.kind,
+            write_type: w.writeType,
+            subject: w.subject,
+            source: `${w.sourceType}:${w.sourceId}`,
+            amount_usd: w.amount === null ? null : formatUsd(w.amount),
+            status: w.status,
+            attempts: w.attempts,
+            last_error: w.lastError,
+            chain_reference: w.chainReference,
+            next_attempt_at: w.nextAttemptAt.toISOString(),
+            created_at: w.createdAt.toISOString(),
+            written_at: iso(w.writtenAt),
           })),
         };
       }

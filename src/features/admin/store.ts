@@ -6,7 +6,7 @@
  */
 import { count, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { auditLog, emailOutbox, employees, employers, payments, payrollRuns } from '../../db/schema.js';
+import { auditLog, emailOutbox, employees, employers, payments, payrollRuns, reputationWrites } from '../../db/schema.js';
 
 export interface Page {
   offset: number;
@@ -24,10 +24,11 @@ export interface Overview {
   payrollRuns: { status: string; count: number }[];
   payments: { rail: string; status: string; count: number; amount: bigint }[];
   emails: { status: string; count: number }[];
+  reputationWrites: { status: string; count: number }[];
 }
 
 export async function overview(db: Db): Promise<Overview> {
-  const [employerCount, employeeCounts, runCounts, paymentCounts, emailCounts] = await Promise.all([
+  const [employerCount, employeeCounts, runCounts, paymentCounts, emailCounts, reputationCounts] = await Promise.all([
     db.select({ total: count() }).from(employers),
     db.select({ status: employees.status, count: count() }).from(employees).groupBy(employees.status),
     db.select({ status: payrollRuns.status, count: count() }).from(payrollRuns).groupBy(payrollRuns.status),
@@ -42,6 +43,7 @@ export async function overview(db: Db): Promise<Overview> {
       .groupBy(payments.rail, payments.status)
       .orderBy(payments.rail, payments.status),
     db.select({ status: emailOutbox.status, count: count() }).from(emailOutbox).groupBy(emailOutbox.status),
+    db.select({ status: reputationWrites.status, count: count() }).from(reputationWrites).groupBy(reputationWrites.status),
   ]);
   return {
     employers: employerCount[0]?.total ?? 0,
@@ -49,6 +51,7 @@ export async function overview(db: Db): Promise<Overview> {
     payrollRuns: runCounts,
     payments: paymentCounts.map((row) => ({ ...row, amount: BigInt(row.amount) })),
     emails: emailCounts,
+    reputationWrites: reputationCounts,
   };
 }
 
@@ -86,6 +89,22 @@ export async function listEmails(db: Db, page: Page): Promise<Counted<EmailRow>>
   const [rows, totals] = await Promise.all([
     db.select().from(emailOutbox).orderBy(desc(emailOutbox.createdAt), desc(emailOutbox.id)).offset(page.offset).limit(page.limit),
     db.select({ total: count() }).from(emailOutbox),
+  ]);
+  return { rows, total: totals[0]?.total ?? 0 };
+}
+
+export type ReputationWriteRow = typeof reputationWrites.$inferSelect;
+
+/** Failed writes first (they need an operator), then newest first. */
+export async function listReputationWrites(db: Db, page: Page): Promise<Counted<ReputationWriteRow>> {
+  const [rows, totals] = await Promise.all([
+    db
+      .select()
+      .from(reputationWrites)
+      .orderBy(sql`${reputationWrites.status} = 'failed' DESC`, desc(reputationWrites.createdAt), desc(reputationWrites.id))
+      .offset(page.offset)
+      .limit(page.limit),
+    db.select({ total: count() }).from(reputationWrites),
   ]);
   return { rows, total: totals[0]?.total ?? 0 };
 }
