@@ -42,7 +42,7 @@ const tempoBalance = (owner: Address) =>
   t.chains!.tempo.connection.publicClient.readContract({ address: t.chains!.tempo.token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] });
 
 const propose = (items: { employee_id: string; amount_usd: string; chain?: string }[], token = ownerToken, id = employerId) =>
-  t.request('POST', `/api/employers/${id}/payroll/decisions`, { token, body: { items, agent_identifier: 'erc8004:4217:7' } });
+  t.request('POST', `/api/employers/${id}/payroll/decisions`, { token, body: { items, agent_identifier: 'erc8004:tempo:7' } });
 const execute = (body: unknown, token = ownerToken) => t.request('POST', '/api/x402/payroll/execute', { token, body });
 
 async function proposed(items: { employee_id: string; amount_usd: string; chain?: string }[]) {
@@ -116,6 +116,12 @@ describe('POST /api/x402/payroll/execute', () => {
     expect(byEmployee[solanaStaff[1]!.id]).toMatchObject({ status: 'policy_rejected', reason: expect.stringContaining('cap') });
     const decision = await t.database.pool.query('SELECT status FROM agent_decisions WHERE id = $1', [decisionId]);
     expect(decision.rows[0].status).toBe('executed');
+    // The ERC-8004 agent that planned it earns feedback for what was paid (spec 6), queued once.
+    const feedback = await t.database.pool.query(
+      `SELECT kind, write_type, subject, amount::text FROM reputation_writes WHERE source_type = 'payroll_run' AND source_id = $1`,
+      [body.payroll_run_id],
+    );
+    expect(feedback.rows).toEqual([{ kind: 'erc8004_feedback', write_type: 'payroll', subject: '7', amount: '590500000' }]);
   });
 
   it('reports a Solana payment the float cannot cover as failed, and returns its money to the treasury', async () => {

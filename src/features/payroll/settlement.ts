@@ -1,7 +1,9 @@
 import type { Db } from '../../db/client.js';
 import { formatUsd } from '../../money.js';
 import { queueEmail } from '../email/outbox.js';
+import { parseAgentIdentifier } from '../agents/identifiers.js';
 import { notify } from '../notifications/service.js';
+import { enqueueReputationWrite } from '../reputation/service.js';
 import * as store from './store.js';
 
 /**
@@ -24,6 +26,7 @@ export async function confirmRun(db: Db, runId: string, mined: { txHash: string;
     data: { payroll_run_id: runId, tx_hash: run.txHash, recipient_count: paid.length, total_usd: formatUsd(total) },
     dedupeKey: `payroll-settled:${runId}`,
   });
+  await rateExecutingAgent(db, run, total);
   for (const item of paid) {
     const amount = formatUsd(item.amount);
     await queueEmail(db, {
@@ -43,6 +46,22 @@ export async function confirmRun(db: Db, runId: string, mined: { txHash: string;
     });
   }
   return true;
+}
+
+/** Spec 6: a completed payroll that an ERC-8004 agent planned (x402/payroll/execute) earns it feedback. */
+async function rateExecutingAgent(db: Db, run: store.RunRow, total: bigint): Promise<void> {
+  const decision = run.decisionId ? await store.findEmployerDecision(db, run.employerId, run.decisionId) : null;
+  const identity = decision?.agentIdentifier ? parseAgentIdentifier(decision.agentIdentifier) : null;
+  if (identity?.kind !== 'erc8004' || total === 0n) return;
+  await enqueueReputationWrite(db, {
+    kind: 'erc8004_feedback',
+    writeType: 'payroll',
+    subject: identity.agentId.toString(),
+    sourceType: 'payroll_run',
+    sourceId: run.id,
+    amount: total,
+    score: 100,
+  });
 }
 
 export async function failRun(db: Db, runId: string, reason: string): Promise<boolean> {
