@@ -518,7 +518,7 @@ export const reputationWrites = pgTable(
   {
     id: uuid('id').primaryKey().defaultRandom(),
     kind: text('kind', { enum: ['attestation', 'erc8004_feedback'] }).notNull(),
-    /** e.g. `svc-escrow-settled`, `svc-escrow-refunded`, `svc-payment`. */
+    /** Without the service slug (`payment`, `agent-pay`, `payroll`, `escrow-settled`); written and shown as `<slug>-<type>`. */
     writeType: text('write_type').notNull(),
     subject: text('subject').notNull(),
     /** What produced it, for idempotency: one write per (source, subject, type). */
