@@ -8,18 +8,22 @@ import type { TestApp } from './app.js';
 /** How a test agent signs: its HMAC secret, its EVM key (ERC-8004 owner) or its Ed25519 key. */
 export type AgentSigner = { hmac: string } | { evm: PrivateKeyAccount } | { ed25519: KeyObject };
 
-let skew = 0;
+/** Every (request, timestamp) already signed: an identical request is never signed twice at one timestamp. */
+const signed = new Set<string>();
 
 /**
- * The three identity headers for one request. Each call uses a different timestamp (within the
- * window) so that two identical requests carry different signatures, as a real agent's would.
+ * The three identity headers for one request. Identical requests get different timestamps (now,
+ * else a second earlier, within the window), so they carry different signatures, as a real agent's would.
  */
 export async function agentProofHeaders(
   identifier: string,
   signer: AgentSigner,
   request: { method: string; path: string; body: string; timestamp?: number },
 ): Promise<Record<string, string>> {
-  const timestamp = request.timestamp ?? Math.floor(Date.now() / 1000) - (skew++ % 240);
+  let timestamp = request.timestamp ?? Math.floor(Date.now() / 1000);
+  const requestKey = JSON.stringify([identifier, request.method, request.path, request.body]);
+  if (request.timestamp === undefined) while (signed.has(`${timestamp}:${requestKey}`)) timestamp--;
+  signed.add(`${timestamp}:${requestKey}`);
   const message = canonicalMessage({ identifier, method: request.method, pathWithQuery: request.path, timestamp, body: new TextEncoder().encode(request.body) });
   let signature: string;
   if ('hmac' in signer) signature = `0x${createHmac('sha256', signer.hmac).update(message).digest('hex')}`;
