@@ -232,7 +232,7 @@ describe('POST /api/mpp/agents/register', () => {
     await expectRefused(wrongSigner, 401, 'PROOF_INVALID', 'X-Agent-Signature');
 
     await expectRefused(await register(evmSigner(account), profile, { timestamp: nowSeconds() - 301 }), 401, 'PROOF_STALE', 'X-Agent-Timestamp');
-    await expectRefused(await register(evmSigner(account), profile, { timestamp: nowSeconds() + 301 }), 401, 'PROOF_STALE');
+    await expectRefused(await register(evmSigner(account), profile, { timestamp: nowSeconds() + 360 }), 401, 'PROOF_STALE');
     await expectRefused(await register(evmSigner(account), profile, { signedPath: '/api/mpp/agent/pay' }), 401, 'PROOF_INVALID');
     await expectRefused(await register(evmSigner(account), profile, { signedPath: `${REGISTER}?x=1` }), 401, 'PROOF_INVALID');
     await expectRefused(await register(evmSigner(account), profile, { signedBody: JSON.stringify({ display_name: 'Other' }) }), 401, 'PROOF_INVALID');
