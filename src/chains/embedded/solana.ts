@@ -34,6 +34,7 @@ import {
 import type { Db } from '../../db/client.js';
 import { embeddedChains } from '../../db/schema.js';
 import type { ChainJournal } from './evm.js';
+import { escrowProgramElf, LOCAL_ESCROW_PROGRAM_ID } from './escrow-program.js';
 import { databaseJournal } from './journal.js';
 import { serialQueue } from '../serial.js';
 
@@ -109,6 +110,7 @@ export class EmbeddedSolana {
     // A fresh LiteSVM always starts from the same genesis and blockhash, so replaying the journal
     // (set-up included) rebuilds the same chain; failed transactions fail again the same way.
     const svm = new LiteSVM();
+    svm.addProgram(LOCAL_ESCROW_PROGRAM_ID, escrowProgramElf());
     const network = EMBEDDED_SOLANA_NETWORK;
     const deployment = record.deployment as { mint: string } | null;
     // Until the mint exists its address is unknown; nothing reads it before then.

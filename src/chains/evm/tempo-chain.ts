@@ -124,11 +124,12 @@ export class TempoChain extends EvmTokenChain {
     return this.read<boolean>(this.contracts.payrollTreasury, payrollTreasuryAbi, 'isAgent', [accountId, agent]);
   }
 
-  async depositToTreasury(accountId: bigint, amount: bigint): Promise<ChainWrite> {
+  /** From the service wallet into an account; `options` see the deposit itself (the approval is harmless to repeat). */
+  async depositToTreasury(accountId: bigint, amount: bigint, options?: EvmWriteOptions): Promise<ChainWrite> {
     const treasury = this.contracts.payrollTreasury;
     const allowance = await this.read<bigint>(this.token, stablecoinAbi, 'allowance', [this.serviceAddress, treasury]);
     if (allowance < amount) await this.connection.write(contractCall(this.token, stablecoinAbi, 'approve', [treasury, amount]));
-    return written(await this.connection.write(contractCall(treasury, payrollTreasuryAbi, 'deposit', [accountId, amount])));
+    return written(await this.connection.write(contractCall(treasury, payrollTreasuryAbi, 'deposit', [accountId, amount]), options));
   }
 
   async lockTreasury(accountId: bigint, amount: bigint): Promise<ChainWrite> {

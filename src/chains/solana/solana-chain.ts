@@ -201,6 +201,31 @@ export class SolanaChain {
     return { amount, signature };
   }
 
+  /** Puts a delivered escrow's content hash on chain, signed by the service. */
+  recordDeliverable(escrowId: string, sha256: string, options?: SolanaWriteOptions): Promise<{ signature: Signature }> {
+    return this.send([this.memo(`escrow:${escrowId}:deliverable:sha256:${sha256}`)], options);
+  }
+
+  /**
+   * Broadcasts a transaction someone else signed (a worker's submit-deliverable) and waits until
+   * it lands, fails, or `timeoutMs` passes (its blockhash is not ours, so we cannot tell expiry).
+   */
+  async submitSigned(wire: string, signature: Signature, timeoutMs = 30_000): Promise<void> {
+    try {
+      await this.rpc.sendTransaction(wire as never, { encoding: 'base64', preflightCommitment: 'confirmed' }).send();
+    } catch (error) {
+      throw new SolanaTransactionError(signature, (error as Error).message);
+    }
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const status = await this.status(signature);
+      if (status.state === 'landed') return;
+      if (status.state === 'failed') throw new SolanaTransactionError(signature, status.error);
+      if (Date.now() > deadline) throw new SolanaTransactionError(signature, `not confirmed within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, this.pollingInterval));
+    }
+  }
+
   // ---- attestations --------------------------------------------------------------------------
 
   /**
