@@ -14,6 +14,7 @@ import { decodeMemo } from '../memo/codec.js';
 import { enqueueReputationWrite } from '../reputation/service.js';
 import { TreasuryService } from '../treasury/service.js';
 import { AgentPayService } from './pay.js';
+import { AgentRequestVerifier } from './request-proof.js';
 import { SecretBox } from './secret-box.js';
 import { AgentsService } from './service.js';
 import { effectiveCaps } from './spend-gates.js';
@@ -333,7 +334,7 @@ describe('elevated caps by reputation tier', () => {
 function agentPayService() {
   const agents = new AgentsService(t.database, t.services.employers, new SecretBox({ configured: undefined, dataDir: t.dataDir }));
   const reputation = { tierOf: () => Promise.resolve({ tier: 'unknown' as const }), enqueue: enqueueReputationWrite };
-  return new AgentPayService(t.database, agents, t.services.employers, t.chains!.tempo, reputation, createLogger('silent'));
+  return new AgentPayService(t.database, new AgentRequestVerifier(t.database, agents, t.chains!.tempo), t.services.employers, t.chains!.tempo, reputation, createLogger('silent'));
 }
 
 describe('reservations a crash left behind', () => {

@@ -89,11 +89,16 @@ async function signatureMatches(message: string, signature: string, scheme: Proo
     case 'ed25519': {
       const key = base58Bytes(scheme.publicKey);
       const sig = signature.startsWith('0x') ? hexBytes(signature) : base58Bytes(signature);
-      if (key?.length !== 32 || sig?.length !== 64) return false;
-      const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(key).toString('base64url') }, format: 'jwk' });
-      return verify(null, Buffer.from(message), publicKey, sig);
+      return key !== null && sig !== null && ed25519Verify(key, Buffer.from(message), sig);
     }
   }
+}
+
+/** Ed25519 over raw bytes: a 32-byte public key and a 64-byte signature (anything else is false). */
+export function ed25519Verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  if (publicKey.length !== 32 || signature.length !== 64) return false;
+  const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') }, format: 'jwk' });
+  return verify(null, message, key, signature);
 }
 
 /** `0x`-prefixed (or bare) hex, or null. */

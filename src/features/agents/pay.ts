@@ -10,9 +10,7 @@ import type { EmployersService } from '../employers/service.js';
 import { encodeMemo } from '../memo/codec.js';
 import { agentSpikeDetected } from '../notifications/service.js';
 import { parseAgentIdentifier, normaliseIdentifier, type AgentIdentity } from './identifiers.js';
-import { readProofHeaders, verifyProof, type ProofScheme } from './identity-proof.js';
-import type { AgentsService } from './service.js';
-import { signatureClaimer } from './signature-replays.js';
+import type { AgentRequestVerifier, SignedAgentRequest } from './request-proof.js';
 import type { ReputationTier } from '../reputation/service.js';
 import { effectiveCaps, evaluateGates } from './spend-gates.js';
 import * as store from './store.js';
@@ -35,7 +33,7 @@ export interface AgentPayRequest {
   reference: string | null;
   idempotencyKey: string | null;
   /** The request as sent, for the identity proof. */
-  proof: { method: string; pathWithQuery: string; headers: Headers; body: Uint8Array };
+  proof: SignedAgentRequest;
   feePaymentId: string | null;
 }
 
@@ -67,7 +65,7 @@ export class AgentPayService {
 
   constructor(
     private readonly database: Database,
-    private readonly agents: AgentsService,
+    private readonly verifier: AgentRequestVerifier,
     private readonly employers: EmployersService,
     private readonly tempo: TempoChain,
     private readonly reputation: ReputationPort,
@@ -83,7 +81,7 @@ export class AgentPayService {
     const identifier = normaliseIdentifier(request.identifier);
     const found = await store.findActiveByIdentifier(this.database.db, request.employerId, identifier);
     if (!found) throw notAuthorized();
-    await this.checkProof(found, identifier, request.proof);
+    await this.verifier.verifyAuthorized(found, identifier, request.proof);
     const identity = parseAgentIdentifier(identifier);
     // The tier matters only when the owner set elevated caps; otherwise skip the lookup.
     const tier = found.elevatedPerTxCap !== null || found.elevatedPerDayCap !== null ? (await this.reputation.tierOf(identityOf(identity))).tier : 'unknown';
@@ -170,36 +168,6 @@ export class AgentPayService {
     return result;
   }
 
-  private async checkProof(authorization: store.AuthorizationRow, identifier: string, proof: AgentPayRequest['proof']): Promise<void> {
-    const headers = readProofHeaders(proof.headers);
-    if (!headers.ok) throw unauthenticated(headers.code, headers.reason);
-    const result = await verifyProof(
-      { identifier: proof.headers.get('X-Agent-Identifier') ?? identifier, method: proof.method, pathWithQuery: proof.pathWithQuery, timestamp: headers.timestamp, body: proof.body },
-      headers.signature,
-      await this.schemeOf(authorization),
-      { nowSeconds: Math.floor(Date.now() / 1000), claimOnce: signatureClaimer(this.database.db, identifier) },
-    );
-    if (!result.ok) throw unauthenticated(result.code, result.reason);
-  }
-
-  private async schemeOf(authorization: store.AuthorizationRow): Promise<ProofScheme> {
-    const identity = parseAgentIdentifier(authorization.agentIdentifier);
-    switch (authorization.identityScheme) {
-      case 'hmac':
-        return { kind: 'hmac', secret: await this.agents.hmacSecret(authorization) };
-      case 'erc8004':
-        if (identity.kind !== 'erc8004') break;
-        return { kind: 'erc8004', agentId: identity.agentId, ownerOf: (id) => this.tempo.agentOwner(id) };
-      case 'ed25519':
-        if (identity.kind !== 'solana') break;
-        return { kind: 'ed25519', publicKey: identity.publicKey };
-      case 'none':
-        break;
-    }
-    // Only the schemes above can be created; anything else cannot prove itself.
-    throw new AppError(403, 'AGENT_NOT_AUTHORIZED', 'This authorization has no usable identity proof; the owner must re-create it.');
-  }
-
   /** An Idempotency-Key seen before: the first call's result, never a second transfer. */
   private replay(prior: store.PayCallRow, requestHash: string, employerAccountId: string | null): AgentPayResult {
     if (prior.requestHash !== requestHash) {
@@ -283,8 +251,6 @@ function identityOf(identity: AgentIdentity): { solana?: string | null; erc8004A
   if (identity.kind === 'solana') return { solana: identity.publicKey };
   return {};
 }
-
-const unauthenticated = (code: string, reason: string) => new AppError(401, code, `Agent identity proof refused: ${reason}.`, { field: 'X-Agent-Signature' });
 
 const insufficientTreasury = (available: bigint | null, amount: bigint) =>
   new AppError(422, 'INSUFFICIENT_TREASURY_BALANCE', "The employer's treasury does not hold enough available balance for this payment.", {

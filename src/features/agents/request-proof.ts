@@ -1,0 +1,74 @@
+import type { TempoChain } from '../../chains/evm/tempo-chain.js';
+import type { Database } from '../../db/client.js';
+import { AppError } from '../../http/errors.js';
+import { parseAgentIdentifier } from './identifiers.js';
+import { readProofHeaders, verifyProof, type ProofScheme } from './identity-proof.js';
+import type { AgentsService } from './service.js';
+import { signatureClaimer } from './signature-replays.js';
+import type { AuthorizationRow } from './store.js';
+
+/** A request as it was sent, for the identity proof (method and URL are signed with the body). */
+export interface SignedAgentRequest {
+  method: string;
+  pathWithQuery: string;
+  headers: Headers;
+  body: Uint8Array;
+}
+
+/**
+ * Checks the identity proof of an agent's request (spec 5 point 2): against the scheme of the
+ * agent's authorization, or, for an agent with none here (an escrow worker), against the key its
+ * identifier names. A refusal is a 401 naming the proof header.
+ */
+export class AgentRequestVerifier {
+  constructor(
+    private readonly database: Database,
+    private readonly agents: AgentsService,
+    private readonly tempo: TempoChain,
+  ) {}
+
+  /** Proof by the scheme the employer configured for this authorization. */
+  async verifyAuthorized(authorization: AuthorizationRow, identifier: string, request: SignedAgentRequest): Promise<void> {
+    await this.verify(identifier, request, await this.schemeOf(authorization));
+  }
+
+  /**
+   * Proof by the identifier's own key: an ERC-8004 agent's current owner, or a Solana key. An
+   * opaque identifier names no key, so it has no proof configured: false, nothing checked.
+   */
+  async verifySelfCertifying(identifier: string, request: SignedAgentRequest): Promise<boolean> {
+    const scheme = this.selfCertifyingScheme(identifier);
+    if (!scheme) return false;
+    await this.verify(identifier, request, scheme);
+    return true;
+  }
+
+  private async verify(identifier: string, request: SignedAgentRequest, scheme: ProofScheme): Promise<void> {
+    const headers = readProofHeaders(request.headers);
+    if (!headers.ok) throw unauthenticated(headers.code, headers.reason);
+    const result = await verifyProof(
+      { identifier: request.headers.get('X-Agent-Identifier') ?? identifier, method: request.method, pathWithQuery: request.pathWithQuery, timestamp: headers.timestamp, body: request.body },
+      headers.signature,
+      scheme,
+      { nowSeconds: Math.floor(Date.now() / 1000), claimOnce: signatureClaimer(this.database.db, identifier) },
+    );
+    if (!result.ok) throw unauthenticated(result.code, result.reason);
+  }
+
+  private selfCertifyingScheme(identifier: string): ProofScheme | null {
+    const identity = parseAgentIdentifier(identifier);
+    if (identity.kind === 'erc8004') return { kind: 'erc8004', agentId: identity.agentId, ownerOf: (id) => this.tempo.agentOwner(id) };
+    if (identity.kind === 'solana') return { kind: 'ed25519', publicKey: identity.publicKey };
+    return null;
+  }
+
+  private async schemeOf(authorization: AuthorizationRow): Promise<ProofScheme> {
+    if (authorization.identityScheme === 'hmac') return { kind: 'hmac', secret: await this.agents.hmacSecret(authorization) };
+    const scheme = this.selfCertifyingScheme(authorization.agentIdentifier);
+    if (scheme?.kind === authorization.identityScheme) return scheme;
+    // Only the schemes above can be created; anything else cannot prove itself.
+    throw new AppError(403, 'AGENT_NOT_AUTHORIZED', 'This authorization has no usable identity proof; the owner must re-create it.');
+  }
+}
+
+const unauthenticated = (code: string, reason: string) => new AppError(401, code, `Agent identity proof refused: ${reason}.`, { field: 'X-Agent-Signature' });
