@@ -121,6 +121,16 @@ const envSchema = z.object({
   AI_BASE_URL: optionalUrl,
   AI_MODEL: optionalString,
   AI_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  // Escrow (src/features/escrow): a verdict below this confidence goes to the employer instead of settling.
+  ESCROW_JUDGE_MIN_CONFIDENCE: z.coerce.number().int().min(0).max(100).default(70),
+  // `ipfs://<cid>/path` is fetched as `<gateway><cid>/path`.
+  ESCROW_IPFS_GATEWAY: z.string().trim().url().regex(/^https:\/\/.*\/$/, 'an https URL ending in /').default('https://ipfs.io/ipfs/'),
+  // Hosts a deliverable may be fetched from although they resolve to loopback or private addresses
+  // (tests serve from 127.0.0.1); comma-separated `host` or `host:port`. Leave empty in production.
+  ESCROW_FETCH_ALLOW_HOSTS: z.string().trim().default(''),
+  // The escrow program whose submit_deliverable instruction deliver-signed accepts (live mode;
+  // local mode runs its own program on the embedded chain). Unset in live mode: deliver-signed answers 503.
+  SOLANA_ESCROW_PROGRAM_ID: optionalString.pipe(z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'a base58 program id').optional()),
 });
 
 type Env = z.infer<typeof envSchema>;
@@ -178,6 +188,7 @@ export interface Config {
   /** Solana payroll wallet policy; `allowedPrograms` null = the default set (src/features/payroll/solana-policy.ts). */
   solanaPayrollPolicy: { perTxCap: bigint; allowedPrograms: string[] | null };
   ai: AiConfig;
+  escrow: { judgeMinConfidence: number; ipfsGateway: string; fetchAllowHosts: ReadonlySet<string>; solanaProgramId: string | undefined };
   /** `apiKey` undefined: the sandbox in local mode, no bridge (503) in live mode. */
   bridge: { apiKey: string | undefined; baseUrl: string | undefined; sandboxStepSeconds: number };
   demoAgent: { livePrivateKey: `0x${string}` | undefined; liveSpendCapUsd: bigint };
@@ -283,6 +294,16 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       baseUrl: env.AI_BASE_URL,
       model: env.AI_MODEL ?? (env.AI_PROVIDER === 'offline' ? 'offline' : DEFAULT_AI_MODELS[env.AI_PROVIDER]),
       timeoutMs: env.AI_TIMEOUT_MS,
+    },
+    escrow: {
+      judgeMinConfidence: env.ESCROW_JUDGE_MIN_CONFIDENCE,
+      ipfsGateway: env.ESCROW_IPFS_GATEWAY,
+      fetchAllowHosts: new Set(
+        env.ESCROW_FETCH_ALLOW_HOSTS.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      ),
+      solanaProgramId: env.SOLANA_ESCROW_PROGRAM_ID,
     },
     bridge: { apiKey: env.BRIDGE_API_KEY, baseUrl: env.BRIDGE_BASE_URL, sandboxStepSeconds: env.BRIDGE_SANDBOX_STEP_SECONDS },
     demoAgent: {

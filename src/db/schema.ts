@@ -552,6 +552,10 @@ export const reputationWrites = pgTable(
 // ---------------------------------------------------------------------------------------------
 
 export const ESCROW_STATUSES = [
+  // Internal, before `posted`: the row reserves the amount while the treasury debit and the vault
+  // funding go out; a failure ends in `funding_failed`. The status route shows neither.
+  'funding',
+  'funding_failed',
   'posted',
   'delivered',
   'validating',
@@ -574,7 +578,7 @@ export const escrows = pgTable(
     workerAgentIdentifier: text('worker_agent_identifier').notNull(),
     amount: money('amount').notNull(),
     rubricPrompt: text('rubric_prompt').notNull(),
-    status: text('status', { enum: ESCROW_STATUSES }).notNull().default('posted'),
+    status: text('status', { enum: ESCROW_STATUSES }).notNull().default('funding'),
     escrowPda: text('escrow_pda'),
     requestedExpiryHours: integer('requested_expiry_hours').notNull(),
     appliedExpiryHours: integer('applied_expiry_hours').notNull(),
@@ -594,6 +598,8 @@ export const escrows = pgTable(
     escalationReason: text('escalation_reason'),
     signatures: jsonb('signatures').notNull().default({}),
     feePaymentId: uuid('fee_payment_id'),
+    /** One worker moves an escrow's money at a time: a lease taken by compare-and-set, lapsing after a crash. */
+    leaseUntil: tstz('lease_until'),
     deliveredAt: tstz('delivered_at'),
     verdictAt: tstz('verdict_at'),
     finalizedAt: tstz('finalized_at'),
@@ -602,6 +608,7 @@ export const escrows = pgTable(
   },
   (t) => [
     index('escrows_employer_id_idx').on(t.employerId, t.createdAt),
+    index('escrows_poster_recent_idx').on(t.posterAuthorizationId, t.createdAt),
     index('escrows_open_expiry_idx')
       .on(t.expiresAt)
       .where(sql`status IN ('posted', 'delivered', 'validating')`),

@@ -1,0 +1,138 @@
+import { and, desc, eq, gt, inArray, isNull, lt, lte, notInArray, or, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { escrows, type ESCROW_STATUSES } from '../../db/schema.js';
+
+export type EscrowRow = typeof escrows.$inferSelect;
+export type NewEscrow = typeof escrows.$inferInsert;
+export type EscrowStatus = (typeof ESCROW_STATUSES)[number];
+
+/** Not yet settled or refunded: the money is (or is about to be) in the vault. */
+export const OPEN_STATUSES = ['posted', 'delivered', 'validating'] as const satisfies readonly EscrowStatus[];
+/** Statuses that exist for callers (the status route shows no other). */
+export const PUBLIC_STATUSES = [...OPEN_STATUSES, 'settled', 'rejected_refunded', 'expired_refunded'] as const satisfies readonly EscrowStatus[];
+
+export async function insertEscrow(db: Db, values: NewEscrow): Promise<EscrowRow> {
+  const [row] = await db.insert(escrows).values(values).returning();
+  return row!;
+}
+
+export async function findEscrow(db: Db, id: string): Promise<EscrowRow | null> {
+  const [row] = await db.select().from(escrows).where(eq(escrows.id, id));
+  return row ?? null;
+}
+
+export async function findEmployerEscrow(db: Db, employerId: string, id: string): Promise<EscrowRow | null> {
+  const [row] = await db.select().from(escrows).where(and(eq(escrows.employerId, employerId), eq(escrows.id, id)));
+  return row ?? null;
+}
+
+export function listEmployerEscrows(db: Db, employerId: string, limit: number): Promise<EscrowRow[]> {
+  return db
+    .select()
+    .from(escrows)
+    .where(and(eq(escrows.employerId, employerId), inArray(escrows.status, [...PUBLIC_STATUSES])))
+    .orderBy(desc(escrows.createdAt), desc(escrows.id))
+    .limit(limit);
+}
+
+/**
+ * What an authorization has locked in escrows: amounts over the rolling 24 h (funding, open or
+ * paid out; a failed funding or a refund gave the money back) and posts in the last minute.
+ */
+export async function escrowUsage(db: Db, authorizationId: string): Promise<{ spentLastDay: bigint; callsLastMinute: number }> {
+  const [row] = await db
+    .select({
+      spentLastDay: sql<string>`coalesce(sum(${escrows.amount}), 0)::text`,
+      callsLastMinute: sql<number>`count(*) filter (where ${escrows.createdAt} > now() - interval '60 seconds')::int`,
+    })
+    .from(escrows)
+    .where(
+      and(
+        eq(escrows.posterAuthorizationId, authorizationId),
+        gt(escrows.createdAt, sql`now() - interval '24 hours'`),
+        notInArray(escrows.status, ['funding_failed', 'rejected_refunded', 'expired_refunded']),
+      ),
+    );
+  return { spentLastDay: BigInt(row?.spentLastDay ?? '0'), callsLastMinute: Number(row?.callsLastMinute ?? 0) };
+}
+
+/** Compare-and-set: moves the escrow only from one of `from`; null when it was elsewhere. */
+export async function transition(db: Db, id: string, from: readonly EscrowStatus[], patch: Partial<NewEscrow>): Promise<EscrowRow | null> {
+  const [row] = await db
+    .update(escrows)
+    .set({ ...patch, updatedAt: new Date() })
+    .where(and(eq(escrows.id, id), inArray(escrows.status, [...from])))
+    .returning();
+  return row ?? null;
+}
+
+/** Records the judge's answer once: only while validating without a verdict or an escalation. */
+export async function recordJudgement(db: Db, id: string, patch: Partial<NewEscrow>): Promise<EscrowRow | null> {
+  const [row] = await db
+    .update(escrows)
+    .set({ ...patch, updatedAt: new Date() })
+    .where(and(eq(escrows.id, id), eq(escrows.status, 'validating'), isNull(escrows.validatorVerdict), isNull(escrows.escalatedAt)))
+    .returning();
+  return row ?? null;
+}
+
+/** The employer's decision on an escalated escrow: only while it awaits one. */
+export async function decideEscalated(db: Db, id: string, patch: Partial<NewEscrow>): Promise<EscrowRow | null> {
+  const [row] = await db
+    .update(escrows)
+    .set({ ...patch, updatedAt: new Date() })
+    .where(and(eq(escrows.id, id), eq(escrows.status, 'validating'), isNull(escrows.validatorVerdict), sql`${escrows.escalatedAt} IS NOT NULL`))
+    .returning();
+  return row ?? null;
+}
+
+/** Merges keys into `signatures` (a null value removes the key). */
+export async function mergeSignatures(db: Db, id: string, entries: Record<string, unknown>): Promise<void> {
+  const set = Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== null));
+  const removed = Object.keys(entries).filter((k) => entries[k] === null);
+  let value = sql`${escrows.signatures} || ${JSON.stringify(set)}::jsonb`;
+  for (const key of removed) value = sql`(${value}) - ${key}::text`;
+  await db.update(escrows).set({ signatures: value, updatedAt: new Date() }).where(eq(escrows.id, id));
+}
+
+/**
+ * Takes the escrow's lease: the one worker allowed to move its money until the lease lapses.
+ * Null when another holds it.
+ */
+export async function takeLease(db: Db, id: string, seconds: number): Promise<EscrowRow | null> {
+  const [row] = await db
+    .update(escrows)
+    .set({ leaseUntil: sql`now() + make_interval(secs => ${seconds})` })
+    .where(and(eq(escrows.id, id), or(isNull(escrows.leaseUntil), lte(escrows.leaseUntil, sql`now()`))))
+    .returning();
+  return row ?? null;
+}
+
+export async function releaseLease(db: Db, id: string): Promise<void> {
+  await db.update(escrows).set({ leaseUntil: null }).where(eq(escrows.id, id));
+}
+
+/**
+ * Escrows with work to do and no live lease: a funding left behind (older than `fundingStaleSeconds`),
+ * a delivery not yet judged, a verdict not yet paid out, or an open escrow past its expiry.
+ */
+export async function needingProgress(db: Db, fundingStaleSeconds: number, limit: number): Promise<string[]> {
+  const rows = await db
+    .select({ id: escrows.id })
+    .from(escrows)
+    .where(
+      and(
+        or(isNull(escrows.leaseUntil), lte(escrows.leaseUntil, sql`now()`)),
+        or(
+          and(eq(escrows.status, 'funding'), lt(escrows.createdAt, sql`now() - make_interval(secs => ${fundingStaleSeconds})`)),
+          eq(escrows.status, 'delivered'),
+          and(eq(escrows.status, 'validating'), isNull(escrows.escalatedAt)),
+          and(eq(escrows.status, 'validating'), sql`${escrows.validatorVerdict} IS NOT NULL`),
+          and(inArray(escrows.status, [...OPEN_STATUSES]), lte(escrows.expiresAt, sql`now()`)),
+        ),
+      ),
+    )
+    .orderBy(escrows.updatedAt)
+    .limit(limit);
+  return rows.map((r) => r.id);
+}
