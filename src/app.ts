@@ -11,9 +11,13 @@ import { registerAiRoutes } from './features/ai/routes.js';
 import { registerAgentDirectoryRoutes } from './features/agent-directory/routes.js';
 import { AgentDirectoryService } from './features/agent-directory/service.js';
 import { AgentPayService } from './features/agents/pay.js';
+import { AgentRequestVerifier } from './features/agents/request-proof.js';
 import { registerAgentRoutes } from './features/agents/routes.js';
 import { SecretBox } from './features/agents/secret-box.js';
 import { AgentsService } from './features/agents/service.js';
+import { registerEscrowRoutes } from './features/escrow/routes.js';
+import { EscrowService, escrowOptionsFrom } from './features/escrow/service.js';
+import { LOCAL_ESCROW_PROGRAM_ID } from './chains/embedded/escrow-program.js';
 import { registerReputationRoutes } from './features/reputation/routes.js';
 import { ReputationService, enqueueReputationWrite } from './features/reputation/service.js';
 import { registerBridgeRoutes } from './features/bridge/routes.js';
@@ -208,8 +212,21 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
       serviceSlug: config.serviceSlug,
       linkedIdentity: (address) => directory.linkedIdentity(address),
     });
-    const agentPay = new AgentPayService(deps.database, agents, services.employers, tempoChain, { tierOf: (identity) => reputation.tierOf(identity), enqueue: enqueueReputationWrite }, deps.log);
+    const agentVerifier = new AgentRequestVerifier(deps.database, agents, tempoChain);
+    const agentPay = new AgentPayService(deps.database, agentVerifier, services.employers, tempoChain, { tierOf: (identity) => reputation.tierOf(identity), enqueue: enqueueReputationWrite }, deps.log);
     registerAgentRoutes(app, { agents, agentPay, requireUser: authenticated, gate });
+    const escrow = new EscrowService(
+      deps.database,
+      agentVerifier,
+      services.employers,
+      tempoChain,
+      deps.chains.solana,
+      reputation,
+      ai,
+      escrowOptionsFrom(config, LOCAL_ESCROW_PROGRAM_ID),
+      deps.log.child({ component: 'escrow' }),
+    );
+    registerEscrowRoutes(app, { escrow, gate, requireUser: authenticated, solanaExplorerUrl: (signature) => deps.chains!.solana.explorerUrl(signature) });
     registerAgentDirectoryRoutes(app, { database: deps.database, gate, tempo: tempoChain, directory });
     registerReputationRoutes(app, { reputation });
     registerDemoAgentRoutes(app, {

@@ -16,8 +16,13 @@ import { createEmailTransport, defineEmailJobs } from './features/email/jobs.js'
 import { defineJobs } from './jobs/definitions.js';
 import { defineAgentJobs } from './features/agents/jobs.js';
 import { AgentPayService } from './features/agents/pay.js';
+import { AgentRequestVerifier } from './features/agents/request-proof.js';
 import { SecretBox } from './features/agents/secret-box.js';
 import { AgentsService } from './features/agents/service.js';
+import { defineEscrowJobs } from './features/escrow/jobs.js';
+import { EscrowService, escrowOptionsFrom } from './features/escrow/service.js';
+import { LOCAL_ESCROW_PROGRAM_ID } from './chains/embedded/escrow-program.js';
+import { createAiProvider } from './providers/ai/index.js';
 import { defineReputationJobs } from './features/reputation/jobs.js';
 import { ReputationService, enqueueReputationWrite } from './features/reputation/service.js';
 import { PayrollService } from './features/payroll/service.js';
@@ -84,7 +89,20 @@ export async function startService(config: Config, log: Logger): Promise<Running
     defineReputationJobs(jobs, { reputation });
     const agents = new AgentsService(database, services.employers, new SecretBox({ configured: config.agentSecretsKey, dataDir: config.dataDir }));
     const reputationPort = { tierOf: (identity: Parameters<ReputationService['tierOf']>[0]) => reputation.tierOf(identity), enqueue: enqueueReputationWrite };
-    defineAgentJobs(jobs, { database, agentPay: new AgentPayService(database, agents, services.employers, chains.tempo, reputationPort, log) });
+    const agentVerifier = new AgentRequestVerifier(database, agents, chains.tempo);
+    defineAgentJobs(jobs, { database, agentPay: new AgentPayService(database, agentVerifier, services.employers, chains.tempo, reputationPort, log) });
+    const escrow = new EscrowService(
+      database,
+      agentVerifier,
+      services.employers,
+      chains.tempo,
+      chains.solana,
+      reputation,
+      createAiProvider(config.ai, log),
+      escrowOptionsFrom(config, LOCAL_ESCROW_PROGRAM_ID),
+      log.child({ component: 'escrow' }),
+    );
+    defineEscrowJobs(jobs, { escrow });
     if (config.jobsEnabled) await jobs.start();
 
     log.info(await new ComplianceService(database, services.employers, chains.tempo, config.serviceSlug).syncSanctionsList(), 'sanctions list synced');

@@ -1,0 +1,611 @@
+import { randomUUID } from 'node:crypto';
+import type { Address as SolanaAddress, Signature } from '@solana/kit';
+import type { Hex } from 'viem';
+import { ChainRevertError } from '../../chains/evm/connection.js';
+import type { TempoChain } from '../../chains/evm/tempo-chain.js';
+import { SolanaTransactionError, type SignedSolanaTransaction, type SolanaChain } from '../../chains/solana/solana-chain.js';
+import type { Config } from '../../config.js';
+import type { Database, Db } from '../../db/client.js';
+import type { Caller } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import type { Logger } from '../../log.js';
+import { formatUsd } from '../../money.js';
+import type { AiProvider } from '../../providers/ai/provider.js';
+import { normaliseIdentifier, parseAgentIdentifier } from '../agents/identifiers.js';
+import type { AgentRequestVerifier, SignedAgentRequest } from '../agents/request-proof.js';
+import { effectiveCaps, evaluateGates } from '../agents/spend-gates.js';
+import * as agentsStore from '../agents/store.js';
+import type { EmployersService } from '../employers/service.js';
+import { encodeMemo } from '../memo/codec.js';
+import { notify } from '../notifications/service.js';
+import { enqueueReputationWrite, type LinkedIdentity, type ReputationTier } from '../reputation/service.js';
+import { appliedExpiryHours } from './expiry.js';
+import { DeliverableFetchError, fetchDeliverable, type FetchDeliverableOptions } from './fetch-deliverable.js';
+import { judgeDeliverable } from './judge.js';
+import { inspectSignedDeliverable, uriHash } from './signed-deliverable.js';
+import * as store from './store.js';
+import type { EscrowRow } from './store.js';
+
+export interface EscrowOptions {
+  /** A verdict below this confidence is escalated to the employer instead of settling. */
+  judgeMinConfidence: number;
+  /** The judge's model name, recorded with the verdict (never shown on the status route). */
+  model: string;
+  fetch: Omit<FetchDeliverableOptions, 'maxBytes'>;
+  /** The program a deliver-signed instruction must call; null: deliver-signed is unavailable (503). */
+  escrowProgram: SolanaAddress | null;
+}
+
+/** The escrow settings of the configuration; local mode's escrow program runs on the embedded chain. */
+export function escrowOptionsFrom(config: Config, localEscrowProgram: SolanaAddress): EscrowOptions {
+  return {
+    judgeMinConfidence: config.escrow.judgeMinConfidence,
+    model: config.ai.model,
+    fetch: { ipfsGateway: config.escrow.ipfsGateway, allowHosts: config.escrow.fetchAllowHosts },
+    escrowProgram: (config.escrow.solanaProgramId as SolanaAddress | undefined) ?? (config.mode === 'local' ? localEscrowProgram : null),
+  };
+}
+
+export interface EscrowReputationPort {
+  tierOf(identity: LinkedIdentity): Promise<{ tier: ReputationTier; count: number }>;
+}
+
+export interface PostEscrowRequest {
+  identifier: string;
+  employerId: string;
+  workerWalletAddress: string;
+  workerAgentIdentifier: string;
+  amount: bigint;
+  rubricPrompt: string;
+  expiryHours: number;
+  proof: SignedAgentRequest;
+  feePaymentId: string | null;
+}
+
+export interface DeliverRequest {
+  identifier: string;
+  escrowId: string;
+  deliverableUri: string;
+  proof: SignedAgentRequest;
+}
+
+// The money of one escrow is moved by one worker at a time, for at most this long per step.
+const LEASE_SECONDS = 90;
+// A funding this old with no worker on it was interrupted; the reconciler finishes it.
+const FUNDING_STALE_SECONDS = 120;
+// An EVM transaction signed but not mined after this long has lost its nonce: it never will be.
+const LOST_TRANSACTION_SECONDS = 3600;
+// A funding whose vault still cannot be funded after this long is given up and refunded.
+const FUNDING_GIVE_UP_SECONDS = 3600;
+
+type Outcome = 'settled' | 'rejected_refunded' | 'expired_refunded';
+
+/**
+ * Escrow between agents (spec 2.1, 3.1, 4.4): the requester's employer treasury (Tempo) funds a
+ * Solana vault only the escrow authority moves; the worker delivers; the judge decides; the vault
+ * pays the worker or goes back to the treasury. Every move of money is a recorded step (its
+ * transaction known before it is sent) under a lease, so a crash at any point resumes without
+ * paying twice. `advance` is the one place that moves an escrow after delivery.
+ */
+export class EscrowService {
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly database: Database,
+    private readonly verifier: AgentRequestVerifier,
+    private readonly employers: EmployersService,
+    private readonly tempo: TempoChain,
+    private readonly solana: SolanaChain,
+    private readonly reputation: EscrowReputationPort,
+    private readonly ai: AiProvider,
+    private readonly options: EscrowOptions,
+    private readonly log: Logger,
+  ) {}
+
+  // ---- post ------------------------------------------------------------------------------------
+
+  async post(request: PostEscrowRequest): Promise<EscrowRow> {
+    const identifier = normaliseIdentifier(request.identifier);
+    const found = await agentsStore.findActiveByIdentifier(this.database.db, request.employerId, identifier);
+    if (!found) throw notAuthorized();
+    await this.verifier.verifyAuthorized(found, identifier, request.proof);
+
+    const workerIdentifier = normaliseIdentifier(request.workerAgentIdentifier);
+    // The worker's record: settled escrows attest to its wallet; an ERC-8004 worker also has feedback.
+    const worker = await this.reputation.tierOf({ ...identityOf(workerIdentifier), solana: request.workerWalletAddress });
+    // The requester's own tier matters only for elevated caps (spec 8.2), as on agent/pay.
+    const posterTier = found.elevatedPerTxCap !== null || found.elevatedPerDayCap !== null ? (await this.reputation.tierOf(identityOf(identifier))).tier : 'unknown';
+    const applied = appliedExpiryHours(request.expiryHours, worker.tier);
+
+    const row = await this.database.transaction(async (tx) => {
+      const authorization = await agentsStore.lockAuthorization(tx.db, found.id);
+      if (!authorization) throw notAuthorized(); // revoked in between
+      // Escrows share the agent's caps with agent/pay: both draw on the same treasury. The
+      // recipient allowlist (gate 5) names EVM wallets; a Solana worker is outside it.
+      const paid = await agentsStore.usage(tx.db, authorization.id);
+      const held = await store.escrowUsage(tx.db, authorization.id);
+      const used = { spentLastDay: paid.spentLastDay + held.spentLastDay, callsLastMinute: paid.callsLastMinute + held.callsLastMinute };
+      const refusal = evaluateGates({ ...authorization, allowedRecipients: null }, effectiveCaps(authorization, posterTier), used, { amount: request.amount, recipient: '' });
+      if (refusal) throw new AppError(403, refusal.code, refusal.message, { gate: refusal.gate, ...refusal.details });
+      return store.insertEscrow(tx.db, {
+        id: randomUUID(),
+        employerId: request.employerId,
+        posterAuthorizationId: authorization.id,
+        posterAgentIdentifier: identifier,
+        workerWalletAddress: request.workerWalletAddress,
+        workerAgentIdentifier: workerIdentifier,
+        amount: request.amount,
+        rubricPrompt: request.rubricPrompt,
+        status: 'funding',
+        requestedExpiryHours: request.expiryHours,
+        appliedExpiryHours: applied,
+        workerReputationTier: worker.tier,
+        workerAttestationCount: worker.count,
+        expiresAt: new Date(Date.now() + applied * 3_600_000),
+        feePaymentId: request.feePaymentId,
+        // The request funds it; the reconciler keeps off until the lease lapses.
+        leaseUntil: new Date(Date.now() + LEASE_SECONDS * 1000),
+      });
+    });
+    try {
+      return await this.fund(row);
+    } finally {
+      await store.releaseLease(this.database.db, row.id);
+    }
+  }
+
+  /** The treasury debit on Tempo, then the vault on Solana; an interrupted funding is finished by `advance`. */
+  private async fund(row: EscrowRow): Promise<EscrowRow> {
+    const accountId = await this.treasuryAccountOf(row.employerId);
+    const account = accountId === null ? null : await this.tempo.treasuryAccount(accountId);
+    if (accountId === null || !account || account.available < row.amount) {
+      await store.transition(this.database.db, row.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() });
+      throw insufficientTreasury(account?.available ?? 0n, row.amount);
+    }
+    // Custody is funded from the service's Solana float: without enough of it, nothing is debited.
+    if ((await this.solana.tokenBalance(this.solana.serviceAddress)) < row.amount) {
+      await store.transition(this.database.db, row.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() });
+      this.log.error({ escrowId: row.id }, 'escrow custody float on Solana is short; top up the service wallet');
+      throw new AppError(503, 'ESCROW_CUSTODY_UNAVAILABLE', 'Escrow custody cannot take this amount right now; nothing was debited. Retry later.');
+    }
+    try {
+      const memo = encodeMemo({ type: 'agent_payment', employerId: row.employerId, employeeId: row.posterAuthorizationId ?? row.id, runId: row.id, amount: row.amount });
+      await this.tempo.transferFromTreasury(accountId, this.tempo.serviceAddress, row.amount, memo, {
+        beforeBroadcast: (signed) => store.mergeSignatures(this.database.db, row.id, { pending_treasury_debit: { ...signed, at: Date.now() } }),
+      });
+    } catch (error) {
+      if (error instanceof ChainRevertError) {
+        await store.transition(this.database.db, row.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() });
+        if (error.errorName === 'InsufficientAvailable') throw insufficientTreasury(null, row.amount);
+        if (error.errorName === 'Unauthorized') {
+          throw new AppError(422, 'TREASURY_NOT_DELEGATED', "The service is not an agent of this employer's treasury account; its administrator must allow it.");
+        }
+        throw new AppError(502, 'ESCROW_FUNDING_FAILED', `The treasury refused the debit (${error.errorName}); nothing was locked.`);
+      }
+      throw this.fundingPending(row, error);
+    }
+    try {
+      return await this.fundVault(row);
+    } catch (error) {
+      throw this.fundingPending(row, error);
+    }
+  }
+
+  private async fundVault(row: EscrowRow): Promise<EscrowRow> {
+    const current = (await store.findEscrow(this.database.db, row.id))!;
+    const debit = pendingOf(current, 'pending_treasury_debit');
+    // Funded already (a resumed attempt that had sent it): the vault exists and holds the amount.
+    let initialize = pendingOf(current, 'pending_initialize')?.signature as string | undefined;
+    if (!(initialize && (await this.solana.status(initialize as Signature)).state === 'landed')) {
+      ({ signature: initialize } = await this.solana.fundEscrow(row.id, row.amount, { beforeSend: (signed) => this.recordSolanaSend(row.id, 'pending_initialize', signed) }));
+    }
+    const vault = await this.solana.escrowVault(row.id);
+    return this.database.transaction(async (tx) => {
+      await store.mergeSignatures(tx.db, row.id, { initialize, treasury_debit: debit?.hash ?? null, pending_initialize: null, pending_treasury_debit: null });
+      const posted = await store.transition(tx.db, row.id, ['funding'], { status: 'posted', escrowPda: vault });
+      return posted ?? (await store.findEscrow(tx.db, row.id))!;
+    });
+  }
+
+  private fundingPending(row: EscrowRow, error: unknown): AppError {
+    this.log.error({ escrowId: row.id, err: error }, 'escrow funding interrupted; the reconciler finishes it');
+    return new AppError(502, 'ESCROW_FUNDING_PENDING', 'The escrow could not be funded yet; it is posted or its debit returned within minutes (poll the status route).', {
+      escrow_id: row.id,
+    });
+  }
+
+  // ---- deliver ---------------------------------------------------------------------------------
+
+  /** Spec 4.4 deliver: the worker's identity, then the content fetched once, hashed, and recorded. */
+  async deliver(request: DeliverRequest): Promise<EscrowRow> {
+    const escrow = await this.openForWorker(request.escrowId, request.identifier);
+    // The proof configured for the worker: its authorization's with this employer, else its identifier's own key.
+    const authorization = await agentsStore.findActiveByIdentifier(this.database.db, escrow.employerId, escrow.workerAgentIdentifier);
+    if (authorization) await this.verifier.verifyAuthorized(authorization, escrow.workerAgentIdentifier, request.proof);
+    else await this.verifier.verifySelfCertifying(escrow.workerAgentIdentifier, request.proof);
+    return this.acceptDelivery(escrow, request.deliverableUri, async () => ({}));
+  }
+
+  /**
+   * Spec 4.4 deliver-signed: the worker's own submit-deliverable transaction, checked (program,
+   * uri_hash, escrow, fee payer, signatures), broadcast, and then the same delivery as `deliver`.
+   */
+  async deliverSigned(request: DeliverRequest & { signedTransaction: string }): Promise<EscrowRow> {
+    if (!this.options.escrowProgram) throw new AppError(503, 'DELIVER_SIGNED_UNAVAILABLE', 'No escrow program is configured (SOLANA_ESCROW_PROGRAM_ID).');
+    const inspected = inspectSignedDeliverable(request.signedTransaction, { programAddress: this.options.escrowProgram });
+    if (!inspected.ok) throw new AppError(400, inspected.code, inspected.message, { field: inspected.field });
+    const escrow = await this.openForWorker(request.escrowId, request.identifier);
+    if (inspected.feePayer !== escrow.workerWalletAddress || inspected.worker !== escrow.workerWalletAddress) {
+      throw new AppError(403, 'FEE_PAYER_MISMATCH', "The transaction's fee payer and signing worker must be the escrow's worker wallet.", { field: 'signed_transaction' });
+    }
+    if (inspected.escrowId !== escrow.id) throw invalidTransaction('ESCROW_MISMATCH', 'The instruction names another escrow.');
+    if (inspected.escrowAccount !== escrow.escrowPda) throw invalidTransaction('ESCROW_ACCOUNT_MISMATCH', "The instruction's escrow account is not this escrow's.");
+    if (!Buffer.from(inspected.uriHash).equals(Buffer.from(uriHash(request.deliverableUri)))) {
+      throw invalidTransaction('URI_HASH_MISMATCH', 'uri_hash is not the SHA-256 of deliverable_uri.');
+    }
+    // The worker's signature over the transaction is its proof of identity (it binds the escrow and the
+    // URI). It is broadcast once the content is fetched, so a deliverable we refuse leaves no trace on chain.
+    return this.acceptDelivery(escrow, request.deliverableUri, async () => {
+      try {
+        await this.solana.submitSigned(inspected.wire, inspected.signature as Signature);
+      } catch (error) {
+        throw new AppError(502, 'BROADCAST_FAILED', `The transaction did not land: ${(error as Error).message}`, { signature: inspected.signature });
+      }
+      return { submit_deliverable: inspected.signature };
+    });
+  }
+
+  /** 404 for an unknown escrow, 403 for another agent or an expired one, 409 when already delivered. */
+  private async openForWorker(escrowId: string, identifier: string): Promise<EscrowRow> {
+    const escrow = await store.findEscrow(this.database.db, escrowId);
+    if (!escrow || !isPublic(escrow)) throw notFound();
+    if (normaliseIdentifier(identifier) !== escrow.workerAgentIdentifier) {
+      throw new AppError(403, 'AGENT_MISMATCH', "X-Agent-Identifier is not this escrow's worker_agent_identifier.");
+    }
+    if (escrow.expiresAt.getTime() <= Date.now()) throw new AppError(403, 'ESCROW_EXPIRED', `The escrow expired at ${escrow.expiresAt.toISOString()}.`);
+    if (escrow.status !== 'posted') throw alreadyDelivered(escrow);
+    return escrow;
+  }
+
+  /** Fetches and hashes the content once, runs `onChain` (the worker's own transaction), then posted -> delivered. */
+  private async acceptDelivery(escrow: EscrowRow, uri: string, onChain: () => Promise<Record<string, string>>): Promise<EscrowRow> {
+    let fetched;
+    try {
+      fetched = await fetchDeliverable(uri, this.options.fetch);
+    } catch (error) {
+      if (error instanceof DeliverableFetchError) throw fetchRefusal(error);
+      throw error;
+    }
+    const signatures = await onChain();
+    const delivered = await this.database.transaction(async (tx) => {
+      const row = await store.transition(tx.db, escrow.id, ['posted'], {
+        status: 'delivered',
+        deliverableUri: uri,
+        deliverableSha256: fetched.sha256,
+        deliverableContent: Buffer.from(fetched.bytes),
+        deliveredAt: new Date(),
+      });
+      if (!row || Object.keys(signatures).length === 0) return row;
+      await store.mergeSignatures(tx.db, row.id, signatures);
+      return store.findEscrow(tx.db, row.id);
+    });
+    if (!delivered) throw alreadyDelivered((await store.findEscrow(this.database.db, escrow.id)) ?? escrow);
+    this.kick(delivered.id);
+    return delivered;
+  }
+
+  // ---- reads and the employer's decision ---------------------------------------------------------
+
+  /** Any paying caller may read an escrow's public fields (spec 4.4). */
+  async publicStatus(id: string): Promise<EscrowRow> {
+    const escrow = await store.findEscrow(this.database.db, id);
+    if (!escrow || !isPublic(escrow)) throw notFound();
+    return escrow;
+  }
+
+  async listForOwner(caller: Caller, employerId: string): Promise<EscrowRow[]> {
+    await this.employers.requireOwned(this.database.db, caller, employerId);
+    return store.listEmployerEscrows(this.database.db, employerId, 200);
+  }
+
+  /**
+   * The employer decides an escalated escrow (the judge gave no verdict it may act on). The
+   * decision is the verdict; payout follows as for the judge's.
+   */
+  async decide(caller: Caller, employerId: string, id: string, verdict: 'approved' | 'rejected', reasoning: string): Promise<EscrowRow> {
+    await this.employers.requireOwned(this.database.db, caller, employerId);
+    const escrow = await store.findEmployerEscrow(this.database.db, employerId, id);
+    if (!escrow || !isPublic(escrow)) throw notFound();
+    const decided = await store.decideEscalated(this.database.db, id, {
+      validatorVerdict: verdict,
+      validatorConfidence: 100,
+      validatorReasoning: reasoning,
+      validatorModel: `employer:${caller.userId}`,
+      verdictAt: new Date(),
+    });
+    if (!decided) throw new AppError(409, 'ESCROW_NOT_ESCALATED', `The escrow is ${escrow.status}${escrow.validatorVerdict ? ` with a verdict (${escrow.validatorVerdict})` : ''}; only an escalated escrow awaits your decision.`);
+    this.kick(id);
+    return decided;
+  }
+
+  // ---- the state machine after posting ---------------------------------------------------------
+
+  /** Moves every escrow that has work to do (the job's safety net after a crash or a lost kick). */
+  async reconcile(limit = 25): Promise<number> {
+    const ids = await store.needingProgress(this.database.db, FUNDING_STALE_SECONDS, limit);
+    for (const id of ids) await this.advance(id).catch((error: unknown) => this.log.warn({ escrowId: id, err: error }, 'escrow step failed; retried later'));
+    return ids.length;
+  }
+
+  /** Waits for the background work started by requests (tests, shutdown). */
+  async whenIdle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /**
+   * Does the escrow's next steps while holding its lease: finish a funding; expire; record the
+   * delivery on chain and judge it; pay out a verdict. Null when another worker holds the lease.
+   */
+  async advance(id: string): Promise<EscrowRow | null> {
+    let escrow = await store.takeLease(this.database.db, id, LEASE_SECONDS);
+    if (!escrow) return null;
+    try {
+      if (escrow.status === 'funding') return await this.resumeFunding(escrow);
+      if (!store.OPEN_STATUSES.includes(escrow.status as (typeof store.OPEN_STATUSES)[number])) return escrow;
+      if (escrow.validatorVerdict === null && escrow.expiresAt.getTime() <= Date.now()) return await this.refund(escrow, 'expired_refunded');
+      if (escrow.status === 'delivered') escrow = await this.startValidation(escrow);
+      if (escrow.status === 'validating' && escrow.validatorVerdict === null && escrow.escalatedAt === null) escrow = await this.judge(escrow);
+      if (escrow.status === 'validating' && escrow.validatorVerdict === 'approved') return await this.settle(escrow);
+      if (escrow.status === 'validating' && escrow.validatorVerdict === 'rejected') return await this.refund(escrow, 'rejected_refunded');
+      return escrow;
+    } finally {
+      await store.releaseLease(this.database.db, id);
+    }
+  }
+
+  private kick(id: string): void {
+    const run = this.advance(id)
+      .catch((error: unknown) => this.log.warn({ escrowId: id, err: error }, 'escrow step failed; the reconciler retries it'))
+      .finally(() => this.inFlight.delete(run));
+    this.inFlight.add(run);
+  }
+
+  /** delivered -> validating once the content hash is on chain. */
+  private async startValidation(escrow: EscrowRow): Promise<EscrowRow> {
+    const recorded = await this.sendOnce(escrow, 'deliverable', () =>
+      this.solana.recordDeliverable(escrow.id, escrow.deliverableSha256!, { beforeSend: (signed) => this.recordSolanaSend(escrow.id, 'pending_deliverable', signed) }),
+    );
+    await store.mergeSignatures(this.database.db, escrow.id, { deliverable: recorded, pending_deliverable: null });
+    return (await store.transition(this.database.db, escrow.id, ['delivered'], { status: 'validating' })) ?? (await store.findEscrow(this.database.db, escrow.id))!;
+  }
+
+  /** The judge on exactly the stored (hashed) bytes; an escalation waits for the employer. */
+  private async judge(escrow: EscrowRow): Promise<EscrowRow> {
+    const judgement = await judgeDeliverable({
+      rubric: escrow.rubricPrompt,
+      deliverable: new Uint8Array(escrow.deliverableContent ?? Buffer.alloc(0)),
+      provider: this.ai,
+      model: this.options.model,
+      minConfidence: this.options.judgeMinConfidence,
+    });
+    if (judgement.sanitizer.flagged) {
+      this.log.warn({ escrowId: escrow.id, incidents: judgement.sanitizer.incidents }, 'escrow deliverable: decoded text holds trigger words; the judge was told to treat it as data');
+    }
+    const common = { validatorModel: judgement.model, sanitizerFlagged: judgement.sanitizer.flagged };
+    if (judgement.kind === 'verdict') {
+      const judged = await store.recordJudgement(this.database.db, escrow.id, {
+        ...common,
+        validatorVerdict: judgement.verdict,
+        validatorConfidence: judgement.confidence,
+        validatorReasoning: judgement.reasoning,
+        verdictAt: new Date(),
+      });
+      return judged ?? (await store.findEscrow(this.database.db, escrow.id))!;
+    }
+    return this.database.transaction(async (tx) => {
+      const escalated = await store.recordJudgement(tx.db, escrow.id, { ...common, escalatedAt: new Date(), escalationReason: judgement.reason });
+      if (!escalated) return (await store.findEscrow(tx.db, escrow.id))!;
+      await notify(tx.db, {
+        employerId: escrow.employerId,
+        type: 'escrow_escalated',
+        severity: 'warning',
+        title: `An escrow of ${formatUsd(escrow.amount)} USD needs your decision`,
+        body: `The judge gave no verdict to act on: ${judgement.reason}. Approve or reject it before ${escrow.expiresAt.toISOString()}, or it is refunded.`,
+        link: `/dashboard/settings/agents?escrow=${escrow.id}`,
+        data: { escrow_id: escrow.id, reason: judgement.reason },
+        dedupeKey: `escrow-escalated:${escrow.id}`,
+      });
+      return escalated;
+    });
+  }
+
+  /** approved: the vault pays the worker (at most once: the release closes the vault). */
+  private async settle(escrow: EscrowRow): Promise<EscrowRow> {
+    const signature = await this.sendOnce(escrow, 'settle', () =>
+      this.solana.releaseEscrow(escrow.id, escrow.workerWalletAddress as SolanaAddress, 'settle', { beforeSend: (signed) => this.recordSolanaSend(escrow.id, 'pending_settle', signed) }),
+    );
+    return this.finish(escrow, 'settled', { settle: signature, pending_settle: null });
+  }
+
+  /** rejected or expired: the vault back to the service wallet, then the same amount into the employer's treasury. */
+  private async refund(escrow: EscrowRow, outcome: 'rejected_refunded' | 'expired_refunded'): Promise<EscrowRow> {
+    const vaultRefund = await this.sendOnce(escrow, 'refund', () =>
+      this.solana.releaseEscrow(escrow.id, this.solana.serviceAddress, 'refund', { beforeSend: (signed) => this.recordSolanaSend(escrow.id, 'pending_refund', signed) }),
+    );
+    await store.mergeSignatures(this.database.db, escrow.id, { refund: vaultRefund, pending_refund: null });
+    const treasuryRefund = await this.creditTreasuryOnce((await store.findEscrow(this.database.db, escrow.id))!);
+    return this.finish(escrow, outcome, { treasury_refund: treasuryRefund, pending_treasury_refund: null });
+  }
+
+  /** The terminal transition with its reputation writes and the employer's notice, in one transaction. */
+  private async finish(escrow: EscrowRow, outcome: Outcome, signatures: Record<string, string | null>): Promise<EscrowRow> {
+    return this.database.transaction(async (tx) => {
+      await store.mergeSignatures(tx.db, escrow.id, signatures);
+      const done = await store.transition(tx.db, escrow.id, store.OPEN_STATUSES, { status: outcome, finalizedAt: new Date() });
+      if (!done) return (await store.findEscrow(tx.db, escrow.id))!;
+      await this.queueReputation(tx.db, done, outcome);
+      await notify(tx.db, {
+        employerId: done.employerId,
+        type: `escrow_${outcome}`,
+        severity: outcome === 'settled' ? 'success' : 'info',
+        title: outcome === 'settled' ? `Escrow settled: ${formatUsd(done.amount)} USD paid to the worker` : `Escrow ${outcome === 'expired_refunded' ? 'expired' : 'rejected'}: ${formatUsd(done.amount)} USD back in your treasury`,
+        link: `/dashboard/settings/agents?escrow=${done.id}`,
+        data: { escrow_id: done.id, status: outcome },
+        dedupeKey: `escrow-final:${done.id}`,
+      });
+      return done;
+    });
+  }
+
+  /** Spec 6: `escrow-settled` to the worker, `escrow-refunded` to the requester (on the chain its identity lives on). */
+  private async queueReputation(db: Db, escrow: EscrowRow, outcome: Outcome): Promise<void> {
+    const settled = outcome === 'settled';
+    const writeType = settled ? 'escrow-settled' : 'escrow-refunded';
+    const subjects = settled ? [{ solana: escrow.workerWalletAddress }, identityOf(escrow.workerAgentIdentifier)] : [identityOf(escrow.posterAgentIdentifier)];
+    const solanaKeys = new Set(subjects.map((s) => s.solana).filter((k): k is string => !!k));
+    for (const key of solanaKeys) {
+      await enqueueReputationWrite(db, { kind: 'attestation', writeType, subject: key, sourceType: 'escrow', sourceId: escrow.id, amount: escrow.amount });
+    }
+    for (const agentId of new Set(subjects.map((s) => s.erc8004AgentId).filter((id): id is bigint => id != null))) {
+      await enqueueReputationWrite(db, {
+        kind: 'erc8004_feedback',
+        writeType,
+        subject: agentId.toString(),
+        sourceType: 'escrow',
+        sourceId: escrow.id,
+        amount: escrow.amount,
+        score: settled ? 100 : 0,
+      });
+    }
+  }
+
+  // ---- steps that move money exactly once -------------------------------------------------------
+
+  /**
+   * Runs a Solana step at most once: a signature recorded before sending is looked up first, and
+   * re-sent while it can still land. Returns the landed signature.
+   */
+  private async sendOnce(escrow: EscrowRow, step: string, send: () => Promise<{ signature: Signature }>): Promise<string> {
+    const done = (escrow.signatures as Record<string, unknown>)[step];
+    if (typeof done === 'string') return done;
+    const pending = pendingOf(escrow, `pending_${step}`);
+    if (pending) {
+      const status = await this.solana.status(pending.signature as Signature);
+      if (status.state === 'landed') return pending.signature as string;
+      if (status.state === 'unknown' && (await this.solana.blockHeight()) <= BigInt(pending.lastValidBlockHeight as string)) {
+        await this.solana.resend({ signature: pending.signature as Signature, wire: pending.wire as string, lastValidBlockHeight: BigInt(pending.lastValidBlockHeight as string) });
+        throw new Error(`escrow ${escrow.id}: ${step} ${pending.signature} sent again; not yet landed`);
+      }
+      // Failed, or expired unlanded: it never moved anything; sign a new one.
+    }
+    return (await send()).signature;
+  }
+
+  private recordSolanaSend(id: string, key: string, signed: SignedSolanaTransaction): Promise<void> {
+    return store.mergeSignatures(this.database.db, id, { [key]: { signature: signed.signature, wire: signed.wire, lastValidBlockHeight: signed.lastValidBlockHeight.toString() } });
+  }
+
+  /** The refund's Tempo leg, at most once: a recorded deposit is awaited or re-broadcast, not repeated. */
+  private async creditTreasuryOnce(escrow: EscrowRow): Promise<string> {
+    const done = (escrow.signatures as Record<string, unknown>).treasury_refund;
+    if (typeof done === 'string') return done;
+    const pending = pendingOf(escrow, 'pending_treasury_refund');
+    if (pending) {
+      const receipt = await this.tempo.connection.receipt(pending.hash as Hex);
+      if (receipt?.status === 'success') return pending.hash as string;
+      if (!receipt && Date.now() - Number(pending.at) < LOST_TRANSACTION_SECONDS * 1000) {
+        await this.tempo.connection.rebroadcast(pending.raw as Hex).catch(() => undefined);
+        throw new Error(`escrow ${escrow.id}: treasury refund ${pending.hash} not yet mined`);
+      }
+      // Reverted, or lost (its nonce long reused): nothing was credited; deposit again.
+    }
+    const accountId = await this.treasuryAccountOf(escrow.employerId);
+    if (accountId === null) throw new Error(`escrow ${escrow.id}: the employer has no treasury account to refund`);
+    const { txHash } = await this.tempo.depositToTreasury(accountId, escrow.amount, {
+      beforeBroadcast: (signed) => store.mergeSignatures(this.database.db, escrow.id, { pending_treasury_refund: { ...signed, at: Date.now() } }),
+    });
+    return txHash;
+  }
+
+  /**
+   * A funding a crash or an error interrupted. Debit mined: fund the vault (only one vault per
+   * escrow can ever exist), giving up after an hour by crediting the treasury back. Debit
+   * reverted, never sent, or lost: nothing moved, `funding_failed`.
+   */
+  private async resumeFunding(escrow: EscrowRow): Promise<EscrowRow> {
+    const debit = pendingOf(escrow, 'pending_treasury_debit');
+    const receipt = debit ? await this.tempo.connection.receipt(debit.hash as Hex) : null;
+    if (receipt?.status === 'success') {
+      try {
+        return await this.fundVault(escrow);
+      } catch (error) {
+        if (Date.now() - escrow.createdAt.getTime() < FUNDING_GIVE_UP_SECONDS * 1000) throw error;
+        if ((await this.solana.escrowBalance(escrow.id)) > 0n) throw error; // funded after all; retry the bookkeeping
+        await this.creditTreasuryOnce(escrow);
+        return (await store.transition(this.database.db, escrow.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() })) ?? escrow;
+      }
+    }
+    const age = Date.now() - (debit ? Number(debit.at) : escrow.createdAt.getTime());
+    if (debit && !receipt && age < LOST_TRANSACTION_SECONDS * 1000) {
+      await this.tempo.connection.rebroadcast(debit.raw as Hex).catch(() => undefined);
+      return escrow;
+    }
+    return (await store.transition(this.database.db, escrow.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() })) ?? escrow;
+  }
+
+  private async treasuryAccountOf(employerId: string): Promise<bigint | null> {
+    const employer = await this.employers.findEmployer(employerId);
+    return employer?.employerAccountId ? BigInt(employer.employerAccountId) : null;
+  }
+}
+
+// ---- helpers ------------------------------------------------------------------------------------
+
+/** The on-chain identity an agent identifier names, for tiers and reputation writes (none for an opaque one). */
+function identityOf(identifier: string): LinkedIdentity {
+  const identity = parseAgentIdentifier(identifier);
+  if (identity.kind === 'erc8004') return { erc8004AgentId: identity.agentId };
+  if (identity.kind === 'solana') return { solana: identity.publicKey };
+  return {};
+}
+
+function pendingOf(escrow: EscrowRow, key: string): Record<string, unknown> | null {
+  const value = (escrow.signatures as Record<string, unknown>)[key];
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : null;
+}
+
+export function isPublic(escrow: EscrowRow): boolean {
+  return (store.PUBLIC_STATUSES as readonly string[]).includes(escrow.status);
+}
+
+/** The public `signatures` object: landed signatures by step, never a pending send's bytes. */
+export function publicSignatures(escrow: EscrowRow): Record<string, string> {
+  return Object.fromEntries(Object.entries(escrow.signatures as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+const notAuthorized = () =>
+  new AppError(403, 'AGENT_NOT_AUTHORIZED', 'This agent is not authorized to post escrows for this employer (no active authorization matches X-Agent-Identifier).');
+const notFound = () => new AppError(404, 'ESCROW_NOT_FOUND', 'No such escrow.');
+const alreadyDelivered = (escrow: EscrowRow) =>
+  new AppError(409, 'ESCROW_ALREADY_DELIVERED', `The escrow is ${escrow.status}; a deliverable is accepted once, while it is posted.`, { status: escrow.status });
+const invalidTransaction = (code: string, message: string) => new AppError(400, code, message, { field: 'signed_transaction' });
+const insufficientTreasury = (available: bigint | null, amount: bigint) =>
+  new AppError(422, 'INSUFFICIENT_TREASURY_BALANCE', "The employer's treasury does not hold enough available balance for this escrow.", {
+    amount_usd: formatUsd(amount),
+    ...(available !== null && { available_usd: formatUsd(available) }),
+  });
+
+/** A deliverable that cannot be fetched: the URI's fault is 400, the remote's 422. The fee is kept (< 500). */
+function fetchRefusal(error: DeliverableFetchError): AppError {
+  const field = { field: 'deliverable_uri', reason: error.code };
+  switch (error.code) {
+    case 'UNSUPPORTED_SCHEME':
+    case 'INVALID_URI':
+    case 'FORBIDDEN_ADDRESS':
+      return new AppError(400, 'DELIVERABLE_URI_REFUSED', `deliverable_uri: ${error.message}`, field);
+    case 'TOO_LARGE':
+      return new AppError(422, 'DELIVERABLE_TOO_LARGE', error.message, field);
+    default:
+      return new AppError(422, 'DELIVERABLE_UNREACHABLE', error.message, field);
+  }
+}
