@@ -1,0 +1,504 @@
+import { createHash, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
+import {
+  appendTransactionMessageInstructions,
+  createKeyPairSignerFromPrivateKeyBytes,
+  createSolanaRpcFromTransport,
+  createTransactionMessage,
+  getBase58Decoder,
+  getBase64EncodedWireTransaction,
+  pipe,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signTransactionMessageWithSigners,
+  type Address as SolanaAddress,
+  type KeyPairSigner,
+} from '@solana/kit';
+import { and, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentProofHeaders, type AgentSigner } from '../../../test/support/agents.js';
+import { startTestApp, type TestApp } from '../../../test/support/app.js';
+import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
+import { railA, type PayingFetch } from '../../../test/support/pay.js';
+import { LOCAL_ESCROW_PROGRAM_ID } from '../../chains/embedded/escrow-program.js';
+import { embeddedSolanaTransport } from '../../chains/embedded/solana-transport.js';
+import type { SolanaChain } from '../../chains/solana/solana-chain.js';
+import { escrows, notifications, reputationWrites } from '../../db/schema.js';
+import { createLogger } from '../../log.js';
+import { createAiProvider } from '../../providers/ai/index.js';
+import { AgentRequestVerifier } from '../agents/request-proof.js';
+import { SecretBox } from '../agents/secret-box.js';
+import { AgentsService } from '../agents/service.js';
+import { ReputationService } from '../reputation/service.js';
+import { TreasuryService } from '../treasury/service.js';
+import { EscrowService, escrowOptionsFrom } from './service.js';
+import { submitDeliverableInstruction, uriHash } from './signed-deliverable.js';
+
+/**
+ * The escrow end to end on the embedded chains (spec 2.1, 3.1, 4.4): post (treasury -> vault),
+ * deliver (fetched once, hashed, judged in the background), settlement to the worker, refund on
+ * rejection and expiry (balances checked), the employer's decision on an escalation, the worker's
+ * own signed delivery, and a crash between verdict and payout that pays exactly once.
+ */
+const USD = 1_000_000n;
+let t: TestApp;
+let server: LoopbackServer;
+let files: LoopbackServer & { hits: number };
+let pay: PayingFetch;
+let payA: PayingFetch;
+let owner: string;
+let employerId: string;
+let accountId: bigint;
+let solana: SolanaChain;
+
+type Json = Record<string, unknown>;
+type Poster = { identifier: string; signer: AgentSigner };
+type Worker = { wallet: SolanaAddress; identifier: string; signer: AgentSigner | null; kit: KeyPairSigner };
+const json = async <T = Json>(response: Response) => (await response.json()) as T;
+const must = (rubric: string) => `Write a short note for the payroll team.\nmust include: ${rubric}`;
+
+async function newWorker(selfCertifying = false): Promise<Worker> {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const wallet = getBase58Decoder().decode(Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url')) as SolanaAddress;
+  const seed = privateKey.export({ format: 'der', type: 'pkcs8' }).subarray(-32);
+  const kit = await createKeyPairSignerFromPrivateKeyBytes(new Uint8Array(seed));
+  return selfCertifying
+    ? { wallet, identifier: `solana:${wallet}`, signer: { ed25519: privateKey }, kit }
+    : { wallet, identifier: `worker-${randomUUID()}`, signer: null, kit };
+}
+
+async function authorize(settings: Json = {}, signer?: { identifier: string; key: KeyObject }): Promise<Poster> {
+  const body = { label: 'Escrow bot', agent_identifier: signer?.identifier ?? `poster-${randomUUID()}`, per_tx_cap_usd: '50', per_day_cap_usd: '500', velocity_per_minute: 100, ...settings };
+  const response = await t.request('POST', `/api/employers/${employerId}/agents/authorizations`, { token: owner, body });
+  expect(response.status, await response.clone().text()).toBe(201);
+  const created = await json<{ agent_identifier: string; hmac_secret: string | null }>(response);
+  return { identifier: created.agent_identifier, signer: signer ? { ed25519: signer.key } : { hmac: created.hmac_secret! } };
+}
+
+async function signedCall(path: string, body: Json, agent: { identifier: string; signer: AgentSigner | null }, via = pay, headers: Record<string, string> = {}) {
+  const text = JSON.stringify(body);
+  const proof = agent.signer ? await agentProofHeaders(agent.identifier, agent.signer, { method: 'POST', path, body: text }) : { 'X-Agent-Identifier': agent.identifier };
+  return via(path, { method: 'POST', body: text, headers: { ...proof, ...headers } });
+}
+
+function post(poster: Poster, worker: Worker, overrides: Json = {}) {
+  return signedCall('/api/mpp/escrow/post', {
+    employer_id: employerId,
+    worker_wallet_address: worker.wallet,
+    worker_agent_identifier: worker.identifier,
+    amount_usdc: '10.00',
+    rubric_prompt: must('ledger'),
+    ...overrides,
+  }, poster);
+}
+
+async function posted(poster: Poster, worker: Worker, overrides: Json = {}): Promise<Json & { escrow_id: string }> {
+  const response = await post(poster, worker, overrides);
+  expect(response.status, await response.clone().text()).toBe(200);
+  return json(response);
+}
+
+const deliver = (worker: Worker, escrowId: string, uri: string) => signedCall('/api/mpp/escrow/deliver', { escrow_id: escrowId, deliverable_uri: uri }, worker);
+const dataUri = (text: string) => `data:text/plain;base64,${Buffer.from(text).toString('base64')}`;
+const available = async () => (await t.chains!.tempo.treasuryAccount(accountId))!.available;
+const row = async (id: string) => (await t.database.db.select().from(escrows).where(eq(escrows.id, id)))[0]!;
+
+/** Waits for the background judge and payout (the app's own escrow service) to end in one of `statuses`. */
+async function until(id: string, statuses: string[], timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const current = await row(id);
+    if (statuses.includes(current.status) || (statuses.includes('escalated') && current.escalatedAt)) return current;
+    if (Date.now() > deadline) throw new Error(`escrow ${id} is ${current.status}, not ${statuses.join('|')}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Another process's escrow service over the same database and chains (a restart). */
+function restartedService(solanaPort: SolanaChain = solana) {
+  const log = createLogger('silent');
+  const agents = new AgentsService(t.database, t.services.employers, new SecretBox({ configured: t.config.agentSecretsKey, dataDir: t.config.dataDir }));
+  return new EscrowService(
+    t.database,
+    new AgentRequestVerifier(t.database, agents, t.chains!.tempo),
+    t.services.employers,
+    t.chains!.tempo,
+    solanaPort,
+    new ReputationService(t.database, t.chains!, { serviceSlug: t.config.serviceSlug }),
+    createAiProvider(t.config.ai, log),
+    escrowOptionsFrom(t.config, LOCAL_ESCROW_PROGRAM_ID),
+    log,
+  );
+}
+
+beforeAll(async () => {
+  t = await startTestApp({ ESCROW_FETCH_ALLOW_HOSTS: '127.0.0.1' }, { chains: true });
+  server = await serveOnLoopback(t.app.fetch);
+  solana = t.chains!.solana;
+  pay = (await railA(t, server.url, '40')).pay;
+  payA = pay;
+  owner = await t.token(`escrow-${randomUUID()}`, 'owner@escrow.example');
+  employerId = (await json<{ id: string }>(await t.request('POST', '/api/employers', { token: owner, body: { name: 'Escrow Co' } }))).id;
+  accountId = await new TreasuryService(t.chains!.tempo, t.services.employers).accountId(employerId);
+  await t.request('POST', '/api/dev/faucet', { body: { network: 'eip155:4217', address: t.chains!.tempo.serviceAddress, amount: '1000' } });
+  await t.chains!.tempo.depositToTreasury(accountId, 1000n * USD);
+  // The service's Solana float that funds escrow custody (local mode's demo seed tops it up too).
+  await t.request('POST', '/api/dev/faucet', { body: { network: solana.network, address: solana.serviceAddress, amount: '1000' } });
+  // Deliverables served from loopback (allowed by ESCROW_FETCH_ALLOW_HOSTS in this app only).
+  let hits = 0;
+  const http = createServer((request: IncomingMessage, response: ServerResponse) => {
+    hits++;
+    response.writeHead(200, { 'content-type': 'text/plain' }).end(`report for ${request.url}: the ledger balances`);
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const port = (http.address() as { port: number }).port;
+  files = {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => http.close(() => resolve())),
+    get hits() {
+      return hits;
+    },
+  } as LoopbackServer & { hits: number };
+});
+
+afterAll(async () => {
+  await files?.close();
+  await server?.close();
+  await t?.close();
+});
+
+describe('POST /api/mpp/escrow/post', () => {
+  it('answers 402 before anything else, and 401 without X-Agent-Identifier', async () => {
+    expect((await fetch(`${server.url}/api/mpp/escrow/post`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status).toBe(402);
+    const worker = await newWorker();
+    const body = { employer_id: employerId, worker_wallet_address: worker.wallet, worker_agent_identifier: worker.identifier, amount_usdc: '1.00', rubric_prompt: must('ledger') };
+    const response = await pay('/api/mpp/escrow/post', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    expect(response.status).toBe(401);
+    expect((await json(response)).code).toBe('AGENT_IDENTIFIER_MISSING');
+  });
+
+  it('locks the amount: treasury down, vault up, every field of 2.1', async () => {
+    const poster = await authorize();
+    const worker = await newWorker();
+    const before = await available();
+    const body = await posted(poster, worker, { amount_usdc: '12.50', expiry_hours: 48 });
+    expect(body).toMatchObject({
+      status: 'posted',
+      applied_expiry_hours: 48,
+      requested_expiry_hours: 48,
+      worker_reputation_tier: 'unknown',
+      worker_attestation_count: 0,
+    });
+    expect(Object.keys(body).sort()).toEqual(
+      ['applied_expiry_hours', 'escrow_id', 'escrow_pda', 'expires_at', 'initialize_signature', 'requested_expiry_hours', 'solana_explorer_urls', 'status', 'worker_attestation_count', 'worker_reputation_tier'].sort(),
+    );
+    const hours = (Date.parse(body.expires_at as string) - Date.now()) / 3_600_000;
+    expect(hours).toBeGreaterThan(47.9);
+    expect(hours).toBeLessThanOrEqual(48);
+    expect(body.escrow_pda).toBe(await solana.escrowVault(body.escrow_id));
+    expect(await solana.escrowBalance(body.escrow_id)).toBe(12_500_000n);
+    expect(before - (await available())).toBe(12_500_000n);
+    expect((body.solana_explorer_urls as Json).initialize).toContain(body.initialize_signature as string);
+  });
+
+  it.each([
+    ['amount_usdc', { amount_usdc: '100.01' }],
+    ['amount_usdc', { amount_usdc: '0' }],
+    ['amount_usdc', { amount_usdc: 12 }],
+    ['rubric_prompt', { rubric_prompt: 'x'.repeat(2001) }],
+    ['rubric_prompt', { rubric_prompt: '' }],
+    ['expiry_hours', { expiry_hours: 0 }],
+    ['expiry_hours', { expiry_hours: 169 }],
+    ['expiry_hours', { expiry_hours: 1.5 }],
+    ['worker_wallet_address', { worker_wallet_address: '0x52908400098527886E0F7030069857D2E4169EE7' }],
+  ])('400 names %s', async (field, overrides) => {
+    const response = await post(await authorize(), await newWorker(), overrides);
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(await json(response))).toContain(field);
+  });
+
+  it('accepts the bounds: 100.00, 2000 characters, 1 and 168 hours', async () => {
+    const poster = await authorize({ per_tx_cap_usd: '100', per_day_cap_usd: '1000' });
+    const worker = await newWorker();
+    expect((await post(poster, worker, { amount_usdc: '100.00', rubric_prompt: `must include: a\n${'x'.repeat(1984)}`, expiry_hours: 1 })).status).toBe(200);
+    expect((await post(poster, worker, { amount_usdc: '0.01', expiry_hours: 168 })).status).toBe(200);
+  });
+
+  it('403 for an agent the employer did not authorize, and over the per-tx cap (fee kept), nothing locked', async () => {
+    const before = await available();
+    const stranger = await post({ identifier: `stranger-${randomUUID()}`, signer: { hmac: 'nope' } }, await newWorker());
+    expect({ status: stranger.status, code: (await json(stranger)).code }).toEqual({ status: 403, code: 'AGENT_NOT_AUTHORIZED' });
+    const capped = await post(await authorize({ per_tx_cap_usd: '5' }), await newWorker(), { amount_usdc: '5.01' });
+    expect({ status: capped.status, code: (await json(capped)).code }).toEqual({ status: 403, code: 'PER_TX_CAP_EXCEEDED' });
+    expect(await available()).toBe(before);
+  });
+
+  it('counts escrows toward the rolling 24 h cap shared with agent/pay', async () => {
+    const poster = await authorize({ per_tx_cap_usd: '20', per_day_cap_usd: '30' });
+    const worker = await newWorker();
+    expect((await post(poster, worker, { amount_usdc: '20' })).status).toBe(200);
+    const over = await post(poster, worker, { amount_usdc: '11' });
+    expect({ status: over.status, code: (await json(over)).code }).toEqual({ status: 403, code: 'PER_DAY_CAP_EXCEEDED' });
+    expect((await post(poster, worker, { amount_usdc: '10' })).status).toBe(200);
+  });
+
+  it('requires the poster\'s identity proof', async () => {
+    const poster = await authorize();
+    const response = await post({ ...poster, signer: { hmac: 'not-the-secret' } }, await newWorker());
+    expect({ status: response.status, code: (await json(response)).code }).toEqual({ status: 401, code: 'PROOF_INVALID' });
+  });
+});
+
+describe('deliver, judge, settle or refund', () => {
+  it('approved: the worker is paid exactly the amount, the attestation is queued, the status shows public fields only', async () => {
+    const poster = await authorize();
+    const worker = await newWorker();
+    const escrow = await posted(poster, worker, { amount_usdc: '7.25' });
+    const treasuryBefore = await available();
+    const response = await deliver(worker, escrow.escrow_id, dataUri('The ledger is reconciled.'));
+    expect(response.status, await response.clone().text()).toBe(200);
+    const delivered = await json(response);
+    expect(delivered).toMatchObject({ escrow_id: escrow.escrow_id, content_sha256: createHash('sha256').update('The ledger is reconciled.').digest('hex'), content_bytes: 25 });
+    const settled = await until(escrow.escrow_id, ['settled', 'rejected_refunded', 'expired_refunded']);
+    expect(settled.status).toBe('settled');
+    expect(await solana.tokenBalance(worker.wallet)).toBe(7_250_000n);
+    expect(await solana.escrowBalance(escrow.escrow_id)).toBe(0n);
+    expect(await available()).toBe(treasuryBefore);
+    const writes = await t.database.db.select().from(reputationWrites).where(eq(reputationWrites.sourceId, escrow.escrow_id));
+    expect(writes.map((w) => [w.kind, w.writeType, w.subject])).toEqual([['attestation', 'escrow-settled', worker.wallet]]);
+
+    const status = await json(await pay(`/api/mpp/escrow/${escrow.escrow_id}/status`));
+    expect(Object.keys(status).sort()).toEqual(
+      ['amount_usdc', 'deliverable_uri', 'escrow_id', 'expires_at', 'rubric_prompt', 'signatures', 'solana_explorer_urls', 'status', 'validator_confidence', 'validator_reasoning', 'validator_verdict', 'worker_wallet_address'].sort(),
+    );
+    expect(status).toMatchObject({ status: 'settled', amount_usdc: '7.250000', validator_verdict: 'approved', validator_confidence: 90 });
+    const signatures = status.signatures as Record<string, string>;
+    expect(Object.keys(signatures).sort()).toEqual(['deliverable', 'initialize', 'settle', 'treasury_debit']);
+    expect(JSON.stringify(status)).not.toContain(delivered.content_sha256 as string);
+    expect(JSON.stringify(status)).not.toMatch(/offline|model|employer/);
+    const [notice] = await t.database.db.select().from(notifications).where(and(eq(notifications.employerId, employerId), eq(notifications.type, 'escrow_settled')));
+    expect(notice?.severity).toBe('success');
+  });
+
+  it('rejected: the amount goes back to the treasury, the requester gets the refund attestation', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const key = getBase58Decoder().decode(Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url'));
+    const poster = await authorize({}, { identifier: `solana:${key}`, key: privateKey });
+    const worker = await newWorker();
+    const before = await available();
+    const escrow = await posted(poster, worker, { amount_usdc: '9.00' });
+    expect(before - (await available())).toBe(9n * USD);
+    expect((await deliver(worker, escrow.escrow_id, dataUri('Nothing about the books.'))).status).toBe(200);
+    const done = await until(escrow.escrow_id, ['settled', 'rejected_refunded']);
+    expect(done).toMatchObject({ status: 'rejected_refunded', validatorVerdict: 'rejected' });
+    expect(await available()).toBe(before);
+    expect(await solana.tokenBalance(worker.wallet)).toBe(0n);
+    const writes = await t.database.db.select().from(reputationWrites).where(eq(reputationWrites.sourceId, escrow.escrow_id));
+    expect(writes.map((w) => [w.kind, w.writeType, w.subject])).toEqual([['attestation', 'escrow-refunded', key]]);
+    expect(Object.keys(done.signatures as Json).sort()).toEqual(['deliverable', 'initialize', 'refund', 'treasury_debit', 'treasury_refund']);
+  });
+
+  it('expired: deliver is 403, the expiry job refunds an open escrow, once', async () => {
+    const poster = await authorize();
+    const worker = await newWorker();
+    const before = await available();
+    const escrow = await posted(poster, worker, { expiry_hours: 1 });
+    // An hour later (the clock moved by rewriting the deadline).
+    await t.database.db.update(escrows).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(escrows.id, escrow.escrow_id));
+    const late = await deliver(worker, escrow.escrow_id, dataUri('ledger'));
+    expect({ status: late.status, code: (await json(late)).code }).toEqual({ status: 403, code: 'ESCROW_EXPIRED' });
+    const service = restartedService();
+    await service.reconcile();
+    await service.reconcile();
+    expect((await row(escrow.escrow_id)).status).toBe('expired_refunded');
+    expect(await available()).toBe(before);
+    expect(await solana.escrowBalance(escrow.escrow_id)).toBe(0n);
+  });
+
+  it('refuses another agent (403), an unknown escrow (404) and a second delivery (409)', async () => {
+    const poster = await authorize();
+    const worker = await newWorker();
+    const escrow = await posted(poster, worker);
+    const impostor = await deliver({ ...worker, identifier: `impostor-${randomUUID()}` }, escrow.escrow_id, dataUri('ledger'));
+    expect({ status: impostor.status, code: (await json(impostor)).code }).toEqual({ status: 403, code: 'AGENT_MISMATCH' });
+    const unknown = await deliver(worker, randomUUID(), dataUri('ledger'));
+    expect({ status: unknown.status, code: (await json(unknown)).code }).toEqual({ status: 404, code: 'ESCROW_NOT_FOUND' });
+    const [first, second] = await Promise.all([deliver(worker, escrow.escrow_id, dataUri('ledger one')), deliver(worker, escrow.escrow_id, dataUri('ledger two'))]);
+    expect([first.status, second.status].sort()).toEqual([200, 409]);
+    expect((await until(escrow.escrow_id, ['settled'])).status).toBe('settled');
+    expect(await solana.tokenBalance(worker.wallet)).toBe(10n * USD);
+  });
+
+  it('a worker whose identifier names a key must prove it', async () => {
+    const worker = await newWorker(true);
+    const escrow = await posted(await authorize(), worker);
+    const unsigned = await deliver({ ...worker, signer: null }, escrow.escrow_id, dataUri('ledger'));
+    expect(unsigned.status).toBe(401);
+    expect((await deliver(worker, escrow.escrow_id, dataUri('ledger'))).status).toBe(200);
+  });
+
+  it('fetches from an allowed host once and judges exactly the hashed bytes; refuses private addresses', async () => {
+    const worker = await newWorker();
+    const escrow = await posted(await authorize(), worker);
+    const hitsBefore = files.hits;
+    const response = await deliver(worker, escrow.escrow_id, `${files.url}/report.txt`);
+    expect(response.status, await response.clone().text()).toBe(200);
+    const content = `report for /report.txt: the ledger balances`;
+    expect((await json(response)).content_sha256).toBe(createHash('sha256').update(content).digest('hex'));
+    await until(escrow.escrow_id, ['settled']);
+    expect(files.hits - hitsBefore).toBe(1);
+    expect(Buffer.from((await row(escrow.escrow_id)).deliverableContent!).toString()).toBe(content);
+
+    const other = await posted(await authorize(), worker);
+    for (const uri of ['http://169.254.169.254/latest/meta-data/', 'https://10.0.0.1/x', 'https://[::1]/x', 'file:///etc/passwd', 'gopher://x']) {
+      const refused = await deliver(worker, other.escrow_id, uri);
+      expect({ uri, status: refused.status, code: (await json(refused)).code }).toEqual({ uri, status: 400, code: 'DELIVERABLE_URI_REFUSED' });
+    }
+    expect((await row(other.escrow_id)).status).toBe('posted');
+  });
+});
+
+describe('escalation to the employer', () => {
+  it('a rubric rules cannot judge is escalated; the owner decides; another owner cannot see it', async () => {
+    const worker = await newWorker();
+    const escrow = await posted(await authorize(), worker, { rubric_prompt: 'Make it delightful.' });
+    expect((await deliver(worker, escrow.escrow_id, dataUri('A delightful ledger.'))).status).toBe(200);
+    const escalated = await until(escrow.escrow_id, ['escalated']);
+    expect(escalated).toMatchObject({ status: 'validating', validatorVerdict: null });
+    expect(escalated.escalationReason).toMatch(/confidence 0/);
+
+    const stranger = await t.token(`other-${randomUUID()}`, 'other@escrow.example');
+    const strangerEmployer = (await json<{ id: string }>(await t.request('POST', '/api/employers', { token: stranger, body: { name: 'Other Co' } }))).id;
+    const path = (employer: string) => `/api/employers/${employer}/escrows/${escrow.escrow_id}/decision`;
+    const foreign = await t.request('POST', path(strangerEmployer), { token: stranger, body: { verdict: 'approved', reasoning: 'mine now' } });
+    expect(foreign.status).toBe(404);
+    expect((await t.request('POST', path(employerId), { token: stranger, body: { verdict: 'approved', reasoning: 'x' } })).status).toBe(404);
+    expect((await t.request('POST', path(employerId), { token: owner, body: { verdict: 'maybe', reasoning: 'x' } })).status).toBe(400);
+
+    const decided = await t.request('POST', path(employerId), { token: owner, body: { verdict: 'approved', reasoning: 'Delightful indeed.' } });
+    expect(decided.status, await decided.clone().text()).toBe(200);
+    expect((await until(escrow.escrow_id, ['settled'])).validatorModel).toMatch(/^employer:/);
+    expect(await solana.tokenBalance(worker.wallet)).toBe(10n * USD);
+    const again = await t.request('POST', path(employerId), { token: owner, body: { verdict: 'rejected', reasoning: 'changed my mind' } });
+    expect({ status: again.status, code: (await json(again)).code }).toEqual({ status: 409, code: 'ESCROW_NOT_ESCALATED' });
+    const list = await json<Json[]>(await t.request('GET', `/api/employers/${employerId}/escrows`, { token: owner }));
+    expect(list.find((e) => e.escrow_id === escrow.escrow_id)).toMatchObject({ status: 'settled', sanitizer_flagged: false });
+  });
+});
+
+describe('a crash between verdict and payout', () => {
+  /** A Solana port that dies in releaseEscrow: after signing and recording (before sending), or after it landed. */
+  function crashing(when: 'before-send' | 'after-landing'): SolanaChain {
+    return new Proxy(solana, {
+      get(target, property, receiver) {
+        if (property !== 'releaseEscrow') return Reflect.get(target, property, receiver) as unknown;
+        return async (...args: Parameters<SolanaChain['releaseEscrow']>) => {
+          const [escrowId, to, reason, options] = args;
+          if (when === 'before-send') {
+            await target.releaseEscrow(escrowId, to, reason, {
+              beforeSend: async (signed) => {
+                await options?.beforeSend?.(signed);
+                throw new Error('killed after recording the signature');
+              },
+            });
+          }
+          await target.releaseEscrow(escrowId, to, reason, options);
+          throw new Error('killed after the payout landed');
+        };
+      },
+    });
+  }
+
+  it.each(['before-send', 'after-landing'] as const)('killed %s: the restarted service settles it exactly once', async (when) => {
+    const worker = await newWorker();
+    const escrow = await posted(await authorize(), worker, { amount_usdc: '3.00' });
+    // The judged verdict is in the row; the payout dies with the process.
+    await t.database.db.update(escrows).set({ deliverableUri: 'data:,ledger', deliverableSha256: 'x', deliverableContent: Buffer.from('ledger'), status: 'delivered' }).where(eq(escrows.id, escrow.escrow_id));
+    const dying = restartedService(crashing(when));
+    await expect(dying.advance(escrow.escrow_id)).rejects.toThrow(/killed/);
+    const stuck = await row(escrow.escrow_id);
+    expect(stuck).toMatchObject({ status: 'validating', validatorVerdict: 'approved' });
+    // The lease of the dead process lapses; the restarted one picks the escrow up.
+    await t.database.db.update(escrows).set({ leaseUntil: null }).where(eq(escrows.id, escrow.escrow_id));
+    const restarted = restartedService();
+    await restarted.reconcile();
+    await restarted.reconcile();
+    expect((await row(escrow.escrow_id)).status).toBe('settled');
+    expect(await solana.tokenBalance(worker.wallet)).toBe(3n * USD);
+    const writes = await t.database.db.select().from(reputationWrites).where(eq(reputationWrites.sourceId, escrow.escrow_id));
+    expect(writes).toHaveLength(1);
+  });
+
+  it('two services advancing the same escrow at once pay it once', async () => {
+    const worker = await newWorker();
+    const escrow = await posted(await authorize(), worker, { amount_usdc: '4.00' });
+    await t.database.db.update(escrows).set({ deliverableUri: 'data:,ledger', deliverableSha256: 'x', deliverableContent: Buffer.from('ledger'), status: 'delivered' }).where(eq(escrows.id, escrow.escrow_id));
+    const [a, b] = [restartedService(), restartedService()];
+    await Promise.all([a.advance(escrow.escrow_id), b.advance(escrow.escrow_id), a.reconcile(), b.reconcile()]);
+    await a.reconcile();
+    expect((await row(escrow.escrow_id)).status).toBe('settled');
+    expect(await solana.tokenBalance(worker.wallet)).toBe(4n * USD);
+  });
+});
+
+describe('POST /api/mpp/escrow/deliver-signed', () => {
+  const rpc = () => createSolanaRpcFromTransport(embeddedSolanaTransport(t.embeddedChains!.solana));
+
+  async function signedDelivery(worker: Worker, escrow: Json & { escrow_id: string }, uri: string, options: { feePayer?: KeyPairSigner; hash?: Uint8Array } = {}) {
+    const instruction = submitDeliverableInstruction({
+      programAddress: LOCAL_ESCROW_PROGRAM_ID,
+      worker: worker.kit,
+      escrowAccount: escrow.escrow_pda as SolanaAddress,
+      escrowId: escrow.escrow_id,
+      uriHash: options.hash ?? uriHash(uri),
+    });
+    const { value: lifetime } = await rpc().getLatestBlockhash().send();
+    const message = pipe(
+      createTransactionMessage({ version: 0 }),
+      (m) => setTransactionMessageFeePayerSigner(options.feePayer ?? worker.kit, m),
+      (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
+      (m) => appendTransactionMessageInstructions([instruction], m),
+    );
+    return getBase64EncodedWireTransaction(await signTransactionMessageWithSigners(message));
+  }
+
+  async function fundedWorker() {
+    const worker = await newWorker();
+    await t.embeddedChains!.solana.airdrop(worker.wallet, 1_000_000_000n);
+    return worker;
+  }
+
+  const deliverSigned = (worker: Worker, body: Json) => signedCall('/api/mpp/escrow/deliver-signed', body, worker, payA);
+
+  it('broadcasts the worker\'s transaction, then judges and settles', async () => {
+    const worker = await fundedWorker();
+    const escrow = await posted(await authorize(), worker);
+    const uri = dataUri('The ledger, signed by its author.');
+    const response = await deliverSigned(worker, { escrow_id: escrow.escrow_id, deliverable_uri: uri, signed_transaction: await signedDelivery(worker, escrow, uri) });
+    expect(response.status, await response.clone().text()).toBe(200);
+    const body = await json(response);
+    const signature = (body.signatures as Record<string, string>).submit_deliverable!;
+    expect((await solana.status(signature as never)).state).toBe('landed');
+    expect((await until(escrow.escrow_id, ['settled'])).status).toBe('settled');
+  });
+
+  it('refuses a wrong hash (400), another fee payer (403), garbage (400), another agent (403)', async () => {
+    const worker = await fundedWorker();
+    const escrow = await posted(await authorize(), worker);
+    const uri = dataUri('ledger');
+    const cases: [Json, Worker, number, string][] = [
+      [{ signed_transaction: await signedDelivery(worker, escrow, uri, { hash: uriHash('data:,other') }) }, worker, 400, 'URI_HASH_MISMATCH'],
+      [{ signed_transaction: await signedDelivery(worker, escrow, uri, { feePayer: (await fundedWorker()).kit }) }, worker, 403, 'FEE_PAYER_MISMATCH'],
+      [{ signed_transaction: Buffer.from('not a transaction').toString('base64') }, worker, 400, 'TRANSACTION_INVALID'],
+      [{ signed_transaction: await signedDelivery(worker, escrow, uri) }, { ...worker, identifier: 'someone-else' }, 403, 'AGENT_MISMATCH'],
+    ];
+    for (const [fields, agent, status, code] of cases) {
+      const response = await deliverSigned(agent, { escrow_id: escrow.escrow_id, deliverable_uri: uri, ...fields });
+      expect({ status: response.status, code: (await json(response)).code }).toEqual({ status, code });
+    }
+    expect((await row(escrow.escrow_id)).status).toBe('posted');
+    const missing = await deliverSigned(worker, { escrow_id: escrow.escrow_id, deliverable_uri: uri });
+    expect(missing.status).toBe(400);
+  });
+});
