@@ -18,6 +18,7 @@ import { AgentsService } from './features/agents/service.js';
 import { registerEscrowRoutes } from './features/escrow/routes.js';
 import { EscrowService, escrowOptionsFrom } from './features/escrow/service.js';
 import { LOCAL_ESCROW_PROGRAM_ID } from './chains/embedded/escrow-program.js';
+import { AccessTokens } from './features/oauth/access-tokens.js';
 import { registerReputationRoutes } from './features/reputation/routes.js';
 import { ReputationService, enqueueReputationWrite } from './features/reputation/service.js';
 import { registerBridgeRoutes } from './features/bridge/routes.js';
@@ -118,6 +119,13 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
   const { config } = deps;
   const metrics = new HttpMetrics({ processMetrics: deps.processMetrics ?? false });
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  // MCP access tokens (spec 5.5): issued by the OAuth routes, required by /api/mcp.
+  const accessTokens = new AccessTokens({
+    issuer: config.publicBaseUrl,
+    audience: `${config.publicBaseUrl}/api/mcp`,
+    configuredKey: config.oauthSigningKey,
+    dataDir: config.dataDir,
+  });
 
   app.use('*', requestContext(deps.log, metrics));
   app.use(

@@ -80,6 +80,8 @@ const envSchema = z.object({
   // Encrypts agent authorizations' HMAC secrets at rest (AES-256-GCM under its SHA-256). Local
   // mode generates one under DATA_DIR when unset.
   AGENT_SECRETS_KEY: optionalString.pipe(z.string().min(32, 'at least 32 characters').optional()),
+  // Signs MCP access tokens (ES256): a private JWK as JSON. Local mode generates one under DATA_DIR.
+  OAUTH_SIGNING_KEY: optionalString,
   SMTP_URL: optionalUrl,
   /** The From address of outgoing email (live mode). */
   EMAIL_FROM: optionalString,
@@ -148,6 +150,7 @@ const LIVE_REQUIRED = [
   'X402_FACILITATOR_URL',
   'MPP_SECRET_KEY',
   'AGENT_SECRETS_KEY',
+  'OAUTH_SIGNING_KEY',
   'SMTP_URL',
   'EMAIL_FROM',
   'EVM_SERVICE_KEY',
@@ -185,6 +188,8 @@ export interface Config {
   jobsEnabled: boolean;
   /** undefined in local mode without AGENT_SECRETS_KEY: a key file under dataDir is used. */
   agentSecretsKey: string | undefined;
+  /** undefined in local mode without OAUTH_SIGNING_KEY: a key file under dataDir is used. */
+  oauthSigningKey: string | undefined;
   /** Solana payroll wallet policy; `allowedPrograms` null = the default set (src/features/payroll/solana-policy.ts). */
   solanaPayrollPolicy: { perTxCap: bigint; allowedPrograms: string[] | null };
   ai: AiConfig;
@@ -284,6 +289,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     jobsEnabled: env.JOBS_ENABLED,
     agentSecretsKey: env.AGENT_SECRETS_KEY,
+    oauthSigningKey: env.OAUTH_SIGNING_KEY,
     solanaPayrollPolicy: {
       perTxCap: parseUsd(env.SOLANA_PAYROLL_PER_TX_CAP_USD)!,
       allowedPrograms: env.SOLANA_PAYROLL_ALLOWED_PROGRAMS?.split(',') ?? null,

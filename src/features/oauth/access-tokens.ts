@@ -1,0 +1,94 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
+
+/** Spec 5.5: the MCP access token lives one hour and carries scope `mcp:tools`. */
+export const ACCESS_TOKEN_SECONDS = 3600;
+export const MCP_SCOPE = 'mcp:tools';
+const KEY_FILE = 'oauth-signing-key.json';
+
+export interface AccessTokenClaims {
+  userId: string;
+  clientId: string;
+  scopes: string[];
+}
+
+/**
+ * MCP access tokens: ES256 JWTs issued by this service (`iss` = the public base URL) for one
+ * audience, the MCP endpoint URL. Both come from configuration, never from a request's Host.
+ * The signing key is OAUTH_SIGNING_KEY (a private JWK) or, in local mode, a key generated under the
+ * data directory on first use: loading it lazily keeps building the app free of I/O.
+ */
+export class AccessTokens {
+  private keys: Promise<{ privateKey: CryptoKey; publicKey: CryptoKey; kid: string }> | undefined;
+
+  constructor(
+    private readonly options: { issuer: string; audience: string; configuredKey: string | undefined; dataDir: string },
+  ) {}
+
+  get audience(): string {
+    return this.options.audience;
+  }
+
+  async issue(claims: AccessTokenClaims): Promise<{ token: string; expiresIn: number }> {
+    const { privateKey, kid } = await this.loadKeys();
+    const token = await new SignJWT({ client_id: claims.clientId, scope: claims.scopes.join(' ') })
+      .setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt' })
+      .setIssuer(this.options.issuer)
+      .setAudience(this.options.audience)
+      .setSubject(claims.userId)
+      .setIssuedAt()
+      .setExpirationTime(`${ACCESS_TOKEN_SECONDS}s`)
+      .setJti(crypto.randomUUID())
+      .sign(privateKey);
+    return { token, expiresIn: ACCESS_TOKEN_SECONDS };
+  }
+
+  /** The token's claims; throws for a bad signature, another issuer or audience, expiry, or a missing scope. */
+  async verify(token: string): Promise<AccessTokenClaims> {
+    const { publicKey } = await this.loadKeys();
+    const { payload } = await jwtVerify(token, publicKey, {
+      algorithms: ['ES256'],
+      issuer: this.options.issuer,
+      audience: this.options.audience,
+      typ: 'at+jwt',
+      requiredClaims: ['sub', 'exp', 'client_id', 'scope'],
+    });
+    const scopes = String(payload.scope).split(' ').filter(Boolean);
+    if (!scopes.includes(MCP_SCOPE)) throw new Error(`the token lacks scope ${MCP_SCOPE}`);
+    return { userId: payload.sub!, clientId: String(payload.client_id), scopes };
+  }
+
+  private loadKeys() {
+    this.keys ??= this.readPrivateJwk().then(async (jwk) => {
+      const { d: _private, ...publicJwk } = jwk;
+      return {
+        privateKey: (await importJWK(jwk, 'ES256')) as CryptoKey,
+        publicKey: (await importJWK(publicJwk, 'ES256')) as CryptoKey,
+        kid: jwk.kid ?? 'oauth',
+      };
+    });
+    return this.keys;
+  }
+
+  private async readPrivateJwk(): Promise<JWK> {
+    if (this.options.configuredKey) return JSON.parse(this.options.configuredKey) as JWK;
+    const file = path.join(this.options.dataDir, KEY_FILE);
+    try {
+      return JSON.parse(await fs.readFile(file, 'utf8')) as JWK;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const jwk: JWK = { ...(await exportJWK(privateKey)), kid: `oauth-${Date.now().toString(36)}`, alg: 'ES256' };
+    await fs.mkdir(this.options.dataDir, { recursive: true });
+    // `wx`: when two processes race to create it, the loser reads the winner's key.
+    try {
+      await fs.writeFile(file, JSON.stringify(jwk), { mode: 0o600, flag: 'wx' });
+      return jwk;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      return JSON.parse(await fs.readFile(file, 'utf8')) as JWK;
+    }
+  }
+}
