@@ -248,6 +248,34 @@ describe('POST /api/mpp/escrow/post', () => {
     const response = await post({ ...poster, signer: { hmac: 'not-the-secret' } }, await newWorker());
     expect({ status: response.status, code: (await json(response)).code }).toEqual({ status: 401, code: 'PROOF_INVALID' });
   });
+
+  it('503 when the Solana custody float cannot take the amount, before any debit', async () => {
+    const poster = await authorize();
+    const worker = await newWorker();
+    const path = '/api/mpp/escrow/post';
+    const body = JSON.stringify({ employer_id: employerId, amount_usdc: '10.00' });
+    const headers = await agentProofHeaders(poster.identifier, poster.signer, { method: 'POST', path, body });
+    // Another process whose view of the service's Solana float is empty.
+    const shortFloat = new Proxy(solana, {
+      get: (target, key) => (key === 'tokenBalance' ? async () => 0n : Reflect.get(target, key, target)),
+    });
+    const before = await available();
+    const refused = restartedService(shortFloat).post({
+      identifier: poster.identifier,
+      employerId,
+      workerWalletAddress: worker.wallet,
+      workerAgentIdentifier: worker.identifier,
+      amount: 10n * USD,
+      rubricPrompt: must('ledger'),
+      expiryHours: 24,
+      proof: { method: 'POST', pathWithQuery: path, headers: new Headers(headers), body: new TextEncoder().encode(body) },
+      feePaymentId: null,
+    });
+    await expect(refused).rejects.toMatchObject({ status: 503, code: 'ESCROW_CUSTODY_UNAVAILABLE' });
+    expect(await available()).toBe(before);
+    const [failed] = await t.database.db.select().from(escrows).where(eq(escrows.posterAgentIdentifier, poster.identifier));
+    expect(failed?.status).toBe('funding_failed');
+  });
 });
 
 describe('deliver, judge, settle or refund', () => {
