@@ -3,7 +3,7 @@ import type { Address as SolanaAddress, Signature } from '@solana/kit';
 import type { Hex } from 'viem';
 import { ChainRevertError } from '../../chains/evm/connection.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
-import { SolanaTransactionError, type SignedSolanaTransaction, type SolanaChain } from '../../chains/solana/solana-chain.js';
+import type { SignedSolanaTransaction, SolanaChain } from '../../chains/solana/solana-chain.js';
 import type { Config } from '../../config.js';
 import type { Database, Db } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
