@@ -14,6 +14,7 @@ const LIVE = {
   X402_FACILITATOR_URL: 'https://facilitator.example',
   MPP_SECRET_KEY: 'k'.repeat(32),
   AGENT_SECRETS_KEY: 'a'.repeat(32),
+  OAUTH_SIGNING_KEY: JSON.stringify({ kty: 'EC', crv: 'P-256', x: 'x'.repeat(43), y: 'y'.repeat(43), d: 'd'.repeat(43) }),
   SMTP_URL: 'smtp://mail.example',
   EMAIL_FROM: 'payroll@mail.example',
   EVM_SERVICE_KEY: `0x${'11'.repeat(32)}`,
@@ -45,7 +46,7 @@ describe('config', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     const message = (error as Error).message;
-    for (const name of ['DATABASE_URL', 'IDP_JWKS_URL', 'IDP_ISSUER', 'IDP_AUDIENCE', 'TEMPO_RPC_URL', 'BASE_RPC_URL', 'SOLANA_RPC_URL', 'X402_FACILITATOR_URL', 'MPP_SECRET_KEY', 'AGENT_SECRETS_KEY', 'SMTP_URL', 'EMAIL_FROM', 'EVM_SERVICE_KEY', 'SOLANA_SERVICE_KEY', 'TEMPO_CONTRACTS']) {
+    for (const name of ['DATABASE_URL', 'IDP_JWKS_URL', 'IDP_ISSUER', 'IDP_AUDIENCE', 'TEMPO_RPC_URL', 'BASE_RPC_URL', 'SOLANA_RPC_URL', 'X402_FACILITATOR_URL', 'MPP_SECRET_KEY', 'AGENT_SECRETS_KEY', 'OAUTH_SIGNING_KEY', 'SMTP_URL', 'EMAIL_FROM', 'EVM_SERVICE_KEY', 'SOLANA_SERVICE_KEY', 'TEMPO_CONTRACTS']) {
       expect(message).toContain(name);
     }
     const missing = /missing required settings: ([^;]+)/.exec(message)?.[1] ?? '';
@@ -55,6 +56,12 @@ describe('config', () => {
 
   it('treats a configured live chain as live mode', () => {
     expect(() => loadConfig({ TEMPO_RPC_URL: 'https://rpc.tempo.example' })).toThrow(/live mode is missing/);
+  });
+
+  it('refuses an OAUTH_SIGNING_KEY that is not an ES256 private JWK', () => {
+    for (const key of ['not json', JSON.stringify({ kty: 'RSA', n: 'x' }), JSON.stringify({ kty: 'EC', crv: 'P-256', x: 'x'.repeat(43), y: 'y'.repeat(43) })]) {
+      expect(() => loadConfig({ ...LIVE, OAUTH_SIGNING_KEY: key })).toThrow(/OAUTH_SIGNING_KEY/);
+    }
   });
 
   it('accepts a complete live configuration', () => {

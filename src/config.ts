@@ -47,6 +47,15 @@ const solanaSeedSchema = z.string().transform((text, ctx) => {
   return z.NEVER;
 });
 
+function isEs256PrivateJwk(value: string): boolean {
+  try {
+    const jwk = JSON.parse(value) as Record<string, unknown>;
+    return jwk.kty === 'EC' && jwk.crv === 'P-256' && ['x', 'y', 'd'].every((k) => typeof jwk[k] === 'string' && /^[A-Za-z0-9_-]{43}$/.test(jwk[k] as string));
+  } catch {
+    return false;
+  }
+}
+
 const envSchema = z.object({
   // Not plain MODE: Vite and Vitest export MODE=development/test into the environment.
   APP_MODE: z.enum(['local', 'live']).optional(),
@@ -67,6 +76,14 @@ const envSchema = z.object({
   IDP_AUDIENCE: optionalString,
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(50 * 1024 * 1024).default(1024 * 1024),
   CORS_ORIGINS: z.string().trim().default('*'),
+  // Origins a browser may call POST /api/mcp from (comma-separated, or `*`). Default: the public base
+  // URL's origin plus CORS_ORIGINS (a `*` there adds nothing: the MCP endpoint must check Origin).
+  MCP_ALLOWED_ORIGINS: optionalString.pipe(
+    z
+      .string()
+      .regex(/^(\*|https?:\/\/[^/,\s]+(,\s*https?:\/\/[^/,\s]+)*)$/, '`*` or comma-separated origins such as https://app.example')
+      .optional(),
+  ),
   JOBS_ENABLED: z
     .enum(['true', 'false'])
     .default('true')
@@ -81,7 +98,7 @@ const envSchema = z.object({
   // mode generates one under DATA_DIR when unset.
   AGENT_SECRETS_KEY: optionalString.pipe(z.string().min(32, 'at least 32 characters').optional()),
   // Signs MCP access tokens (ES256): a private JWK as JSON. Local mode generates one under DATA_DIR.
-  OAUTH_SIGNING_KEY: optionalString,
+  OAUTH_SIGNING_KEY: optionalString.pipe(z.string().refine(isEs256PrivateJwk, 'a JSON private JWK with kty EC, crv P-256, x, y and d').optional()),
   SMTP_URL: optionalUrl,
   /** The From address of outgoing email (live mode). */
   EMAIL_FROM: optionalString,
@@ -184,7 +201,7 @@ export interface Config {
   serviceSlug: string;
   adminUserIds: ReadonlySet<string>;
   idp: { jwksUrl: string | undefined; issuer: string; audience: string };
-  http: { maxBodyBytes: number; corsOrigins: '*' | string[]; trustProxy: boolean };
+  http: { maxBodyBytes: number; corsOrigins: '*' | string[]; trustProxy: boolean; mcpAllowedOrigins: '*' | string[] };
   jobsEnabled: boolean;
   /** undefined in local mode without AGENT_SECRETS_KEY: a key file under dataDir is used. */
   agentSecretsKey: string | undefined;
@@ -286,6 +303,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
               .map((s) => s.trim())
               .filter(Boolean),
       trustProxy: env.TRUST_PROXY,
+      mcpAllowedOrigins: mcpAllowedOrigins(env),
     },
     jobsEnabled: env.JOBS_ENABLED,
     agentSecretsKey: env.AGENT_SECRETS_KEY,
@@ -333,4 +351,17 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       solanaNetwork: env.SOLANA_NETWORK,
     },
   };
+}
+
+/** MCP_ALLOWED_ORIGINS, or the public base URL's origin plus the CORS origins (never `*` by default). */
+function mcpAllowedOrigins(env: Env): '*' | string[] {
+  const list = (text: string) =>
+    text
+      .split(',')
+      .map((s) => s.trim().replace(/\/+$/, ''))
+      .filter(Boolean);
+  if (env.MCP_ALLOWED_ORIGINS === '*') return '*';
+  if (env.MCP_ALLOWED_ORIGINS) return list(env.MCP_ALLOWED_ORIGINS);
+  const base = new URL(env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).origin;
+  return [...new Set([base, ...(env.CORS_ORIGINS === '*' ? [] : list(env.CORS_ORIGINS))])];
 }
