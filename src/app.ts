@@ -19,6 +19,7 @@ import { registerEscrowRoutes } from './features/escrow/routes.js';
 import { EscrowService, escrowOptionsFrom } from './features/escrow/service.js';
 import { LOCAL_ESCROW_PROGRAM_ID } from './chains/embedded/escrow-program.js';
 import { AccessTokens } from './features/oauth/access-tokens.js';
+import { registerOAuthRoutes } from './features/oauth/routes.js';
 import { registerReputationRoutes } from './features/reputation/routes.js';
 import { ReputationService, enqueueReputationWrite } from './features/reputation/service.js';
 import { registerBridgeRoutes } from './features/bridge/routes.js';
@@ -31,6 +32,7 @@ import { registerDevRoutes } from './features/dev/routes.js';
 import { registerEmployerRoutes } from './features/employers/routes.js';
 import { PaidCallers } from './features/employers/paid-caller.js';
 import { EmployersService, tip403PolicyExists } from './features/employers/service.js';
+import { registerMcpRoutes } from './features/mcp/routes.js';
 import { registerMemoRoutes } from './features/memo/routes.js';
 import { registerDecisionRoutes, registerPaidPayrollRoutes, registerPayrollRoutes } from './features/payroll/routes.js';
 import { DEFAULT_ALLOWED_PROGRAMS, SolanaPolicyWallet } from './features/payroll/solana-policy.js';
@@ -104,8 +106,12 @@ const ALLOWED_HEADERS = [
   'X-Agent-Identifier',
   'X-Agent-Timestamp',
   'X-Agent-Signature',
+  'X-Agent-Solana-Signature',
   'X-Agent-Key',
   'X-Identity-Token',
+  'X-Payment-Authorization',
+  'Mcp-Protocol-Version',
+  'Mcp-Session-Id',
 ];
 
 export function createServices(deps: Pick<AppDependencies, 'config' | 'database'>): Services {
@@ -194,6 +200,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
   registerAdminRoutes(app, { admin: new AdminService(deps.database), requireUser: authenticated });
   registerMppActivityRoutes(app, { activity: services.mppActivity, requireUser: authenticated });
   registerNotificationRoutes(app, { notifications: new NotificationsService(deps.database, services.employers), requireUser: authenticated });
+  registerOAuthRoutes(app, { database: deps.database, accessTokens, requireUser: authenticated, publicBaseUrl: config.publicBaseUrl, devSignIn: deps.devIdentityProvider !== null, identityProviderIssuer: config.idp.issuer });
   if (deps.payments && deps.chains) {
     const gate = deps.payments.gate;
     // Paid routes carry the payment in Authorization; identity comes in its own headers.
@@ -258,6 +265,9 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     // Last: every paid route a feature has not registered still answers 402 (spec 4.2).
     registerPendingPaidRoutes(app, gate);
   }
+
+  // MCP front door (spec 4.6): outside the chains block, so its free tools exist without chains.
+  registerMcpRoutes(app, { config, accessTokens });
 
   app.notFound((c) => errorResponse(c, new AppError(404, 'NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`)));
   app.onError(handleError);

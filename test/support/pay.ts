@@ -1,6 +1,6 @@
 import type { Address as SolanaAddress } from '@solana/kit';
 import { generateKeyPairSigner } from '@solana/kit';
-import type { Network } from '@x402/core/types';
+import type { Network, PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
@@ -59,8 +59,8 @@ export function card(baseUrl: string, paymentMethod = 'pm_card_visa'): PayingFet
   return withJson(Mppx.create({ methods: [method], polyfill: false }).fetch as typeof fetch, baseUrl);
 }
 
-/** Rails B (x402 on Base) and C (x402 on Solana), through @x402/fetch with local mode's tokens allowed. */
-export async function x402(t: TestApp, baseUrl: string, rail: 'B' | 'C', amountUsd = '5'): Promise<{ pay: PayingFetch; payer: string }> {
+/** A funded x402 client for rail B (Base) or C (Solana), with local mode's tokens allowed. */
+async function x402Payer(t: TestApp, baseUrl: string, rail: 'B' | 'C', amountUsd: string): Promise<{ client: x402Client; payer: string }> {
   const chains = t.embeddedChains!;
   const cap = '5000000';
   const client = new x402Client().setSpendControls({
@@ -69,19 +69,28 @@ export async function x402(t: TestApp, baseUrl: string, rail: 'B' | 'C', amountU
       { network: chains.solana.network as Network, asset: chains.solana.mint, maxAmountPerPayment: cap },
     ],
   });
-  let payer: string;
   if (rail === 'B') {
     const account = privateKeyToAccount(generatePrivateKey());
     await faucet(t, 'eip155:8453', account.address, amountUsd);
     client.register('eip155:8453', new ExactEvmScheme(account));
-    payer = account.address;
-  } else {
-    const signer = await generateKeyPairSigner();
-    await faucet(t, chains.solana.network, signer.address as SolanaAddress, amountUsd);
-    client.register(chains.solana.network as Network, new ExactSvmScheme(signer, { rpcUrl: `${baseUrl}/api/dev/rpc/solana` }));
-    payer = signer.address;
+    return { client, payer: account.address };
   }
+  const signer = await generateKeyPairSigner();
+  await faucet(t, chains.solana.network, signer.address as SolanaAddress, amountUsd);
+  client.register(chains.solana.network as Network, new ExactSvmScheme(signer, { rpcUrl: `${baseUrl}/api/dev/rpc/solana` }));
+  return { client, payer: signer.address };
+}
+
+/** Rails B (x402 on Base) and C (x402 on Solana), through @x402/fetch. */
+export async function x402(t: TestApp, baseUrl: string, rail: 'B' | 'C', amountUsd = '5'): Promise<{ pay: PayingFetch; payer: string }> {
+  const { client, payer } = await x402Payer(t, baseUrl, rail, amountUsd);
   return { pay: withJson(wrapFetchWithPayment(fetch, client), baseUrl), payer };
+}
+
+/** Rails B and C without HTTP: a challenge's `paymentRequired` in, a signed PaymentPayload out (as @x402/fetch makes on a 402). */
+export async function x402Payloads(t: TestApp, baseUrl: string, rail: 'B' | 'C', amountUsd = '5'): Promise<(required: PaymentRequired) => Promise<PaymentPayload>> {
+  const { client } = await x402Payer(t, baseUrl, rail, amountUsd);
+  return (required) => client.createPaymentPayload(required);
 }
 
 /**

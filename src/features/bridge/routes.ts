@@ -29,7 +29,7 @@ const OfframpFields = {
   bankAccountId: z.string().min(1).max(200).openapi({ description: 'A bank account registered for this employee (`bank_account_id` of its bank-accounts list).' }),
 };
 const OfframpBody = z.object(OfframpFields);
-const PaidOfframpBody = z.object({ employeeId: z.uuid(), ...OfframpFields });
+export const PaidOfframpBody = z.object({ employeeId: z.uuid(), ...OfframpFields });
 const OfframpResult = z
   .object({
     success: z.boolean(),

@@ -22,7 +22,7 @@ export const MemoFieldsSchema = z
 
 export const MemoSchema = z.string().regex(MEMO_PATTERN, 'must be 0x followed by 64 hex characters (32 bytes)');
 
-const DecodeBody = z.object({ memo: MemoSchema }).openapi('MemoDecodeRequest');
+export const DecodeBody = z.object({ memo: MemoSchema }).openapi('MemoDecodeRequest');
 const Decoded = z
   .object({
     memo: z.string(),

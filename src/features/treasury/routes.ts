@@ -14,7 +14,7 @@ import type { EmployersService } from '../employers/service.js';
 import { TreasuryOperations } from './operations.js';
 import type { TreasuryService } from './service.js';
 
-const YieldRatesQuery = z.object({
+export const YieldRatesQuery = z.object({
   token: evmAddressSchema.optional().openapi({ param: { name: 'token', in: 'query' }, description: 'Token address; default the base stable token.' }),
 });
 const YieldRates = z
@@ -60,7 +60,7 @@ const questionText = z
   // eslint-disable-next-line no-control-regex -- refusing control characters is the point
   .regex(/^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]*$/, 'must not contain control characters other than line breaks and tabs');
 
-const OptimizeBody = z
+export const OptimizeBody = z
   .object({
     employerId: z.uuid().openapi({ description: 'The employer; the caller must act for it (owner identity token or its agent key).' }),
     question: questionText.optional().openapi({ description: 'A natural-language question (at most 2,000 characters).' }),
@@ -96,7 +96,7 @@ const Optimization = z
 
 const SESSION_ACTIONS = ['balance', 'yield', 'rebalance', 'headcount'] as const;
 const percentages = z.array(z.number()).max(100);
-const SessionBody = z
+export const SessionBody = z
   .object({
     action: z.enum(SESSION_ACTIONS),
     employerId: z.uuid(),

@@ -38,7 +38,7 @@ const BalanceTickSchema = z
   })
   .openapi('SalaryBalanceTick');
 
-const AdvanceBody = z.object({
+export const AdvanceBody = z.object({
   employeeAddress: evmAddressSchema.openapi({ description: "The employee's wallet, whose accrued salary is claimed." }),
 });
 const AdvanceResponse = z
