@@ -593,6 +593,24 @@ describe('access token audience', () => {
   });
 });
 
+describe('tenant isolation', () => {
+  it("a user's MCP token opens no internal route, and nobody else's data", async () => {
+    // The owner has an employer; the MCP token issued through their consent is not an identity token.
+    const created = await t.request('POST', '/api/employers', { token: userToken, body: { name: 'Owner Co' } });
+    expect(created.status).toBe(201);
+    const employerId = (await json(created)).id as string;
+    const { tokens } = await freshGrant();
+    for (const path of [`/api/employers/${employerId}/team`, `/api/employers/${employerId}/notifications`]) {
+      const response = await t.request('GET', path, { token: tokens.access_token as string });
+      expect({ path, status: response.status }).toEqual({ path, status: 401 });
+    }
+    // And another user's identity token still sees nothing of the owner's.
+    const stranger = await t.token(`stranger-${crypto.randomUUID()}`, 'stranger@example.com');
+    expect((await t.request('GET', `/api/employers/${employerId}/team`, { token: stranger })).status).toBe(404);
+    expect((await t.request('GET', `/api/employers/${employerId}/team`, { token: userToken })).status).toBe(200);
+  });
+});
+
 describe('the MCP SDK client', () => {
   let sdk: TestApp;
   let server: LoopbackServer;
