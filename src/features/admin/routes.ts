@@ -18,9 +18,13 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminRouteDe
     tags: ['Admin'],
     summary: 'Internal operations data (platform admins only)',
     description:
-      'Platform admins (`ADMIN_USER_IDS`) only: 401 without a token, 403 for anyone else. `scope=overview` gives counts ' +
-      '(employers, employees, payroll runs per status, fee payments per rail and status, outbox emails per status); ' +
-      '`employers`, `payments`, `emails`, `reputation_writes` (failed ones first) and `audit` give pages, newest first.',
+      'Platform admins (`ADMIN_USER_IDS`) only: 401 without a token, 403 for anyone else (before the query is validated). ' +
+      '`scope=overview` gives counts (employers, employees, payroll runs per status, fee payments per rail and status, outbox emails ' +
+      'per status, reputation writes per status). The other scopes give pages (`page`, `limit` 1-100), newest first: `employers`, ' +
+      '`payroll_runs`, `escrows` (metadata only, never the deliverable content), `payments`, `jobs` (pg-boss jobs with counts per ' +
+      'queue and state), `failed_jobs` (with the last error and the input), `email_outbox` (alias `emails`), `reputation_writes` ' +
+      '(failed ones first), `reputation_failures` (failed only), `audit_log` (alias `audit`) and `announcements` (with their state). ' +
+      '`employer_id` filters `payroll_runs`, `escrows` and `audit_log`; with any other scope it is a 400.',
     security: [{ bearerAuth: [] }],
     middleware: [deps.requireUser, requirePlatformAdmin] as const,
     request: { query: AdminQuery },

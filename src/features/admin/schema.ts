@@ -1,12 +1,34 @@
 import { z } from '@hono/zod-openapi';
+import { AdminAnnouncement } from '../announcements/schema.js';
 
-export const ADMIN_SCOPES = ['overview', 'employers', 'payments', 'emails', 'reputation_writes', 'audit'] as const;
+export const ADMIN_SCOPES = [
+  'overview',
+  'employers',
+  'payroll_runs',
+  'escrows',
+  'payments',
+  'jobs',
+  'failed_jobs',
+  'email_outbox',
+  'emails',
+  'reputation_writes',
+  'reputation_failures',
+  'audit_log',
+  'audit',
+  'announcements',
+] as const;
+export type AdminScope = (typeof ADMIN_SCOPES)[number];
+/** Scopes that take `employer_id`. */
+export const EMPLOYER_FILTERED_SCOPES: readonly AdminScope[] = ['payroll_runs', 'escrows', 'audit', 'audit_log'];
 
 export const AdminQuery = z.object({
   scope: z.enum(ADMIN_SCOPES).openapi({ param: { name: 'scope', in: 'query' }, description: 'What to show.' }),
   page: z.coerce.number().int().min(1).default(1).openapi({ description: '1-indexed page (list scopes).' }),
   limit: z.coerce.number().int().min(1).max(100).default(25).openapi({ description: 'Page size, 1-100 (list scopes).' }),
-  employer_id: z.uuid().optional().openapi({ description: 'scope=audit only: entries of this employer.' }),
+  employer_id: z
+    .uuid()
+    .optional()
+    .openapi({ description: 'scope=payroll_runs, escrows, audit_log (or audit) only: rows of this employer.' }),
 });
 
 const timestamp = z.string().openapi({ format: 'date-time' });
@@ -29,10 +51,10 @@ export const AdminOverview = z
   })
   .openapi('AdminOverview');
 
-const paged = <T extends z.ZodType>(scope: (typeof ADMIN_SCOPES)[number], item: T, name: string) =>
+const paged = <T extends z.ZodType>(scope: AdminScope | [AdminScope, AdminScope], item: T, name: string) =>
   z
     .object({
-      scope: z.literal(scope),
+      scope: typeof scope === 'string' ? z.literal(scope) : z.enum(scope).openapi({ description: 'The scope asked for (two names for the same view).' }),
       page: z.number().int(),
       limit: z.number().int(),
       total: z.number().int(),
@@ -78,7 +100,7 @@ export const AdminPayments = paged(
 );
 
 export const AdminEmails = paged(
-  'emails',
+  ['email_outbox', 'emails'],
   z.object({
     id: z.uuid(),
     to_address: z.string(),
@@ -94,9 +116,8 @@ export const AdminEmails = paged(
   'AdminEmails',
 );
 
-export const AdminReputationWrites = paged(
-  'reputation_writes',
-  z.object({
+const ReputationWrite = z
+  .object({
     id: z.uuid(),
     kind: z.string(),
     write_type: z.string(),
@@ -110,12 +131,14 @@ export const AdminReputationWrites = paged(
     next_attempt_at: timestamp,
     created_at: timestamp,
     written_at: timestamp.nullable(),
-  }),
-  'AdminReputationWrites',
-);
+  })
+  .openapi('AdminReputationWrite');
+
+export const AdminReputationWrites = paged('reputation_writes', ReputationWrite, 'AdminReputationWrites');
+export const AdminReputationFailures = paged('reputation_failures', ReputationWrite, 'AdminReputationFailures');
 
 export const AdminAudit = paged(
-  'audit',
+  ['audit_log', 'audit'],
   z.object({
     id: z.uuid(),
     actor_user_id: z.string().nullable(),
@@ -131,4 +154,120 @@ export const AdminAudit = paged(
   'AdminAudit',
 );
 
-export const AdminResponse = z.union([AdminOverview, AdminEmployers, AdminPayments, AdminEmails, AdminReputationWrites, AdminAudit]).openapi('AdminResponse');
+export const AdminPayrollRuns = paged(
+  'payroll_runs',
+  z.object({
+    id: z.uuid(),
+    employer_id: z.uuid(),
+    employer_name: z.string(),
+    status: z.string(),
+    total_usd: z.string(),
+    recipient_count: z.number().int(),
+    submitted_by: z.string().nullable(),
+    tx_hash: z.string().nullable(),
+    block_number: z.number().int().nullable(),
+    failure_reason: z.string().nullable(),
+    created_by: z.string().nullable(),
+    created_at: timestamp,
+    submitted_at: timestamp.nullable(),
+    finalized_at: timestamp.nullable(),
+  }),
+  'AdminPayrollRuns',
+);
+
+export const AdminEscrows = paged(
+  'escrows',
+  z
+    .object({
+      id: z.uuid(),
+      employer_id: z.uuid(),
+      status: z.string(),
+      amount_usd: z.string(),
+      poster_agent_identifier: z.string(),
+      worker_agent_identifier: z.string(),
+      worker_wallet_address: z.string(),
+      worker_reputation_tier: z.string(),
+      applied_expiry_hours: z.number().int(),
+      expires_at: timestamp,
+      deliverable_uri: z
+        .string()
+        .nullable()
+        .openapi({ description: 'An inline `data:` URI is cut at its comma (`data:text/plain;base64,…`): the content is never shown here.' }),
+      deliverable_sha256: z.string().nullable(),
+      deliverable_bytes: z.number().int().nullable().openapi({ description: 'Size of the fetched content; the content itself is not shown.' }),
+      validator_verdict: z.string().nullable(),
+      validator_confidence: z.number().int().nullable(),
+      validator_model: z.string().nullable(),
+      sanitizer_flagged: z.boolean(),
+      escalated_at: timestamp.nullable(),
+      escalation_reason: z.string().nullable(),
+      created_at: timestamp,
+      delivered_at: timestamp.nullable(),
+      verdict_at: timestamp.nullable(),
+      finalized_at: timestamp.nullable(),
+    })
+    .openapi({ description: 'Metadata only: no deliverable content, rubric or judge reasoning.' }),
+  'AdminEscrows',
+);
+
+const JobState = z.string().openapi({ description: 'pg-boss state: created, retry, active, completed, cancelled, failed.' });
+const Job = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  state: JobState,
+  retry_count: z.number().int(),
+  retry_limit: z.number().int(),
+  singleton_key: z.string().nullable(),
+  created_at: timestamp,
+  start_after: timestamp,
+  started_at: timestamp.nullable(),
+  completed_at: timestamp.nullable(),
+});
+const jobsAvailable = z.boolean().openapi({ description: 'False when the job runner has never started on this database (no pg-boss schema).' });
+
+export const AdminJobs = z
+  .object({
+    scope: z.literal('jobs'),
+    available: jobsAvailable,
+    counts: z.array(z.object({ name: z.string(), state: JobState, count: z.number().int() })).openapi({ description: 'Jobs per queue and state.' }),
+    page: z.number().int(),
+    limit: z.number().int(),
+    total: z.number().int(),
+    items: z.array(Job).openapi({ description: 'Recent jobs, newest first.' }),
+  })
+  .openapi('AdminJobs');
+
+export const AdminFailedJobs = z
+  .object({
+    scope: z.literal('failed_jobs'),
+    available: jobsAvailable,
+    page: z.number().int(),
+    limit: z.number().int(),
+    total: z.number().int(),
+    items: z.array(
+      Job.extend({
+        error: z.string().nullable().openapi({ description: 'The last error message (at most 1000 characters).' }),
+        data: z.unknown().openapi({ description: 'The job\'s input.' }),
+      }),
+    ),
+  })
+  .openapi('AdminFailedJobs');
+
+export const AdminAnnouncements = paged('announcements', AdminAnnouncement, 'AdminAnnouncements');
+
+export const AdminResponse = z
+  .union([
+    AdminOverview,
+    AdminEmployers,
+    AdminPayrollRuns,
+    AdminEscrows,
+    AdminPayments,
+    AdminJobs,
+    AdminFailedJobs,
+    AdminEmails,
+    AdminReputationWrites,
+    AdminReputationFailures,
+    AdminAudit,
+    AdminAnnouncements,
+  ])
+  .openapi('AdminResponse');

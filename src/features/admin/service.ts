@@ -1,13 +1,16 @@
 import type { Database } from '../../db/client.js';
 import { EMPLOYEE_STATUSES, PAYROLL_RUN_STATUSES, REPUTATION_WRITE_STATUSES } from '../../db/schema.js';
+import { badRequest } from '../../http/errors.js';
 import { formatUsd } from '../../money.js';
-import type { ADMIN_SCOPES } from './schema.js';
+import { presentForAdmin } from '../announcements/service.js';
+import { listAnnouncements } from '../announcements/store.js';
+import { EMPLOYER_FILTERED_SCOPES, type AdminScope } from './schema.js';
 import * as store from './store.js';
 
 const EMAIL_STATUSES = ['queued', 'sent', 'failed'] as const;
 
 export interface AdminQuery {
-  scope: (typeof ADMIN_SCOPES)[number];
+  scope: AdminScope;
   page: number;
   limit: number;
   employerId?: string | undefined;
@@ -22,11 +25,50 @@ function byStatus(known: readonly string[], rows: { status: string; count: numbe
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
+/** An inline deliverable (`data:` URI) carries the content itself: show only what precedes the comma. */
+export function redactDeliverableUri(uri: string | null): string | null {
+  if (uri === null || !/^data:/i.test(uri)) return uri;
+  const comma = uri.indexOf(',');
+  return `${(comma < 0 ? uri : uri.slice(0, comma + 1)).slice(0, 200)}…`;
+}
+
+const presentJob = (j: store.JobRow) => ({
+  id: j.id,
+  name: j.name,
+  state: j.state,
+  retry_count: j.retry_count,
+  retry_limit: j.retry_limit,
+  singleton_key: j.singleton_key,
+  created_at: j.created_on,
+  start_after: j.start_after,
+  started_at: j.started_on,
+  completed_at: j.completed_on,
+});
+
+const presentReputationWrite = (w: store.ReputationWriteRow) => ({
+  id: w.id,
+  kind: w.kind,
+  write_type: w.writeType,
+  subject: w.subject,
+  source: `${w.sourceType}:${w.sourceId}`,
+  amount_usd: w.amount === null ? null : formatUsd(w.amount),
+  status: w.status,
+  attempts: w.attempts,
+  last_error: w.lastError,
+  chain_reference: w.chainReference,
+  next_attempt_at: w.nextAttemptAt.toISOString(),
+  created_at: w.createdAt.toISOString(),
+  written_at: iso(w.writtenAt),
+});
+
 /** The platform admin's operations view (GET /api/admin); callers are checked by the route. */
 export class AdminService {
   constructor(private readonly database: Database) {}
 
   async read(query: AdminQuery) {
+    if (query.employerId !== undefined && !EMPLOYER_FILTERED_SCOPES.includes(query.scope)) {
+      throw badRequest('employer_id', `is only accepted with scope ${EMPLOYER_FILTERED_SCOPES.join(', ')}`);
+    }
     const db = this.database.db;
     const page = { offset: (query.page - 1) * query.limit, limit: query.limit };
     const paging = { page: query.page, limit: query.limit };
@@ -89,10 +131,11 @@ export class AdminService {
           })),
         };
       }
+      case 'email_outbox':
       case 'emails': {
         const { rows, total } = await store.listEmails(db, page);
         return {
-          scope: 'emails' as const,
+          scope: query.scope,
           ...paging,
           total,
           items: rows.map((m) => ({
@@ -109,33 +152,94 @@ export class AdminService {
           })),
         };
       }
-      case 'reputation_writes': {
-        const { rows, total } = await store.listReputationWrites(db, page);
+      case 'reputation_writes':
+      case 'reputation_failures': {
+        const { rows, total } = await store.listReputationWrites(db, page, query.scope === 'reputation_failures');
+        return { scope: query.scope, ...paging, total, items: rows.map(presentReputationWrite) };
+      }
+      case 'payroll_runs': {
+        const { rows, total } = await store.listPayrollRuns(db, page, query.employerId);
         return {
-          scope: 'reputation_writes' as const,
+          scope: 'payroll_runs' as const,
           ...paging,
           total,
-          items: rows.map((w) => ({
-            id: w.id,
-            kind: w.kind,
-            write_type: w.writeType,
-            subject: w.subject,
-            source: `${w.sourceType}:${w.sourceId}`,
-            amount_usd: w.amount === null ? null : formatUsd(w.amount),
-            status: w.status,
-            attempts: w.attempts,
-            last_error: w.lastError,
-            chain_reference: w.chainReference,
-            next_attempt_at: w.nextAttemptAt.toISOString(),
-            created_at: w.createdAt.toISOString(),
-            written_at: iso(w.writtenAt),
+          items: rows.map((r) => ({
+            id: r.id,
+            employer_id: r.employerId,
+            employer_name: r.employerName,
+            status: r.status,
+            total_usd: formatUsd(r.totalAmount),
+            recipient_count: r.recipientCount,
+            submitted_by: r.submittedBy,
+            tx_hash: r.txHash,
+            block_number: r.blockNumber === null ? null : Number(r.blockNumber),
+            failure_reason: r.failureReason,
+            created_by: r.createdBy,
+            created_at: r.createdAt.toISOString(),
+            submitted_at: iso(r.submittedAt),
+            finalized_at: iso(r.finalizedAt),
           })),
         };
       }
+      case 'escrows': {
+        const { rows, total } = await store.listEscrows(db, page, query.employerId);
+        return {
+          scope: 'escrows' as const,
+          ...paging,
+          total,
+          items: rows.map((e) => ({
+            id: e.id,
+            employer_id: e.employerId,
+            status: e.status,
+            amount_usd: formatUsd(e.amount),
+            poster_agent_identifier: e.posterAgentIdentifier,
+            worker_agent_identifier: e.workerAgentIdentifier,
+            worker_wallet_address: e.workerWalletAddress,
+            worker_reputation_tier: e.workerReputationTier,
+            applied_expiry_hours: e.appliedExpiryHours,
+            expires_at: e.expiresAt.toISOString(),
+            deliverable_uri: redactDeliverableUri(e.deliverableUri),
+            deliverable_sha256: e.deliverableSha256,
+            deliverable_bytes: e.deliverableBytes,
+            validator_verdict: e.validatorVerdict,
+            validator_confidence: e.validatorConfidence,
+            validator_model: e.validatorModel,
+            sanitizer_flagged: e.sanitizerFlagged,
+            escalated_at: iso(e.escalatedAt),
+            escalation_reason: e.escalationReason,
+            created_at: e.createdAt.toISOString(),
+            delivered_at: iso(e.deliveredAt),
+            verdict_at: iso(e.verdictAt),
+            finalized_at: iso(e.finalizedAt),
+          })),
+        };
+      }
+      case 'jobs': {
+        if (!(await store.jobsAvailable(db))) return { scope: 'jobs' as const, available: false, counts: [], ...paging, total: 0, items: [] };
+        const [counts, { rows, total }] = await Promise.all([store.jobCounts(db), store.listJobs(db, page, false)]);
+        return { scope: 'jobs' as const, available: true, counts, ...paging, total, items: rows.map(presentJob) };
+      }
+      case 'failed_jobs': {
+        if (!(await store.jobsAvailable(db))) return { scope: 'failed_jobs' as const, available: false, ...paging, total: 0, items: [] };
+        const { rows, total } = await store.listJobs(db, page, true);
+        return {
+          scope: 'failed_jobs' as const,
+          available: true,
+          ...paging,
+          total,
+          items: rows.map((j) => ({ ...presentJob(j), error: j.error, data: j.data })),
+        };
+      }
+      case 'announcements': {
+        const now = new Date();
+        const { rows, total } = await listAnnouncements(db, { ...page, now });
+        return { scope: 'announcements' as const, ...paging, total, items: rows.map((row) => presentForAdmin(row, now)) };
+      }
+      case 'audit_log':
       case 'audit': {
         const { rows, total } = await store.listAudit(db, page, query.employerId);
         return {
-          scope: 'audit' as const,
+          scope: query.scope,
           ...paging,
           total,
           items: rows.map((a) => ({
