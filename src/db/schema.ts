@@ -964,6 +964,10 @@ export const virtualAddressInflows = pgTable(
     userTag: text('user_tag').notNull(),
     amount: money('amount').notNull(),
     blockNumber: bigint('block_number', { mode: 'bigint' }).notNull(),
+    /** The `from` of the paired sender -> virtual leg in the same transaction, when there is one. */
+    senderAddress: text('sender_address'),
+    /** When the block was mined (the activity card's time); null only for rows indexed before migration 0007. */
+    blockTimestamp: tstz('block_timestamp'),
     createdAt: createdAt(),
   },
   (t) => [
