@@ -5,7 +5,7 @@
  * every load run is bounded in time.
  *
  * BENCH_ONLY=agent-pay,payments (any of start, http, chains, payments, payroll, streams,
- * agent-pay) runs only those and prints their table without writing BENCHMARKS.md.
+ * agent-pay, mining) runs only those and prints their table without writing BENCHMARKS.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,12 +20,13 @@ import { chainFigures } from './chains.js';
 import { paymentFigures } from './payments.js';
 import { payrollFigures } from './payroll.js';
 import { streamFigures } from './streams.js';
+import { saltMiningFigures } from './salt-mining.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 20;
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const SECTIONS = ['start', 'http', 'chains', 'payments', 'payroll', 'streams', 'agent-pay'];
+const SECTIONS = ['start', 'http', 'chains', 'payments', 'payroll', 'streams', 'agent-pay', 'mining'];
 const ONLY = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
 const unknown = ONLY?.filter((name) => !SECTIONS.includes(name)) ?? [];
 if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown ${unknown.join(', ')} (known: ${SECTIONS.join(', ')})`);
@@ -192,6 +193,7 @@ const figures: [string, () => Promise<[string, string, string, string][]>][] = [
   ['agent-pay', () => agentPayFigures(RUNS)],
   ['payroll', () => payrollFigures(RUNS)],
   ['streams', () => streamFigures()],
+  ['mining', () => saltMiningFigures(RUNS)],
 ];
 for (const [section, gather] of figures) {
   if (want(section)) for (const [figure, value, reference, ratio] of await gather()) row(figure, value, reference, ratio);

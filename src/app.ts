@@ -28,6 +28,8 @@ import { registerDemoAgentRoutes } from './features/demo/routes.js';
 import { Faucet } from './features/dev/faucet.js';
 import { registerAdminRoutes } from './features/admin/routes.js';
 import { AdminService } from './features/admin/service.js';
+import { registerAnnouncementRoutes } from './features/announcements/routes.js';
+import { AnnouncementsService } from './features/announcements/service.js';
 import { registerDevRoutes } from './features/dev/routes.js';
 import { registerEmployerRoutes } from './features/employers/routes.js';
 import { PaidCallers } from './features/employers/paid-caller.js';
@@ -48,6 +50,9 @@ import { TreasuryService } from './features/treasury/service.js';
 import { registerWagesRoutes } from './features/wages/routes.js';
 import { WagesService } from './features/wages/service.js';
 import { registerDepositAddressRoute } from './features/virtual-addresses/routes.js';
+import { VirtualMasterService, virtualMasterOptionsFrom } from './features/virtual-addresses/master.js';
+import { registerVirtualMasterRoutes } from './features/virtual-addresses/master-routes.js';
+import { registerActivityRoutes } from './features/activity/routes.js';
 import type { Chains } from './chains/index.js';
 import { UsersService } from './features/users/service.js';
 import { requireUser } from './http/auth.js';
@@ -198,8 +203,10 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     publicBaseUrl: config.publicBaseUrl,
   });
   registerAdminRoutes(app, { admin: new AdminService(deps.database), requireUser: authenticated });
+  registerAnnouncementRoutes(app, { announcements: new AnnouncementsService(deps.database), requireUser: authenticated, idempotency: idempotent });
   registerMppActivityRoutes(app, { activity: services.mppActivity, requireUser: authenticated });
   registerNotificationRoutes(app, { notifications: new NotificationsService(deps.database, services.employers), requireUser: authenticated });
+  registerActivityRoutes(app, { database: deps.database, requireUser: authenticated });
   registerOAuthRoutes(app, { database: deps.database, accessTokens, requireUser: authenticated, publicBaseUrl: config.publicBaseUrl, devSignIn: deps.devIdentityProvider !== null, identityProviderIssuer: config.idp.issuer });
   if (deps.payments && deps.chains) {
     const gate = deps.payments.gate;
@@ -221,6 +228,11 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     const bridge = new BridgeService(deps.database, services.employers, tempoChain, bridgeProviderFor(config, deps.database, tempoChain));
     registerBridgeRoutes(app, { bridge, requireUser: authenticated, paidCallers, gate, network: tempoChain.network, token: tempoChain.token });
     registerDepositAddressRoute(app, { employers: services.employers, requireUser: authenticated, network: tempoChain.network });
+    const masterOptions = virtualMasterOptionsFrom(config, tempoChain, deps.embeddedChains?.tempo.operatorKey, deps.log);
+    if (masterOptions) {
+      const masters = new VirtualMasterService(deps.database, services.employers, tempoChain, masterOptions);
+      registerVirtualMasterRoutes(app, { masters, requireUser: authenticated, idempotency: idempotent });
+    }
     const agents = new AgentsService(deps.database, services.employers, new SecretBox({ configured: config.agentSecretsKey, dataDir: config.dataDir }));
     const directory = new AgentDirectoryService(deps.database, tempoChain);
     const reputation = new ReputationService(deps.database, deps.chains, {

@@ -150,6 +150,11 @@ const envSchema = z.object({
   // The escrow program whose submit_deliverable instruction deliver-signed accepts (live mode;
   // local mode runs its own program on the embedded chain). Unset in live mode: deliver-signed answers 503.
   SOLANA_ESCROW_PROGRAM_ID: optionalString.pipe(z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'a base58 program id').optional()),
+  // Virtual deposit addresses (spec 2.13, 8.1): the embedded registry's proof-of-work difficulty
+  // (local mode only, fixed when the chain is first created; live Tempo demands 4) and the
+  // salt-mining iterations one POST /api/employers/{id}/virtual-master may spend.
+  VIRTUAL_MASTER_ZERO_BYTES: optionalString.pipe(z.string().regex(/^[0-4]$/, 'an integer from 0 to 4').transform(Number).optional()),
+  VIRTUAL_MASTER_BUDGET: z.coerce.number().int().min(1).max(50_000_000).default(50_000_000),
 });
 
 type Env = z.infer<typeof envSchema>;
@@ -214,6 +219,8 @@ export interface Config {
   /** `apiKey` undefined: the sandbox in local mode, no bridge (503) in live mode. */
   bridge: { apiKey: string | undefined; baseUrl: string | undefined; sandboxStepSeconds: number };
   demoAgent: { livePrivateKey: `0x${string}` | undefined; liveSpendCapUsd: bigint };
+  /** zeroBytes: the embedded registry's difficulty when first deployed (4 in live mode); budget: iterations per request. */
+  virtualMaster: { zeroBytes: number; budget: number };
   live: {
     tempoRpcUrl: string | undefined;
     baseRpcUrl: string | undefined;
@@ -262,6 +269,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     problems.push(`AI_API_KEY: required with AI_PROVIDER=${aiProvider}${aiProvider === 'openai' ? ' unless AI_BASE_URL names a local model server' : ''}`);
   }
   const parsed = envSchema.safeParse(source);
+  const zeroBytes = parsed.success ? parsed.data.VIRTUAL_MASTER_ZERO_BYTES : undefined;
+  if (zeroBytes !== undefined && zeroBytes !== 4 && (parsed.data?.APP_MODE ?? (liveChainConfigured ? 'live' : 'local')) === 'live') {
+    problems.push("VIRTUAL_MASTER_ZERO_BYTES: local mode only; live Tempo's registry demands 4 zero bytes");
+  }
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       problems.push(`${issue.path.join('.') || 'environment'}: ${issue.message}`);
@@ -334,6 +345,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       livePrivateKey: env.DEMO_AGENT_LIVE_PRIVATE_KEY as `0x${string}` | undefined,
       liveSpendCapUsd: parseUsd(env.DEMO_AGENT_LIVE_SPEND_CAP_USD)!,
     },
+    virtualMaster: { zeroBytes: mode === 'local' ? (env.VIRTUAL_MASTER_ZERO_BYTES ?? 4) : 4, budget: env.VIRTUAL_MASTER_BUDGET },
     live: {
       tempoRpcUrl: env.TEMPO_RPC_URL,
       baseRpcUrl: env.BASE_RPC_URL,

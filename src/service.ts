@@ -20,6 +20,8 @@ import { AgentRequestVerifier } from './features/agents/request-proof.js';
 import { SecretBox } from './features/agents/secret-box.js';
 import { AgentsService } from './features/agents/service.js';
 import { defineEscrowJobs } from './features/escrow/jobs.js';
+import { VirtualInflowIndexer, inflowTokens } from './features/virtual-addresses/indexer.js';
+import { defineVirtualAddressJobs } from './features/virtual-addresses/jobs.js';
 import { EscrowService, escrowOptionsFrom } from './features/escrow/service.js';
 import { LOCAL_ESCROW_PROGRAM_ID } from './chains/embedded/escrow-program.js';
 import { createAiProvider } from './providers/ai/index.js';
@@ -67,7 +69,10 @@ export async function startService(config: Config, log: Logger): Promise<Running
       jwks: jwksUrl ? { url: jwksUrl } : { keys: devIdentityProvider?.jwks().keys ?? [] },
     });
 
-    const embeddedChains = config.mode === 'local' ? await openEmbeddedChains(database.db) : undefined;
+    // The registry's difficulty is fixed when the embedded chain is first created (its journal
+    // replays the same deployment); VIRTUAL_MASTER_ZERO_BYTES later has no effect on that data dir.
+    const embeddedChains =
+      config.mode === 'local' ? await openEmbeddedChains(database.db, { virtualMasterZeroBytes: config.virtualMaster.zeroBytes }) : undefined;
     const chains = embeddedChains ? await embeddedChainPorts(embeddedChains) : await liveChainPorts(config.live);
     log.info(
       { embedded: Boolean(embeddedChains), tempo: chains.tempo.token, base: chains.base.token, solana: chains.solana.mint },
@@ -103,6 +108,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       log.child({ component: 'escrow' }),
     );
     defineEscrowJobs(jobs, { escrow });
+    defineVirtualAddressJobs(jobs, { indexer: new VirtualInflowIndexer(database, chains.tempo, inflowTokens(config.mode, chains.tempo.token)) });
     if (config.jobsEnabled) await jobs.start();
 
     log.info(await new ComplianceService(database, services.employers, chains.tempo, config.serviceSlug).syncSanctionsList(), 'sanctions list synced');

@@ -48,12 +48,13 @@ export interface RequestOptions {
 export async function startTestApp(env: Record<string, string> = {}, options: { chains?: boolean } = {}): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'payroll-test-'));
   const target = await createTestDatabaseTarget();
-  const config = loadConfig({ APP_MODE: 'local', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: target.url, ...env });
+  // The embedded registry wants 1 zero byte unless a test sets VIRTUAL_MASTER_ZERO_BYTES.
+  const config = loadConfig({ APP_MODE: 'local', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: target.url, VIRTUAL_MASTER_ZERO_BYTES: '1', ...env });
   const database = await openDatabase({ url: target.url, dataDir: null });
   await migrate(database);
   const idp = await DevIdentityProvider.open({ dataDir, issuer: config.idp.issuer, audience: config.idp.audience });
   const services = createServices({ config, database });
-  const embeddedChains = options.chains ? await openEmbeddedChains(database.db, { virtualMasterZeroBytes: 1 }) : undefined;
+  const embeddedChains = options.chains ? await openEmbeddedChains(database.db, { virtualMasterZeroBytes: config.virtualMaster.zeroBytes }) : undefined;
   const chains = embeddedChains && (await embeddedChainPorts(embeddedChains));
   const payments = chains && (await openPayments({ config, database, chains, embedded: embeddedChains }));
   const verifyIdentity = createIdentityVerifier({ issuer: config.idp.issuer, audience: config.idp.audience, jwks: { keys: idp.jwks().keys } });

@@ -25,6 +25,8 @@ export interface EmbeddedEvmChain {
   evm: EmbeddedEvm;
   /** Deployer, minter and agent wallet of the embedded chain. */
   operator: PrivateKeyAccount;
+  /** The operator's private key (local mode derives per-employer virtual-master keys from it). */
+  operatorKey: Hex;
   contracts: Record<string, Address>;
   /** The operator's connection: every operator transaction goes through it, so no two reuse a nonce. */
   connection: EvmConnection;
@@ -83,7 +85,7 @@ export async function openEmbeddedEvmChain(db: Db, kind: EvmChainKind, options: 
     await db.update(embeddedChains).set({ deployment: contracts }).where(eq(embeddedChains.chain, kind));
   }
   const connection = evmConnection({ chain, transport: evm.transport, signer: operator, pollingInterval: EMBEDDED_POLLING_MS });
-  return { kind, chain, evm, operator, contracts, connection };
+  return { kind, chain, evm, operator, operatorKey: record.operatorKey as Hex, contracts, connection };
 }
 
 async function deploy(

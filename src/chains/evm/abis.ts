@@ -63,6 +63,8 @@ export const tip403RegistryAbi = parseAbi([
 export const addressRegistryAbi = parseAbi([
   'function registerVirtualMaster(bytes32 salt) returns (bytes4 masterId)',
   'function getMaster(bytes4 masterId) view returns (address)',
+  // Our local registry's difficulty (AddressRegistry.sol); Tempo's own registry demands 4 zero bytes.
+  'function proofOfWorkZeroBytes() view returns (uint8)',
   'function resolveVirtualAddress(address virtualAddr) view returns (address master)',
   'event MasterRegistered(bytes4 indexed masterId, address indexed masterAddress)',
 ]);

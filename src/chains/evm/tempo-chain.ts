@@ -291,7 +291,7 @@ export class TempoChain extends EvmTokenChain {
    * Registers `master` (an employer's own key) as a virtual master with a mined salt; the
    * registry refuses a salt whose hash lacks the leading zero bytes (`ProofOfWorkFailed`).
    */
-  async registerVirtualMaster(master: Account, salt: Hex): Promise<{ masterId: Hex } & ChainWrite> {
+  async registerVirtualMaster(master: Account, salt: Hex, options?: EvmWriteOptions): Promise<{ masterId: Hex } & ChainWrite> {
     await this.fundGas?.(master.address);
     const own = evmConnection({
       chain: this.connection.chain,
@@ -300,10 +300,21 @@ export class TempoChain extends EvmTokenChain {
       pollingInterval: this.connection.pollingInterval,
     });
     const registry = this.contracts.addressRegistry;
-    const receipt = await own.write(contractCall(registry, addressRegistryAbi, 'registerVirtualMaster', [salt]));
+    const receipt = await own.write(contractCall(registry, addressRegistryAbi, 'registerVirtualMaster', [salt]), options);
     const [registered] = this.eventsOf<{ masterId: Hex }>(receipt, registry, addressRegistryAbi, 'MasterRegistered');
     if (!registered) throw new Error('registerVirtualMaster mined without a MasterRegistered event');
     return { masterId: registered.masterId, ...written(receipt) };
+  }
+
+  /** The master registered under a 4-byte master id, or null when none is. */
+  async virtualMaster(masterId: Hex): Promise<Address | null> {
+    const master = await this.read<Address>(this.contracts.addressRegistry, addressRegistryAbi, 'getMaster', [masterId]);
+    return /^0x0{40}$/.test(master) ? null : master;
+  }
+
+  /** Leading zero bytes the registry demands of keccak256(master, salt): our local registry's setting. */
+  async virtualMasterZeroBytes(): Promise<number> {
+    return Number(await this.read<number>(this.contracts.addressRegistry, addressRegistryAbi, 'proofOfWorkZeroBytes', []));
   }
 
   /** The master a virtual address forwards to, or null when its master is not registered. */
