@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
@@ -56,6 +57,8 @@ import { registerActivityRoutes } from './features/activity/routes.js';
 import type { Chains } from './chains/index.js';
 import { UsersService } from './features/users/service.js';
 import { requireUser } from './http/auth.js';
+import { registerWebApp } from './http/web.js';
+import { registerSessionRoute } from './features/users/routes.js';
 import type { AppEnv } from './http/context.js';
 import { AppError, errorResponse, handleError } from './http/errors.js';
 import { idempotency } from './http/idempotency.js';
@@ -280,6 +283,10 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
 
   // MCP front door (spec 4.6): outside the chains block, so its free tools exist without chains.
   registerMcpRoutes(app, { config, accessTokens });
+
+  registerSessionRoute(app, { requireUser: authenticated });
+  // The web app (web/dist, built by `npm run build:web`) on the same port.
+  registerWebApp(app, fileURLToPath(new URL('../web/dist', import.meta.url)));
 
   app.notFound((c) => errorResponse(c, new AppError(404, 'NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`)));
   app.onError(handleError);

@@ -1,0 +1,61 @@
+import { useState } from 'react';
+import { Link } from 'react-router';
+import { api } from '../api';
+import { formatDate } from '../format';
+import { useApi } from '../hooks';
+
+interface Notification {
+  id: string;
+  type: string;
+  severity: string;
+  title: string;
+  body: string;
+  link: string | null;
+  read: boolean;
+  created_at: string;
+}
+
+/** The employer's notification bell (spec 6): unread count, the latest 20, mark all read. */
+export function Bell({ employerId }: { employerId: string }) {
+  const loaded = useApi<{ notifications: Notification[]; unread_count: number }>(`/api/employers/${employerId}/notifications?limit=20`, { refreshMs: 30_000 });
+  const [open, setOpen] = useState(false);
+  const unread = loaded.data?.unread_count ?? 0;
+
+  const markAllRead = async () => {
+    await api(`/api/employers/${employerId}/notifications/read`, { method: 'POST', body: { all: true } });
+    loaded.reload();
+  };
+  return (
+    <div className="bell">
+      <button type="button" className="icon-button" aria-expanded={open} aria-label={`Notifications, ${unread} unread`} onClick={() => setOpen(!open)}>
+        <span aria-hidden="true">🔔</span>
+        {unread > 0 && <span className="badge">{unread}</span>}
+      </button>
+      {open && (
+        <div className="bell-panel" role="dialog" aria-label="Notifications">
+          <div className="bell-head">
+            <strong>Notifications</strong>
+            {unread > 0 && (
+              <button type="button" className="link-button" onClick={() => void markAllRead()}>
+                Mark all read
+              </button>
+            )}
+          </div>
+          {(loaded.data?.notifications ?? []).length === 0 && <p className="muted">Nothing yet.</p>}
+          <ul>
+            {(loaded.data?.notifications ?? []).map((n) => (
+              <li key={n.id} className={n.read ? '' : 'unread'}>
+                <span className={`dot dot-${n.severity}`} aria-hidden="true" />
+                <div>
+                  {n.link ? <Link to={n.link} onClick={() => setOpen(false)}>{n.title}</Link> : <strong>{n.title}</strong>}
+                  <p>{n.body}</p>
+                  <small className="muted">{formatDate(n.created_at)}</small>
+                </div>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,94 @@
+import { useState, type FormEvent } from 'react';
+import { Navigate, useNavigate } from 'react-router';
+import { homeOf, useSession } from '../session';
+
+const DEMO_USERS = [
+  { sub: 'demo-owner', label: 'Demo employer owner', email: 'owner@demo-payroll.example' },
+  { sub: 'demo-employee', label: 'Demo employee', email: 'ada@demo-payroll.example' },
+  { sub: 'demo-admin', label: 'Platform admin', email: 'admin@demo-payroll.example' },
+];
+
+/**
+ * Local mode: "sign in as" through the development identity provider (POST /api/dev/token).
+ * Otherwise: a token from the identity provider's hosted login, pasted here.
+ */
+export function SignIn() {
+  const { session, signIn } = useSession();
+  const navigate = useNavigate();
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [custom, setCustom] = useState('');
+  const [token, setToken] = useState('');
+  if (session) return <Navigate to={homeOf(session)} replace />;
+
+  const signInAs = async (sub: string, email?: string) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const response = await fetch('/api/dev/token', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(email ? { sub, email } : { sub }),
+      });
+      if (!response.ok) throw new Error(response.status === 404 ? 'Development sign-in is only available in local mode.' : `Sign-in failed (${response.status}).`);
+      const { token: issued } = (await response.json()) as { token: string };
+      navigate(homeOf(await signIn(issued)));
+    } catch (reason) {
+      setError((reason as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const submitToken = async (event: FormEvent) => {
+    event.preventDefault();
+    try {
+      navigate(homeOf(await signIn(token.trim())));
+    } catch (reason) {
+      setError((reason as Error).message);
+    }
+  };
+
+  return (
+    <main id="main" className="signin">
+      <h1>Sign in</h1>
+      {error && (
+        <p className="state-error" role="alert">
+          {error}
+        </p>
+      )}
+      <section aria-labelledby="demo-heading" className="card">
+        <h2 id="demo-heading">Sign in as (local mode)</h2>
+        <div className="stack">
+          {DEMO_USERS.map((user) => (
+            <button key={user.sub} type="button" className="button" disabled={busy} onClick={() => void signInAs(user.sub, user.email)}>
+              {user.label}
+            </button>
+          ))}
+        </div>
+        <form
+          className="inline-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (custom.trim()) void signInAs(custom.trim());
+          }}
+        >
+          <label htmlFor="custom-user">Another user id</label>
+          <input id="custom-user" value={custom} onChange={(e) => setCustom(e.target.value)} autoComplete="username" />
+          <button type="submit" className="button secondary" disabled={busy || !custom.trim()}>
+            Sign in
+          </button>
+        </form>
+      </section>
+      <section aria-labelledby="token-heading" className="card">
+        <h2 id="token-heading">Identity provider token</h2>
+        <form className="inline-form" onSubmit={(e) => void submitToken(e)}>
+          <label htmlFor="idp-token">Token from your identity provider's sign-in</label>
+          <input id="idp-token" value={token} onChange={(e) => setToken(e.target.value)} autoComplete="off" />
+          <button type="submit" className="button secondary" disabled={!token.trim()}>
+            Continue
+          </button>
+        </form>
+      </section>
+    </main>
+  );
+}
