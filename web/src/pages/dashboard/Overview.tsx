@@ -1,4 +1,151 @@
-/** Not built yet (issue 11). */
+import { Link } from 'react-router';
+import { Empty, ErrorState, Loading } from '../../components/States';
+import { formatDate, formatUsd } from '../../format';
+import { useApi } from '../../hooks';
+import { NeedsEmployer } from './core/CreateCompany';
+import { fromUnits, monthlyUnits, toUnits } from './core/money';
+import { RunwayChart } from './core/RunwayChart';
+import { StatusPill } from './core/StatusPill';
+import type { Runs, Team, Transactions, Treasury } from './core/types';
+import { useEmployerId } from './core/useEmployer';
+
+/** /dashboard: the treasury at a glance, the next payroll, recent activity and the runway. */
 export function Overview() {
-  return <h1>Overview</h1>;
+  const employerId = useEmployerId();
+  if (!employerId) return <NeedsEmployer title="Overview" />;
+  return <OverviewFor employerId={employerId} />;
+}
+
+function OverviewFor({ employerId }: { employerId: string }) {
+  const treasury = useApi<Treasury>(`/api/employers/${employerId}/treasury`);
+  const team = useApi<Team>(`/api/employers/${employerId}/team?limit=500`);
+  const runs = useApi<Runs>(`/api/employers/${employerId}/payroll/runs?limit=5`);
+  const transactions = useApi<Transactions>('/api/transactions?limit=5');
+
+  const payable = team.data?.employees.filter((e) => e.status === 'active' && !e.payroll_paused) ?? [];
+  const monthly = payable.reduce((sum, e) => sum + monthlyUnits(e.annual_salary_usd), 0n);
+  const inFlight = runs.data?.runs.find((r) => r.status === 'draft' || r.status === 'submitted');
+  const lastConfirmed = runs.data?.runs.find((r) => r.status === 'confirmed');
+  const names = new Map(team.data?.employees.map((e) => [e.id, e.full_name]));
+
+  return (
+    <>
+      <h1>Overview</h1>
+      <section aria-labelledby="treasury-heading" className="card">
+        <div className="row core-space-between">
+          <h2 id="treasury-heading">Treasury</h2>
+          <Link to="/dashboard/treasury">Treasury details</Link>
+        </div>
+        {treasury.error ? (
+          <ErrorState error={treasury.error} onRetry={treasury.reload} />
+        ) : !treasury.data ? (
+          <Loading label="Loading the treasury…" />
+        ) : (
+          <dl className="grid core-stats">
+            <div>
+              <dt className="muted">Available</dt>
+              <dd className="stat">{formatUsd(treasury.data.available_usd)}</dd>
+            </div>
+            <div>
+              <dt className="muted">Locked</dt>
+              <dd className="stat">{formatUsd(treasury.data.locked_usd)}</dd>
+            </div>
+            <div>
+              <dt className="muted">Total</dt>
+              <dd className="stat">{formatUsd(treasury.data.total_usd)}</dd>
+            </div>
+          </dl>
+        )}
+      </section>
+
+      <div className="grid core-two">
+        <section aria-labelledby="next-heading" className="card">
+          <h2 id="next-heading">Next payroll</h2>
+          {runs.error || team.error ? (
+            <ErrorState error={(runs.error ?? team.error)!} onRetry={() => (runs.reload(), team.reload())} />
+          ) : !runs.data || !team.data ? (
+            <Loading />
+          ) : inFlight ? (
+            <div className="stack">
+              <p>
+                A run of {formatUsd(inFlight.total_amount_usd)} to {inFlight.recipient_count} {inFlight.recipient_count === 1 ? 'person' : 'people'} is <StatusPill status={inFlight.status} />.
+              </p>
+              <Link to={`/dashboard/payroll/${inFlight.id}`}>Open the run</Link>
+            </div>
+          ) : (
+            <div className="stack">
+              <p>
+                <span className="stat">{formatUsd(fromUnits(monthly))}</span>
+                <br />
+                <span className="muted">
+                  one month for {payable.length} active {payable.length === 1 ? 'employee' : 'employees'}
+                </span>
+              </p>
+              <p className="muted">{lastConfirmed ? `Last paid ${formatDate(lastConfirmed.finalized_at ?? lastConfirmed.created_at)}.` : 'No payroll has been paid yet.'}</p>
+              <Link className="button core-link-button" to="/dashboard/payroll/new">
+                New payroll run
+              </Link>
+            </div>
+          )}
+        </section>
+
+        <section aria-labelledby="runway-heading" className="card">
+          <h2 id="runway-heading">Runway</h2>
+          {treasury.error || team.error ? (
+            <ErrorState error={(treasury.error ?? team.error)!} onRetry={() => (treasury.reload(), team.reload())} />
+          ) : !treasury.data || !team.data ? (
+            <Loading />
+          ) : (
+            <RunwayChart availableUnits={toUnits(treasury.data.available_usd) ?? 0n} monthlyUnits={monthly} />
+          )}
+        </section>
+      </div>
+
+      <section aria-labelledby="activity-heading" className="card">
+        <h2 id="activity-heading">Recent activity</h2>
+        <div className="grid core-two">
+          <div>
+            <h3 className="core-h3">Payroll runs</h3>
+            {runs.error ? (
+              <ErrorState error={runs.error} onRetry={runs.reload} />
+            ) : !runs.data ? (
+              <Loading />
+            ) : runs.data.runs.length === 0 ? (
+              <Empty>
+                No payroll runs yet. <Link to="/dashboard/payroll/new">Start one</Link>.
+              </Empty>
+            ) : (
+              <ul className="core-list">
+                {runs.data.runs.map((run) => (
+                  <li key={run.id}>
+                    <Link to={`/dashboard/payroll/${run.id}`}>{formatUsd(run.total_amount_usd)}</Link> to {run.recipient_count}{' '}
+                    <StatusPill status={run.status} /> <span className="muted">{formatDate(run.created_at)}</span>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </div>
+          <div>
+            <h3 className="core-h3">Payments</h3>
+            {transactions.error ? (
+              <ErrorState error={transactions.error} onRetry={transactions.reload} />
+            ) : !transactions.data ? (
+              <Loading />
+            ) : transactions.data.transactions.length === 0 ? (
+              <Empty>No payments yet.</Empty>
+            ) : (
+              <ul className="core-list">
+                {transactions.data.transactions.map((t) => (
+                  <li key={t.id}>
+                    {formatUsd(t.amount_usd)} to {names.get(t.employee_id) ?? 'a former employee'} <StatusPill status={t.status} />{' '}
+                    <span className="muted">{formatDate(t.finalized_at ?? t.created_at)}</span>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </div>
+        </div>
+      </section>
+    </>
+  );
 }

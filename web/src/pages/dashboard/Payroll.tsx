@@ -1,4 +1,106 @@
-/** Not built yet (issue 11). */
+import { useState } from 'react';
+import { Link } from 'react-router';
+import { Async, Empty } from '../../components/States';
+import { formatDate, formatUsd } from '../../format';
+import { useApi } from '../../hooks';
+import { NeedsEmployer } from './core/CreateCompany';
+import { StatusPill } from './core/StatusPill';
+import type { Runs } from './core/types';
+import { useEmployerId } from './core/useEmployer';
+
+const PAGE_SIZE = 25;
+
+function period(start: string | null, end: string | null): string {
+  if (!start && !end) return '—';
+  return `${start ?? '…'} – ${end ?? '…'}`;
+}
+
+/** /dashboard/payroll: the runs, newest first (refreshed while one is in flight). */
 export function Payroll() {
-  return <h1>Payroll</h1>;
+  const employerId = useEmployerId();
+  const [page, setPage] = useState(1);
+  const [refreshMs, setRefreshMs] = useState<number | undefined>(undefined);
+  const runs = useApi<Runs>(employerId ? `/api/employers/${employerId}/payroll/runs?page=${page}&limit=${PAGE_SIZE}` : null, { refreshMs });
+  const inFlight = runs.data?.runs.some((r) => r.status === 'submitted') ?? false;
+  if (inFlight !== (refreshMs !== undefined)) setRefreshMs(inFlight ? 3000 : undefined);
+  if (!employerId) return <NeedsEmployer title="Payroll" />;
+
+  return (
+    <>
+      <div className="row core-space-between">
+        <h1>Payroll</h1>
+        <Link className="button core-link-button" to="/dashboard/payroll/new">
+          New payroll run
+        </Link>
+      </div>
+      <Async loaded={runs}>
+        {(data) => {
+          if (data.total === 0) {
+            return (
+              <Empty>
+                No payroll runs yet. <Link to="/dashboard/payroll/new">Run your first payroll</Link>.
+              </Empty>
+            );
+          }
+          const pages = Math.max(1, Math.ceil(data.total / PAGE_SIZE));
+          return (
+            <>
+              <div className="table-wrap card core-flush core-scroll">
+                <table>
+                  <caption className="core-caption">
+                    {data.total} payroll {data.total === 1 ? 'run' : 'runs'}
+                  </caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Created</th>
+                      <th scope="col">Status</th>
+                      <th scope="col" className="num">
+                        Total
+                      </th>
+                      <th scope="col" className="num">
+                        People
+                      </th>
+                      <th scope="col">Pay period</th>
+                      <th scope="col">Finalised</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.runs.map((run) => (
+                      <tr key={run.id}>
+                        <td>
+                          <Link to={`/dashboard/payroll/${run.id}`} aria-label={`Run of ${formatDate(run.created_at)}, ${run.status}`}>
+                            {formatDate(run.created_at)}
+                          </Link>
+                        </td>
+                        <td>
+                          <StatusPill status={run.status} />
+                        </td>
+                        <td className="num">{formatUsd(run.total_amount_usd)}</td>
+                        <td className="num">{run.recipient_count}</td>
+                        <td>{period(run.pay_period_start, run.pay_period_end)}</td>
+                        <td>{formatDate(run.finalized_at)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              {pages > 1 && (
+                <nav className="row" aria-label="Pages of runs">
+                  <button type="button" className="button secondary" disabled={page <= 1} onClick={() => setPage((p) => p - 1)}>
+                    Newer
+                  </button>
+                  <span>
+                    Page {page} of {pages}
+                  </span>
+                  <button type="button" className="button secondary" disabled={page >= pages} onClick={() => setPage((p) => p + 1)}>
+                    Older
+                  </button>
+                </nav>
+              )}
+            </>
+          );
+        }}
+      </Async>
+    </>
+  );
 }

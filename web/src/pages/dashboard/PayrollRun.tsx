@@ -1,4 +1,232 @@
-/** Not built yet (issue 11). */
+import { useEffect, useState, type FormEvent } from 'react';
+import { api } from '../../api';
+import { Link, useParams } from 'react-router';
+import { Empty, ErrorState, Loading } from '../../components/States';
+import { formatDate, formatUsd, shortAddress } from '../../format';
+import { useApi } from '../../hooks';
+import { NeedsEmployer } from './core/CreateCompany';
+import { decodeMemo, recordHashMatches, type DecodedMemo } from './core/memo';
+import { toUnits } from './core/money';
+import { StatusPill } from './core/StatusPill';
+import type { Team, Transaction } from './core/types';
+import { useEmployerId } from './core/useEmployer';
+import { useRun } from './core/useRun';
+
+/** /dashboard/payroll/:runId: the run's status (polled every 3 s until final) and each payment. */
 export function PayrollRun() {
-  return <h1>Payroll run</h1>;
+  const employerId = useEmployerId();
+  const { runId = '' } = useParams();
+  const loaded = useRun(employerId, runId);
+  const team = useApi<Team>(employerId ? `/api/employers/${employerId}/team?limit=500` : null);
+  if (!employerId) return <NeedsEmployer title="Payroll run" />;
+  const back = (
+    <p>
+      <Link to="/dashboard/payroll">← Payroll</Link>
+    </p>
+  );
+  if (!loaded.loaded) {
+    return (
+      <>
+        {back}
+        <h1>Payroll run</h1>
+        <Loading label="Loading the run…" />
+      </>
+    );
+  }
+  if (loaded.error && !loaded.run) {
+    return (
+      <>
+        {back}
+        <h1>Payroll run</h1>
+        <ErrorState error={loaded.error} onRetry={loaded.reload} />
+      </>
+    );
+  }
+  const { run, items } = loaded;
+  if (!run) {
+    return (
+      <>
+        {back}
+        <h1>Payroll run not found</h1>
+        <Empty>There is no payroll run with this id for your company.</Empty>
+      </>
+    );
+  }
+  const names = new Map(team.data?.employees.map((e) => [e.id, e.full_name]));
+
+  return (
+    <>
+      {back}
+      <h1>Payroll run</h1>
+      <section className="card" aria-labelledby="run-status-heading">
+        <h2 id="run-status-heading" className="row">
+          Status{' '}
+          <span aria-live="polite" data-testid="run-status">
+            <StatusPill status={run.status} />
+          </span>
+        </h2>
+        {!loaded.final && (
+          <p className="muted" role="status">
+            <span className="spinner" aria-hidden="true" /> {run.status === 'draft' ? 'Waiting for the signed transaction.' : 'Waiting for the chain; this page refreshes every 3 seconds.'}
+          </p>
+        )}
+        {run.failure_reason && (
+          <p className="field-error" role="alert">
+            Failed: {run.failure_reason}
+          </p>
+        )}
+        {loaded.error && <p className="field-error">Refreshing failed: {loaded.error.message}</p>}
+        {run.status === 'draft' && <RecordHash employerId={employerId} runId={run.id} onDone={loaded.reload} />}
+        <dl className="core-details">
+          <dt>Total</dt>
+          <dd>{formatUsd(run.total_amount_usd)}</dd>
+          <dt>Recipients</dt>
+          <dd>{run.recipient_count}</dd>
+          <dt>Pay period</dt>
+          <dd>{run.pay_period_start || run.pay_period_end ? `${run.pay_period_start ?? '…'} – ${run.pay_period_end ?? '…'}` : '—'}</dd>
+          <dt>Submitted by</dt>
+          <dd>{run.submitted_by ?? '—'}</dd>
+          <dt>Created</dt>
+          <dd>{formatDate(run.created_at)}</dd>
+          <dt>Submitted</dt>
+          <dd>{formatDate(run.submitted_at)}</dd>
+          <dt>Finalised</dt>
+          <dd>{formatDate(run.finalized_at)}</dd>
+          <dt>Transaction</dt>
+          <dd className="core-break">{run.tx_hash ? <code>{run.tx_hash}</code> : '—'}</dd>
+          <dt>Block</dt>
+          <dd>{run.block_number ?? '—'}</dd>
+          <dt>Run id</dt>
+          <dd className="core-break">
+            <code>{run.id}</code>
+          </dd>
+        </dl>
+      </section>
+
+      <section className="card" aria-labelledby="items-heading">
+        <h2 id="items-heading">Payments</h2>
+        {items.length === 0 ? (
+          <Empty>No payments found for this run.</Empty>
+        ) : (
+          <ul className="core-items">
+            {items.map((item) => (
+              <li key={item.id} className="core-item">
+                <div className="row core-space-between">
+                  <strong>{names.get(item.employee_id) ?? shortAddress(item.employee_id)}</strong>
+                  <span>
+                    {formatUsd(item.amount_usd)} <StatusPill status={item.status} />
+                  </span>
+                </div>
+                <p className="muted core-break">
+                  {item.chain === 'tempo' ? 'Tempo' : 'Solana'} wallet <code>{item.wallet_address}</code>
+                  {item.tx_hash && (
+                    <>
+                      {' '}
+                      · tx <code title={item.tx_hash}>{shortAddress(item.tx_hash)}</code>
+                    </>
+                  )}
+                </p>
+                {item.reason && <p className="field-error">{item.reason}</p>}
+                {item.memo && (
+                  <details>
+                    <summary>Memo</summary>
+                    <MemoView item={item} />
+                  </details>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+    </>
+  );
+}
+
+/** The raw memo and its fields, decoded in the browser (the layout is public; the decode route is paid). */
+function MemoView({ item }: { item: Transaction }) {
+  const [decoded, setDecoded] = useState<(DecodedMemo & { bound: boolean | null }) | null>(null);
+  useEffect(() => {
+    let live = true;
+    void (async () => {
+      const result = await decodeMemo(item.memo!);
+      const bound = result.fields ? await recordHashMatches(result.fields, item.payroll_run_id, item.employee_id, toUnits(item.amount_usd) ?? 0n) : null;
+      if (live) setDecoded({ ...result, bound });
+    })();
+    return () => {
+      live = false;
+    };
+  }, [item]);
+  return (
+    <div className="core-memo">
+      <p className="core-break">
+        Raw: <code>{item.memo}</code>
+      </p>
+      {!decoded ? (
+        <Loading label="Decoding…" />
+      ) : !decoded.fields ? (
+        <p className="muted">These 32 bytes are not one of our payroll memos.</p>
+      ) : (
+        <dl className="core-details">
+          <dt>Type</dt>
+          <dd>
+            {decoded.fields.type} (version {decoded.fields.version})
+          </dd>
+          <dt>Pay period</dt>
+          <dd>{decoded.fields.pay_period_start || decoded.fields.pay_period_end ? `${decoded.fields.pay_period_start ?? '…'} – ${decoded.fields.pay_period_end ?? '…'}` : 'none'}</dd>
+          <dt>Employer tag</dt>
+          <dd>
+            <code>{decoded.fields.employer_tag}</code>
+          </dd>
+          <dt>Employee tag</dt>
+          <dd>
+            <code>{decoded.fields.employee_tag}</code>
+          </dd>
+          <dt>Cost-centre tag</dt>
+          <dd>{decoded.fields.cost_centre_tag ? <code>{decoded.fields.cost_centre_tag}</code> : 'none'}</dd>
+          <dt>Record hash</dt>
+          <dd className="core-break">
+            <code>{decoded.fields.record_hash}</code>{' '}
+            {decoded.bound === true ? '(matches this payment)' : decoded.bound === false ? '(does not match this payment)' : ''}
+          </dd>
+          <dt>Checksum</dt>
+          <dd>{decoded.checksumValid === true ? 'valid' : 'not checked (needs a secure context)'}</dd>
+        </dl>
+      )}
+    </div>
+  );
+}
+
+/** A draft run (owner-signed treasury): record the hash of the batch transaction sent from the admin wallet. */
+function RecordHash({ employerId, runId, onDone }: { employerId: string; runId: string; onDone: () => void }) {
+  const [hash, setHash] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const valid = /^0x[0-9a-fA-F]{64}$/.test(hash.trim());
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await api(`/api/employers/${employerId}/payroll/${runId}/submit`, { method: 'POST', body: { tx_hash: hash.trim() } });
+      onDone();
+    } catch (reason) {
+      setError((reason as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form className="inline-form" onSubmit={(e) => void submit(e)} noValidate>
+      <label htmlFor="draft-tx-hash">Transaction hash of the signed batch</label>
+      <input id="draft-tx-hash" value={hash} onChange={(e) => setHash(e.target.value)} placeholder="0x…" autoComplete="off" spellCheck={false} aria-describedby={error ? 'draft-tx-error' : undefined} />
+      <button type="submit" className="button" disabled={busy || !valid}>
+        Record transaction
+      </button>
+      {error && (
+        <p id="draft-tx-error" className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+    </form>
+  );
 }

@@ -1,4 +1,114 @@
-/** Not built yet (issue 11). */
+import { useState, type FormEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { api, ApiError } from '../../api';
+import { NeedsEmployer } from './core/CreateCompany';
+import { normaliseAmountInput } from './core/money';
+import type { Employee } from './core/types';
+import { useEmployerId } from './core/useEmployer';
+
+type Field = 'full_name' | 'email' | 'wallet_address' | 'annual_salary_usd';
+const FIELDS: { name: Field; label: string; type: string; autoComplete: string; required: boolean; hint?: string; inputMode?: 'decimal' }[] = [
+  { name: 'full_name', label: 'Full name', type: 'text', autoComplete: 'off', required: true },
+  { name: 'email', label: 'Email', type: 'email', autoComplete: 'off', required: true },
+  { name: 'wallet_address', label: 'Wallet address', type: 'text', autoComplete: 'off', required: false, hint: 'Optional: the 0x address on Tempo that payroll pays.' },
+  { name: 'annual_salary_usd', label: 'Annual salary (USD)', type: 'text', autoComplete: 'off', required: false, hint: 'Optional, e.g. 120000 or 95000.50.', inputMode: 'decimal' },
+];
+
+/** /dashboard/team/add: POST /api/employers/{id}/team. */
 export function TeamAdd() {
-  return <h1>Add an employee</h1>;
+  const employerId = useEmployerId();
+  const navigate = useNavigate();
+  const [values, setValues] = useState<Record<Field, string>>({ full_name: '', email: '', wallet_address: '', annual_salary_usd: '' });
+  const [fieldErrors, setFieldErrors] = useState<Partial<Record<Field, string>>>({});
+  const [formError, setFormError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  if (!employerId) return <NeedsEmployer title="Add employee" />;
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setFieldErrors({});
+    setFormError(null);
+    const missing: Partial<Record<Field, string>> = {};
+    if (!values.full_name.trim()) missing.full_name = 'Enter the full name.';
+    if (!values.email.trim()) missing.email = 'Enter the email address.';
+    if (Object.keys(missing).length > 0) {
+      setFieldErrors(missing);
+      document.getElementById(`employee-${Object.keys(missing)[0]}`)?.focus();
+      return;
+    }
+    const body: Record<string, string> = { full_name: values.full_name.trim(), email: values.email.trim() };
+    if (values.wallet_address.trim()) body.wallet_address = values.wallet_address.trim();
+    if (values.annual_salary_usd.trim()) body.annual_salary_usd = normaliseAmountInput(values.annual_salary_usd);
+    setBusy(true);
+    try {
+      const created = await api<Employee & { created: boolean }>(`/api/employers/${employerId}/team`, { method: 'POST', body });
+      navigate('/dashboard/team', {
+        state: { notice: created.created ? `${created.full_name} was added.` : `${created.email} is already on your team; nothing was changed.` },
+      });
+    } catch (reason) {
+      const error = reason instanceof Error ? reason : new Error(String(reason));
+      const field = error instanceof ApiError ? (error.field?.split('.')[0] as Field | undefined) : undefined;
+      const known = field ? FIELDS.find((f) => f.name === field) : undefined;
+      if (field && known) {
+        setFieldErrors({ [field]: `${known.label}: ${error.message.replace(/^[\w.]+: /, '')}` });
+        document.getElementById(`employee-${field}`)?.focus();
+      } else setFormError(error.message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <>
+      <p>
+        <Link to="/dashboard/team">← Team</Link>
+      </p>
+      <h1>Add employee</h1>
+      <form className="card stack" onSubmit={(e) => void submit(e)} noValidate aria-describedby={formError ? 'employee-form-error' : undefined}>
+        {formError && (
+          <p id="employee-form-error" className="field-error" role="alert">
+            {formError}
+          </p>
+        )}
+        {FIELDS.map((f) => {
+          const error = fieldErrors[f.name];
+          const describedBy = [f.hint ? `employee-${f.name}-hint` : '', error ? `employee-${f.name}-error` : ''].filter(Boolean).join(' ') || undefined;
+          return (
+            <div key={f.name}>
+              <label htmlFor={`employee-${f.name}`}>{f.label}</label>
+              <input
+                id={`employee-${f.name}`}
+                name={f.name}
+                type={f.type}
+                inputMode={f.inputMode}
+                autoComplete={f.autoComplete}
+                required={f.required}
+                aria-required={f.required}
+                aria-invalid={error ? true : undefined}
+                aria-describedby={describedBy}
+                value={values[f.name]}
+                onChange={(e) => setValues((v) => ({ ...v, [f.name]: e.target.value }))}
+              />
+              {f.hint && (
+                <p id={`employee-${f.name}-hint`} className="muted core-hint">
+                  {f.hint}
+                </p>
+              )}
+              {error && (
+                <p id={`employee-${f.name}-error`} className="field-error" role="alert">
+                  {error}
+                </p>
+              )}
+            </div>
+          );
+        })}
+        <div className="row">
+          <button type="submit" className="button" disabled={busy}>
+            Add employee
+          </button>
+          <Link to="/dashboard/team">Cancel</Link>
+        </div>
+      </form>
+    </>
+  );
 }

@@ -1,4 +1,250 @@
-/** Not built yet (issue 11). */
+import { useState, type FormEvent } from 'react';
+import { Link, useNavigate, useParams } from 'react-router';
+import { api, ApiError } from '../../api';
+import { Empty, ErrorState, Loading } from '../../components/States';
+import { formatDate, formatUsd, shortAddress } from '../../format';
+import { useApi, type Loaded } from '../../hooks';
+import { ConfirmButton } from './core/Confirm';
+import { NeedsEmployer } from './core/CreateCompany';
+import { fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from './core/money';
+import { StatusPill } from './core/StatusPill';
+import type { Employee, Team, Transactions } from './core/types';
+import { useEmployerId } from './core/useEmployer';
+import { employeeState } from './Team';
+
+/** /dashboard/team/:employeeId: details, salary, pause, wallet review, removal (PATCH .../team/{employeeId}). */
 export function TeamMember() {
-  return <h1>Employee</h1>;
+  const employerId = useEmployerId();
+  const { employeeId = '' } = useParams();
+  const team = useApi<Team>(employerId ? `/api/employers/${employerId}/team?limit=500` : null);
+  const payments = useApi<Transactions>(employerId && /^[0-9a-f-]{36}$/i.test(employeeId) ? `/api/transactions?employeeId=${employeeId}&limit=10` : null);
+  if (!employerId) return <NeedsEmployer title="Employee" />;
+  if (team.error) return <ErrorState error={team.error} onRetry={team.reload} />;
+  if (!team.data) return <Loading />;
+  const employee = team.data.employees.find((e) => e.id === employeeId);
+  if (!employee) {
+    return (
+      <>
+        <p>
+          <Link to="/dashboard/team">← Team</Link>
+        </p>
+        <h1>Employee not found</h1>
+        <Empty>This employee is not on your active team (they may have been removed).</Empty>
+      </>
+    );
+  }
+  return <MemberDetails employerId={employerId} employee={employee} payments={payments} onChanged={team.reload} />;
+}
+
+function MemberDetails({
+  employerId,
+  employee,
+  payments,
+  onChanged,
+}: {
+  employerId: string;
+  employee: Employee;
+  payments: Loaded<Transactions>;
+  onChanged: () => void;
+}) {
+  const navigate = useNavigate();
+  const [salary, setSalary] = useState(fromUnits(toUnits(employee.annual_salary_usd) ?? 0n));
+  const [salaryError, setSalaryError] = useState<string | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const path = `/api/employers/${employerId}/team/${employee.id}`;
+  const state = employeeState(employee);
+
+  const patch = async (body: Record<string, unknown>, done: string) => {
+    setError(null);
+    setMessage(null);
+    try {
+      await api<Employee>(path, { method: 'PATCH', body });
+      setMessage(done);
+      onChanged();
+      return true;
+    } catch (reason) {
+      setError((reason as Error).message);
+      return false;
+    }
+  };
+
+  const saveSalary = async (event: FormEvent) => {
+    event.preventDefault();
+    setSalaryError(null);
+    setBusy(true);
+    try {
+      await api<Employee>(path, { method: 'PATCH', body: { annual_salary_usd: normaliseAmountInput(salary) } });
+      setMessage('Salary updated.');
+      onChanged();
+    } catch (reason) {
+      const e = reason as Error;
+      if (e instanceof ApiError && e.field === 'annual_salary_usd') setSalaryError(`Annual salary: ${e.message.replace(/^[\w.]+: /, '')}`);
+      else setError(e.message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <>
+      <p>
+        <Link to="/dashboard/team">← Team</Link>
+      </p>
+      <div className="row">
+        <h1>{employee.full_name}</h1>
+        <StatusPill status={state} />
+      </div>
+      {message && (
+        <p className="core-notice" role="status">
+          {message}
+        </p>
+      )}
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+
+      <section className="card" aria-labelledby="details-heading">
+        <h2 id="details-heading">Details</h2>
+        <dl className="core-details">
+          <dt>Email</dt>
+          <dd className="core-break">{employee.email}</dd>
+          <dt>Wallet (Tempo)</dt>
+          <dd className="core-break">{employee.wallet_address ? <code>{employee.wallet_address}</code> : 'none: payroll cannot pay this employee yet'}</dd>
+          {employee.solana_wallet_address && (
+            <>
+              <dt>Wallet (Solana)</dt>
+              <dd className="core-break">
+                <code>{employee.solana_wallet_address}</code>
+              </dd>
+            </>
+          )}
+          <dt>Annual salary</dt>
+          <dd>
+            {formatUsd(employee.annual_salary_usd)} <span className="muted">({formatUsd(fromUnits(monthlyUnits(employee.annual_salary_usd)))} a month)</span>
+          </dd>
+          <dt>Department</dt>
+          <dd>{employee.department ?? '—'}</dd>
+          <dt>Payroll</dt>
+          <dd>{employee.payroll_paused ? 'paused' : 'included'}</dd>
+          <dt>Wallet review</dt>
+          <dd>{employee.manual_review_status}</dd>
+          <dt>KYC</dt>
+          <dd>{employee.kyc_status.replace(/_/g, ' ')}</dd>
+          <dt>Signed in</dt>
+          <dd>{employee.linked_user ? 'yes' : 'not yet'}</dd>
+          <dt>Added</dt>
+          <dd>{formatDate(employee.created_at)}</dd>
+        </dl>
+      </section>
+
+      {employee.manual_review_status === 'pending' && (
+        <section className="card" aria-labelledby="review-heading">
+          <h2 id="review-heading">Wallet change to review</h2>
+          <p>
+            The employee changed their payout wallet{employee.wallet_address ? ` to ${shortAddress(employee.wallet_address)}` : ''}. Payroll skips them until you approve it.
+          </p>
+          <div className="row">
+            <ConfirmButton question="Approve the new wallet? Payroll will pay it from the next run." confirmLabel="Approve wallet" onConfirm={() => patch({ manual_review: { status: 'approved' } }, 'Wallet approved.').then(() => undefined)}>
+              Approve wallet
+            </ConfirmButton>
+            <ConfirmButton danger question="Reject the new wallet? Payroll will not pay this employee until it is reviewed again." confirmLabel="Reject wallet" onConfirm={() => patch({ manual_review: { status: 'rejected' } }, 'Wallet rejected.').then(() => undefined)}>
+              Reject wallet
+            </ConfirmButton>
+          </div>
+        </section>
+      )}
+
+      <section className="card" aria-labelledby="salary-heading">
+        <h2 id="salary-heading">Edit salary</h2>
+        <form className="inline-form" onSubmit={(e) => void saveSalary(e)} noValidate>
+          <label htmlFor="member-salary">Annual salary (USD)</label>
+          <input
+            id="member-salary"
+            inputMode="decimal"
+            value={salary}
+            onChange={(e) => setSalary(e.target.value)}
+            aria-invalid={salaryError ? true : undefined}
+            aria-describedby={salaryError ? 'member-salary-error' : undefined}
+          />
+          <button type="submit" className="button" disabled={busy || !salary.trim()}>
+            Save salary
+          </button>
+        </form>
+        {salaryError && (
+          <p id="member-salary-error" className="field-error" role="alert">
+            {salaryError}
+          </p>
+        )}
+      </section>
+
+      <section className="card" aria-labelledby="actions-heading">
+        <h2 id="actions-heading">Payroll and removal</h2>
+        <div className="row core-actions">
+          {employee.payroll_paused ? (
+            <ConfirmButton question={`Resume payroll for ${employee.full_name}? They will be included in new runs.`} confirmLabel="Resume payroll" onConfirm={() => patch({ payroll_paused: false }, 'Payroll resumed.').then(() => undefined)}>
+              Resume payroll
+            </ConfirmButton>
+          ) : (
+            <ConfirmButton question={`Pause payroll for ${employee.full_name}? New runs will leave them out until you resume.`} confirmLabel="Pause payroll" onConfirm={() => patch({ payroll_paused: true }, 'Payroll paused.').then(() => undefined)}>
+              Pause payroll
+            </ConfirmButton>
+          )}
+          <ConfirmButton
+            danger
+            question={`Remove ${employee.full_name} from your team? Their payment history stays, but they can no longer be paid or edited.`}
+            confirmLabel="Remove employee"
+            onConfirm={async () => {
+              if (await patch({ remove: true }, 'Removed.')) navigate('/dashboard/team', { state: { notice: `${employee.full_name} was removed.` } });
+            }}
+          >
+            Remove employee
+          </ConfirmButton>
+        </div>
+      </section>
+
+      <section className="card" aria-labelledby="payments-heading">
+        <h2 id="payments-heading">Recent payments</h2>
+        {payments.error ? (
+          <ErrorState error={payments.error} onRetry={payments.reload} />
+        ) : !payments.data ? (
+          <Loading />
+        ) : payments.data.transactions.length === 0 ? (
+          <Empty>No payments to this employee yet.</Empty>
+        ) : (
+          <div className="table-wrap core-scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Date</th>
+                  <th scope="col" className="num">
+                    Amount
+                  </th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Run</th>
+                </tr>
+              </thead>
+              <tbody>
+                {payments.data.transactions.map((t) => (
+                  <tr key={t.id}>
+                    <td>{formatDate(t.finalized_at ?? t.created_at)}</td>
+                    <td className="num">{formatUsd(t.amount_usd)}</td>
+                    <td>
+                      <StatusPill status={t.status} />
+                    </td>
+                    <td>
+                      <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>View run</Link>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </>
+  );
 }

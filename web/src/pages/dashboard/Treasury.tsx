@@ -1,4 +1,231 @@
-/** Not built yet (issue 11). */
+import { useState, type FormEvent } from 'react';
+import { Link } from 'react-router';
+import { Empty, ErrorState, Loading } from '../../components/States';
+import { formatDate, formatUsd, shortAddress } from '../../format';
+import { useApi } from '../../hooks';
+import { NeedsEmployer } from './core/CreateCompany';
+import { fundTreasuryFromFaucet } from './core/faucet';
+import { normaliseAmountInput, toUnits } from './core/money';
+import { StatusPill } from './core/StatusPill';
+import type { DevNetwork, Team, Transactions, Treasury as TreasuryBalances, YieldSummary } from './core/types';
+import { useEmployerId } from './core/useEmployer';
+
+/** /dashboard/treasury: balances, yield, recent payments, deposit; the faucet in local mode. */
 export function Treasury() {
-  return <h1>Treasury</h1>;
+  const employerId = useEmployerId();
+  if (!employerId) return <NeedsEmployer title="Treasury" />;
+  return <TreasuryFor employerId={employerId} />;
+}
+
+function TreasuryFor({ employerId }: { employerId: string }) {
+  const treasury = useApi<TreasuryBalances>(`/api/employers/${employerId}/treasury`);
+  const yieldSummary = useApi<YieldSummary>('/api/yield');
+  const transactions = useApi<Transactions>('/api/transactions?limit=10');
+  const team = useApi<Team>(`/api/employers/${employerId}/team?limit=500`);
+  const devChains = useApi<{ networks: DevNetwork[] }>('/api/dev/chains'); // 404 outside local mode
+  const names = new Map(team.data?.employees.map((e) => [e.id, e.full_name]));
+  const refresh = () => {
+    treasury.reload();
+    yieldSummary.reload();
+  };
+
+  return (
+    <>
+      <div className="row core-space-between">
+        <h1>Treasury</h1>
+        <Link className="button core-link-button" to="/dashboard/treasury/deposit">
+          Deposit
+        </Link>
+      </div>
+
+      <section className="card" aria-labelledby="balances-heading">
+        <h2 id="balances-heading">Balances</h2>
+        {treasury.error ? (
+          <ErrorState error={treasury.error} onRetry={treasury.reload} />
+        ) : !treasury.data ? (
+          <Loading label="Reading the treasury from the chain…" />
+        ) : (
+          <>
+            <dl className="grid core-stats">
+              <div>
+                <dt className="muted">Available</dt>
+                <dd className="stat">{formatUsd(treasury.data.available_usd)}</dd>
+              </div>
+              <div>
+                <dt className="muted">Locked</dt>
+                <dd className="stat">{formatUsd(treasury.data.locked_usd)}</dd>
+              </div>
+              <div>
+                <dt className="muted">Total</dt>
+                <dd className="stat">{formatUsd(treasury.data.total_usd)}</dd>
+              </div>
+            </dl>
+            <p className="muted core-break">
+              Account #{treasury.data.employer_account_id} on Tempo, holding <code title={treasury.data.token}>{shortAddress(treasury.data.token)}</code>.
+            </p>
+          </>
+        )}
+      </section>
+
+      {devChains.data && treasury.data && <FaucetForm accountId={treasury.data.employer_account_id} onFunded={refresh} />}
+
+      <section className="card" aria-labelledby="yield-heading">
+        <h2 id="yield-heading">Yield</h2>
+        {yieldSummary.error ? (
+          <ErrorState error={yieldSummary.error} onRetry={yieldSummary.reload} />
+        ) : !yieldSummary.data ? (
+          <Loading />
+        ) : (
+          <>
+            <dl className="grid core-stats">
+              <div>
+                <dt className="muted">Blended APY</dt>
+                <dd className="stat">{yieldSummary.data.apy_percent.toFixed(2)}%</dd>
+              </div>
+              <div>
+                <dt className="muted">Projected yearly yield</dt>
+                <dd className="stat">{formatUsd(yieldSummary.data.projected_annual_yield_usd)}</dd>
+              </div>
+            </dl>
+            <div className="table-wrap core-scroll">
+              <table>
+                <caption className="core-caption">Yield sources and your allocation</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Source</th>
+                    <th scope="col" className="num">
+                      APY
+                    </th>
+                    <th scope="col" className="num">
+                      Allocation
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {yieldSummary.data.sources.map((s) => (
+                    <tr key={s.name}>
+                      <td>{s.name.replace(/-/g, ' ')}</td>
+                      <td className="num">{(s.apy_bps / 100).toFixed(2)}%</td>
+                      <td className="num">{(s.allocation_bps / 100).toFixed(2)}%</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </>
+        )}
+      </section>
+
+      <section className="card" aria-labelledby="treasury-tx-heading">
+        <h2 id="treasury-tx-heading">Recent payments</h2>
+        {transactions.error ? (
+          <ErrorState error={transactions.error} onRetry={transactions.reload} />
+        ) : !transactions.data ? (
+          <Loading />
+        ) : transactions.data.transactions.length === 0 ? (
+          <Empty>No payments from the treasury yet.</Empty>
+        ) : (
+          <div className="table-wrap core-scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Date</th>
+                  <th scope="col">To</th>
+                  <th scope="col" className="num">
+                    Amount
+                  </th>
+                  <th scope="col">Status</th>
+                </tr>
+              </thead>
+              <tbody>
+                {transactions.data.transactions.map((t) => (
+                  <tr key={t.id}>
+                    <td>
+                      <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>{formatDate(t.finalized_at ?? t.created_at)}</Link>
+                    </td>
+                    <td>{names.get(t.employee_id) ?? <code>{shortAddress(t.wallet_address)}</code>}</td>
+                    <td className="num">{formatUsd(t.amount_usd)}</td>
+                    <td>
+                      <StatusPill status={t.status} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </>
+  );
+}
+
+const FAUCET_MAX = 1_000_000n * 1_000_000n;
+
+/** Local mode: mint test tokens and deposit them into the treasury account (see core/faucet.ts). */
+function FaucetForm({ accountId, onFunded }: { accountId: string; onFunded: () => void }) {
+  const [amount, setAmount] = useState('1000');
+  const [error, setError] = useState<string | null>(null);
+  const [progress, setProgress] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    setDone(null);
+    const clean = normaliseAmountInput(amount);
+    const units = toUnits(clean);
+    if (units === null || units === 0n || units > FAUCET_MAX) {
+      setError('Enter an amount more than 0 and at most 1,000,000, with at most 6 decimal places.');
+      document.getElementById('faucet-amount')?.focus();
+      return;
+    }
+    setBusy(true);
+    try {
+      await fundTreasuryFromFaucet(accountId, clean, setProgress);
+      setDone(`Deposited ${formatUsd(clean)} into the treasury.`);
+      onFunded();
+    } catch (reason) {
+      setError((reason as Error).message);
+    } finally {
+      setBusy(false);
+      setProgress(null);
+    }
+  };
+
+  return (
+    <section className="card" aria-labelledby="faucet-heading">
+      <h2 id="faucet-heading">Test funds (local mode)</h2>
+      <p className="muted">Mints the local chain&apos;s test stablecoin and deposits it into this treasury. Only available on a local server.</p>
+      <form className="inline-form" onSubmit={(e) => void submit(e)} noValidate>
+        <label htmlFor="faucet-amount">Amount (USD)</label>
+        <input
+          id="faucet-amount"
+          inputMode="decimal"
+          value={amount}
+          onChange={(e) => setAmount(e.target.value)}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={error ? 'faucet-error' : undefined}
+        />
+        <button type="submit" className="button" disabled={busy}>
+          Fund from faucet
+        </button>
+      </form>
+      {progress && (
+        <p role="status">
+          <span className="spinner" aria-hidden="true" /> {progress}
+        </p>
+      )}
+      {done && (
+        <p className="core-notice" role="status">
+          {done}
+        </p>
+      )}
+      {error && (
+        <p id="faucet-error" className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+    </section>
+  );
 }
