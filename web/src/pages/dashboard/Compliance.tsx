@@ -1,4 +1,409 @@
-/** Not built yet (issue 11). */
+import { useState, type FormEvent } from 'react';
+import { api, ApiError } from '../../api';
+import { Async, Empty } from '../../components/States';
+import { formatDate } from '../../format';
+import { useApi, type Loaded } from '../../hooks';
+import { ConfirmButton, errorText, Hex, NoEmployer, Pill, useEmployerId } from './more/common';
+
+interface Overview {
+  employer_id: string;
+  summary: { employees: number; checked: number; clear: number; blocked: number; unchecked: number; blocklist_entries: number };
+  employees: {
+    id: string;
+    full_name: string;
+    wallet_address: string | null;
+    latest_result: 'CLEAR' | 'BLOCKED' | null;
+    latest_checked_at: string | null;
+    manual_review_status: 'none' | 'pending' | 'approved' | 'rejected';
+    blocked_now: string | null;
+  }[];
+  audit_log: {
+    id: string;
+    action: string;
+    actor_kind: string;
+    actor_user_id: string | null;
+    target_type: string | null;
+    target_id: string | null;
+    details: Record<string, unknown>;
+    created_at: string;
+  }[];
+}
+interface Blocklist {
+  entries: { id: string; wallet_address: string; reason: string | null; source: string; created_at: string }[];
+}
+interface Explanation {
+  wallet_address: string;
+  status: 'CLEARED' | 'BLOCKED' | 'UNKNOWN';
+  checked_at: string | null;
+  reasons: string[];
+  explanation: string;
+  recommended_actions: string[];
+  source: 'model' | 'heuristic';
+}
+
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/** Compliance: the summary, each employee's latest screening (with an AI explanation), the blocklist and the audit log. */
 export function Compliance() {
-  return <h1>Compliance</h1>;
+  const employerId = useEmployerId();
+  return (
+    <>
+      <h1>Compliance</h1>
+      {employerId ? <ComplianceBody employerId={employerId} /> : <NoEmployer />}
+    </>
+  );
+}
+
+function ComplianceBody({ employerId }: { employerId: string }) {
+  const overview = useApi<Overview>(`/api/employers/${employerId}/compliance`);
+  const blocklist = useApi<Blocklist>(`/api/employers/${employerId}/blocklist`);
+  const reloadAll = () => {
+    overview.reload();
+    blocklist.reload();
+  };
+  return (
+    <>
+      <Async loaded={overview}>
+        {(data) => (
+          <>
+            <Summary summary={data.summary} />
+            <Screening employerId={employerId} employees={data.employees} />
+          </>
+        )}
+      </Async>
+      <BlockedWallets employerId={employerId} overview={overview.data} blocklist={blocklist} onChanged={reloadAll} />
+      <Async loaded={overview}>{(data) => <Events events={data.audit_log} />}</Async>
+    </>
+  );
+}
+
+function Summary({ summary }: { summary: Overview['summary'] }) {
+  const items: [string, number, 'ok' | 'err' | 'warn' | undefined][] = [
+    ['Employees', summary.employees, undefined],
+    ['Checked', summary.checked, undefined],
+    ['Clear', summary.clear, 'ok'],
+    ['Blocked', summary.blocked, summary.blocked > 0 ? 'err' : undefined],
+    ['Not checked yet', summary.unchecked, summary.unchecked > 0 ? 'warn' : undefined],
+    ['Blocklist entries', summary.blocklist_entries, undefined],
+  ];
+  return (
+    <section aria-labelledby="summary-heading" className="card">
+      <h2 id="summary-heading">Summary</h2>
+      <dl className="grid more-stats">
+        {items.map(([label, value, tone]) => (
+          <div key={label} className="more-stat-box">
+            <dt className="muted">{label}</dt>
+            <dd className={`stat${tone ? ` more-tone-${tone}` : ''}`}>{value}</dd>
+          </div>
+        ))}
+      </dl>
+    </section>
+  );
+}
+
+function Screening({ employerId, employees }: { employerId: string; employees: Overview['employees'] }) {
+  const [explaining, setExplaining] = useState<string | null>(null);
+  const [result, setResult] = useState<{ name: string; data?: Explanation; error?: string } | null>(null);
+
+  const explain = async (name: string, wallet: string) => {
+    setExplaining(wallet);
+    setResult({ name });
+    try {
+      const data = await api<Explanation>('/api/ai/compliance-explain', { method: 'POST', body: { employerId, walletAddress: wallet } });
+      setResult({ name, data });
+    } catch (reason) {
+      setResult({ name, error: reason instanceof ApiError && reason.code === 'AI_NOT_CONFIGURED' ? 'Explanations need an AI provider key on the server.' : errorText(reason) });
+    } finally {
+      setExplaining(null);
+    }
+  };
+
+  return (
+    <section aria-labelledby="screening-heading" className="card">
+      <h2 id="screening-heading">Employee screening</h2>
+      {employees.length === 0 ? (
+        <Empty>No employees yet.</Empty>
+      ) : (
+        <div className="table-wrap">
+          <table className="more-table">
+            <caption className="more-sr">Each employee's latest compliance check</caption>
+            <thead>
+              <tr>
+                <th scope="col">Employee</th>
+                <th scope="col">Wallet</th>
+                <th scope="col">Latest result</th>
+                <th scope="col">Checked</th>
+                <th scope="col">Manual review</th>
+                <th scope="col">Blocked now</th>
+                <th scope="col">
+                  <span className="more-sr">Explain</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {employees.map((e) => (
+                <tr key={e.id}>
+                  <th scope="row" data-label="Employee">
+                    {e.full_name}
+                  </th>
+                  <td data-label="Wallet">{e.wallet_address ? <Hex value={e.wallet_address} /> : <span className="muted">No wallet</span>}</td>
+                  <td data-label="Latest result">
+                    {e.latest_result === null ? <Pill>Not checked</Pill> : <Pill tone={e.latest_result === 'CLEAR' ? 'ok' : 'err'}>{e.latest_result === 'CLEAR' ? 'Clear' : 'Blocked'}</Pill>}
+                  </td>
+                  <td data-label="Checked">{formatDate(e.latest_checked_at)}</td>
+                  <td data-label="Manual review">{e.manual_review_status === 'none' ? '—' : <Pill tone={e.manual_review_status === 'approved' ? 'ok' : e.manual_review_status === 'rejected' ? 'err' : 'warn'}>{e.manual_review_status}</Pill>}</td>
+                  <td data-label="Blocked now">{e.blocked_now ? <span className="more-tone-err">{e.blocked_now}</span> : 'No'}</td>
+                  <td data-label="Explain">
+                    {e.wallet_address && (
+                      <button type="button" className="button secondary" disabled={explaining !== null} aria-label={`Explain ${e.full_name}'s compliance status`} onClick={() => void explain(e.full_name, e.wallet_address!)}>
+                        {explaining === e.wallet_address ? 'Explaining…' : 'Explain'}
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <div aria-live="polite">{result && <ExplanationPanel name={result.name} data={result.data} error={result.error} onClose={() => setResult(null)} />}</div>
+    </section>
+  );
+}
+
+function ExplanationPanel({ name, data, error, onClose }: { name: string; data?: Explanation; error?: string; onClose: () => void }) {
+  return (
+    <div className="more-panel" role="region" aria-label={`Explanation for ${name}`}>
+      <div className="row more-spread">
+        <h3>Explanation: {name}</h3>
+        <button type="button" className="icon-button" aria-label="Close the explanation" onClick={onClose}>
+          ×
+        </button>
+      </div>
+      {error ? (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      ) : !data ? (
+        <p className="muted">
+          <span className="spinner" aria-hidden="true" /> Asking for an explanation…
+        </p>
+      ) : (
+        <>
+          <p>
+            <Pill tone={data.status === 'CLEARED' ? 'ok' : data.status === 'BLOCKED' ? 'err' : 'warn'}>{data.status === 'CLEARED' ? 'Cleared' : data.status === 'BLOCKED' ? 'Blocked' : 'Unknown'}</Pill>{' '}
+            <span className="more-mono more-break">{data.wallet_address}</span>
+            {data.checked_at && <span className="muted"> · checked {formatDate(data.checked_at)}</span>}
+          </p>
+          <p className="more-prewrap">{data.explanation}</p>
+          {data.reasons.length > 0 && (
+            <>
+              <h4>Reasons</h4>
+              <ul>
+                {data.reasons.map((r, i) => (
+                  <li key={i}>{r}</li>
+                ))}
+              </ul>
+            </>
+          )}
+          {data.recommended_actions.length > 0 && (
+            <>
+              <h4>Recommended actions</h4>
+              <ul>
+                {data.recommended_actions.map((r, i) => (
+                  <li key={i}>{r}</li>
+                ))}
+              </ul>
+            </>
+          )}
+          <p className="muted more-small">{data.source === 'model' ? 'Written by an AI model from the screening record.' : 'Written from the screening rules (no AI model).'}</p>
+        </>
+      )}
+    </div>
+  );
+}
+
+function BlockedWallets({
+  employerId,
+  overview,
+  blocklist,
+  onChanged,
+}: {
+  employerId: string;
+  overview: Overview | null;
+  blocklist: Loaded<Blocklist>;
+  onChanged: () => void;
+}) {
+  const [wallet, setWallet] = useState('');
+  const [reason, setReason] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState<{ ok: boolean; text: string; field?: string } | null>(null);
+  const blockedEmployees = (overview?.employees ?? []).filter((e) => e.blocked_now);
+  const walletValid = EVM_ADDRESS.test(wallet.trim());
+
+  const add = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setMessage(null);
+    try {
+      const entry = await api<{ created: boolean; wallet_address: string }>(`/api/employers/${employerId}/blocklist`, {
+        method: 'POST',
+        body: { wallet_address: wallet.trim(), ...(reason.trim() ? { reason: reason.trim() } : {}) },
+      });
+      setMessage({ ok: true, text: entry.created ? `Blocked ${entry.wallet_address}.` : `${entry.wallet_address} was already blocked.` });
+      setWallet('');
+      setReason('');
+      onChanged();
+    } catch (reason) {
+      setMessage({ ok: false, text: errorText(reason), field: reason instanceof ApiError ? reason.field : undefined });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const remove = async (id: string, address: string) => {
+    setMessage(null);
+    try {
+      await api(`/api/employers/${employerId}/blocklist/${id}`, { method: 'DELETE' });
+      setMessage({ ok: true, text: `Unblocked ${address}.` });
+      onChanged();
+    } catch (reason) {
+      setMessage({ ok: false, text: errorText(reason) });
+    }
+  };
+
+  return (
+    <section aria-labelledby="blocked-heading" className="card">
+      <h2 id="blocked-heading">Blocked wallets</h2>
+      {blockedEmployees.length > 0 && (
+        <div className="more-callout more-callout-err" role="note">
+          <p>
+            <strong>
+              {blockedEmployees.length} {blockedEmployees.length === 1 ? 'employee is' : 'employees are'} blocked from payroll:
+            </strong>
+          </p>
+          <ul>
+            {blockedEmployees.map((e) => (
+              <li key={e.id}>
+                {e.full_name} ({e.blocked_now})
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      <h3>Your blocklist</h3>
+      <Async loaded={blocklist}>
+        {(data) =>
+          data.entries.length === 0 ? (
+            <Empty>No wallets on your blocklist. Sanctioned wallets are blocked for every employer automatically.</Empty>
+          ) : (
+            <div className="table-wrap">
+              <table className="more-table">
+                <caption className="more-sr">Wallets on the employer's blocklist</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Wallet</th>
+                    <th scope="col">Reason</th>
+                    <th scope="col">Source</th>
+                    <th scope="col">Added</th>
+                    <th scope="col">
+                      <span className="more-sr">Remove</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.entries.map((entry) => (
+                    <tr key={entry.id}>
+                      <td data-label="Wallet">
+                        <span className="more-mono more-break">{entry.wallet_address}</span>
+                      </td>
+                      <td data-label="Reason">{entry.reason ?? '—'}</td>
+                      <td data-label="Source">{entry.source}</td>
+                      <td data-label="Added">{formatDate(entry.created_at)}</td>
+                      <td data-label="Remove">
+                        <ConfirmButton label="Unblock" question={<>Remove {entry.wallet_address} from the blocklist?</>} confirmLabel="Unblock" onConfirm={() => remove(entry.id, entry.wallet_address)} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Async>
+      <form className="inline-form" onSubmit={(e) => void add(e)} aria-labelledby="block-form-heading">
+        <h3 id="block-form-heading" className="more-full">
+          Block a wallet
+        </h3>
+        <label htmlFor="block-wallet">Wallet address</label>
+        <input
+          id="block-wallet"
+          className="more-mono"
+          value={wallet}
+          placeholder="0x…"
+          autoComplete="off"
+          spellCheck={false}
+          onChange={(e) => setWallet(e.target.value)}
+          aria-invalid={message?.field === 'wallet_address' || (wallet.trim() !== '' && !walletValid)}
+          aria-describedby="block-wallet-hint"
+        />
+        <p id="block-wallet-hint" className="muted more-small more-full">
+          {wallet.trim() !== '' && !walletValid ? '0x followed by 40 hex digits.' : 'An EVM address (0x followed by 40 hex digits).'}
+        </p>
+        <label htmlFor="block-reason">Reason (optional)</label>
+        <input id="block-reason" value={reason} maxLength={500} onChange={(e) => setReason(e.target.value)} />
+        <button type="submit" className="button danger" disabled={busy || !walletValid}>
+          {busy ? 'Blocking…' : 'Block wallet'}
+        </button>
+      </form>
+      {message && (
+        <p role={message.ok ? 'status' : 'alert'} className={message.ok ? 'more-ok' : 'field-error'}>
+          {message.text}
+        </p>
+      )}
+    </section>
+  );
+}
+
+const ACTOR_LABELS: Record<string, string> = { user: 'User', admin: 'Platform admin', agent: 'Agent', system: 'System' };
+
+function Events({ events }: { events: Overview['audit_log'] }) {
+  return (
+    <section aria-labelledby="events-heading" className="card">
+      <h2 id="events-heading">Events</h2>
+      <p className="muted">The latest 50 entries of the audit log, newest first.</p>
+      {events.length === 0 ? (
+        <Empty>No events yet.</Empty>
+      ) : (
+        <div className="table-wrap">
+          <table className="more-table">
+            <caption className="more-sr">Compliance and audit events</caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Event</th>
+                <th scope="col">By</th>
+                <th scope="col">Target</th>
+                <th scope="col">Details</th>
+              </tr>
+            </thead>
+            <tbody>
+              {events.map((event) => (
+                <tr key={event.id}>
+                  <td data-label="When">{formatDate(event.created_at)}</td>
+                  <td data-label="Event" className="more-mono">
+                    {event.action}
+                  </td>
+                  <td data-label="By">{ACTOR_LABELS[event.actor_kind] ?? event.actor_kind}</td>
+                  <td data-label="Target">{event.target_type ? `${event.target_type}${event.target_id ? ` ${event.target_id.slice(0, 8)}` : ''}` : '—'}</td>
+                  <td data-label="Details" className="more-details">
+                    {Object.keys(event.details).length === 0 ? '—' : <code className="more-break">{JSON.stringify(event.details)}</code>}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
 }

@@ -1,4 +1,121 @@
-/** Not built yet (issue 11). */
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { Link } from 'react-router';
+import { api, ApiError } from '../../api';
+import { ErrorState, Loading } from '../../components/States';
+import { formatDate } from '../../format';
+import { useSession } from '../../session';
+import { errorText, Hex, NoEmployer, useEmployerId } from './more/common';
+
+interface Employer {
+  id: string;
+  name: string;
+  admin_wallet: string | null;
+  employer_account_id: string | null;
+  tip403_policy_id: number | null;
+  created_at: string;
+  created: boolean;
+}
+
+const SUB_PAGES = [
+  { to: '/dashboard/settings/billing', title: 'Billing', text: 'Receipts of paid API calls made for you, and MPP payment sessions.' },
+  { to: '/dashboard/settings/agents', title: 'Agents', text: 'Authorize agents to pay from the treasury: caps, allowlists, velocity, and the emergency pause.' },
+  { to: '/dashboard/settings/deposit-addresses', title: 'Deposit addresses', text: 'Register the virtual master so each employee gets a personal deposit address.' },
+];
+
+/** Settings: the employer's basic details (renamable) and the three settings pages. */
 export function Settings() {
-  return <h1>Settings</h1>;
+  const employerId = useEmployerId();
+  const { session } = useSession();
+  return (
+    <>
+      <h1>Settings</h1>
+      <nav aria-label="Settings pages" className="grid more-links">
+        {SUB_PAGES.map((page) => (
+          <Link key={page.to} to={page.to} className="card more-link-card">
+            <span className="more-link-title">{page.title}</span>
+            <span className="muted">{page.text}</span>
+          </Link>
+        ))}
+      </nav>
+      <section className="card" aria-labelledby="employer-heading">
+        <h2 id="employer-heading">Employer</h2>
+        {employerId ? <EmployerDetails employerId={employerId} ownerEmail={session?.email ?? session?.user_id ?? ''} /> : <NoEmployer />}
+      </section>
+    </>
+  );
+}
+
+function EmployerDetails({ employerId, ownerEmail }: { employerId: string; ownerEmail: string }) {
+  const [employer, setEmployer] = useState<Employer | null>(null);
+  const [error, setError] = useState<Error | null>(null);
+
+  // There is no GET for one employer: POST /api/employers returns the caller's existing employer
+  // unchanged (created: false; the body is ignored) and writes nothing for an owner.
+  const load = useCallback(() => {
+    setError(null);
+    api<Employer>('/api/employers', { method: 'POST', body: { name: 'unused' } })
+      .then((value) => {
+        if (value.id !== employerId) throw new Error('This account owns a different employer than the session reports; sign in again.');
+        setEmployer(value);
+      })
+      .catch((reason: unknown) => setError(reason instanceof Error ? reason : new Error(String(reason))));
+  }, [employerId]);
+  useEffect(load, [load]);
+
+  if (error) return <ErrorState error={error} onRetry={load} />;
+  if (!employer) return <Loading label="Loading the employer…" />;
+  return (
+    <>
+      <dl className="more-dl">
+        <dt>Name</dt>
+        <dd>{employer.name}</dd>
+        <dt>Owner</dt>
+        <dd>{ownerEmail}</dd>
+        <dt>Employer id</dt>
+        <dd className="more-mono">{employer.id}</dd>
+        <dt>Treasury account</dt>
+        <dd>{employer.employer_account_id ?? 'Not opened yet'}</dd>
+        <dt>Admin wallet</dt>
+        <dd>{employer.admin_wallet ? <Hex value={employer.admin_wallet} /> : 'None (the service holds the treasury)'}</dd>
+        <dt>TIP-403 policy</dt>
+        <dd>{employer.tip403_policy_id ?? 'None'}</dd>
+        <dt>Created</dt>
+        <dd>{formatDate(employer.created_at)}</dd>
+      </dl>
+      <RenameForm employer={employer} onSaved={setEmployer} />
+    </>
+  );
+}
+
+function RenameForm({ employer, onSaved }: { employer: Employer; onSaved: (employer: Employer) => void }) {
+  const [name, setName] = useState(employer.name);
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const trimmed = name.trim();
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setMessage(null);
+    try {
+      const saved = await api<Employer>(`/api/employers/${employer.id}`, { method: 'PATCH', body: { name: trimmed } });
+      onSaved(saved);
+      setMessage({ ok: true, text: 'Name saved.' });
+    } catch (reason) {
+      setMessage({ ok: false, text: reason instanceof ApiError && reason.field === 'name' ? `Name: ${reason.message}` : errorText(reason) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form className="inline-form" onSubmit={(e) => void submit(e)}>
+      <label htmlFor="employer-name">Employer name</label>
+      <input id="employer-name" value={name} maxLength={200} onChange={(e) => setName(e.target.value)} aria-describedby="employer-name-status" />
+      <button type="submit" className="button secondary" disabled={busy || !trimmed || trimmed === employer.name}>
+        {busy ? 'Saving…' : 'Rename'}
+      </button>
+      <p id="employer-name-status" role={message && !message.ok ? 'alert' : 'status'} className={message && !message.ok ? 'field-error' : 'muted'}>
+        {message?.text}
+      </p>
+    </form>
+  );
 }
