@@ -1,4 +1,47 @@
-/** Not built yet (issue 11). */
+import { Link } from 'react-router';
+import { Empty } from '../../components/States';
+import { useApi } from '../../hooks';
+import { AdvancePanel } from './parts/AdvancePanel';
+import { BalanceCard, useStream, type WalletBalance } from './parts/Balance';
+import { CardPanel } from './parts/CardPanel';
+import { DepositAddressPanel } from './parts/DepositAddressPanel';
+import { EmployeePicker, useEmployeeChoice } from './parts/EmployeePicker';
+import { OfframpPanel } from './parts/OfframpPanel';
+
+/** `/portal`: the employee's pay: live balance, advance, cash-out, card and deposit address. */
 export function Portal() {
-  return <h1>Your pay</h1>;
+  const { ids, employeeId, choose } = useEmployeeChoice();
+  return (
+    <>
+      <h1>Your pay</h1>
+      {!employeeId ? (
+        <Empty>You are not on an employer's payroll yet. When your employer adds you with this email address, your pay shows here.</Empty>
+      ) : (
+        <>
+          <EmployeePicker ids={ids} employeeId={employeeId} onChoose={(id) => id && choose(id)} />
+          <EmployeePay key={employeeId} employeeId={employeeId} />
+        </>
+      )}
+    </>
+  );
+}
+
+function EmployeePay({ employeeId }: { employeeId: string }) {
+  const balance = useApi<WalletBalance>(`/api/employees/${employeeId}/balance`, { refreshMs: 15_000 });
+  const wallet = balance.data?.wallet_address ?? null;
+  const { lookup } = useStream(wallet);
+  return (
+    <div className="ap-portal">
+      <BalanceCard balance={balance} lookup={lookup} />
+      <div className="grid ap-portal-grid">
+        <AdvancePanel wallet={wallet} lookup={lookup} />
+        <CardPanel employeeId={employeeId} />
+      </div>
+      <DepositAddressPanel employeeId={employeeId} />
+      <OfframpPanel employeeId={employeeId} walletBalance={balance.data ? BigInt(balance.data.balance) : null} />
+      <p>
+        <Link to={`/portal/activity${employeeId ? `?employee=${employeeId}` : ''}`}>See all your activity</Link>
+      </p>
+    </div>
+  );
 }

@@ -1,0 +1,74 @@
+import type { ReactNode } from 'react';
+
+export interface Column<T> {
+  key: string;
+  label: string;
+  render: (row: T) => ReactNode;
+  /** Right-aligned, tabular figures. */
+  num?: boolean;
+}
+
+/** A plain table in a horizontally scrolling wrapper (narrow screens scroll the table, not the page). */
+export function DataTable<T>({ caption, columns, rows, rowKey }: { caption: string; columns: Column<T>[]; rows: T[]; rowKey: (row: T) => string }) {
+  return (
+    <div className="table-wrap ap-scroll" role="region" aria-label={caption} tabIndex={0}>
+      <table>
+        <caption className="ap-sr-only">{caption}</caption>
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th key={column.key} scope="col" className={column.num ? 'num' : undefined}>
+                {column.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={rowKey(row)}>
+              {columns.map((column) => (
+                <td key={column.key} className={column.num ? 'num' : undefined}>
+                  {column.render(row)}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A long id or hash, shortened, with the whole value in the title. */
+export function Mono({ value, short = true }: { value: string | null | undefined; short?: boolean }) {
+  if (!value) return <span className="muted">—</span>;
+  const shown = short && value.length > 14 ? `${value.slice(0, 8)}…${value.slice(-4)}` : value;
+  return (
+    <code className="ap-mono" title={value}>
+      {shown}
+    </code>
+  );
+}
+
+/** JSON (job input, audit details, ...) folded away behind a summary. */
+export function JsonDetails({ value, summary = 'Show' }: { value: unknown; summary?: string }) {
+  if (value === null || value === undefined) return <span className="muted">—</span>;
+  if (typeof value === 'object' && Object.keys(value as object).length === 0) return <span className="muted">—</span>;
+  return (
+    <details className="ap-json">
+      <summary>{summary}</summary>
+      <pre>{typeof value === 'string' ? value : JSON.stringify(value, null, 2)}</pre>
+    </details>
+  );
+}
+
+const OK = new Set(['completed', 'confirmed', 'sent', 'settled', 'written', 'active', 'paid', 'payment_processed']);
+const WARN = new Set(['created', 'retry', 'draft', 'submitted', 'queued', 'pending', 'posted', 'delivered', 'validating', 'scheduled', 'awaiting_funds', 'funds_received', 'payment_submitted']);
+const ERR = new Set(['failed', 'cancelled', 'canceled', 'error', 'rejected_refunded', 'expired_refunded', 'expired', 'returned', 'policy_rejected']);
+
+/** A state as a coloured pill (text carries the meaning; colour only helps). */
+export function StatePill({ state }: { state: string | null | undefined }) {
+  if (!state) return <span className="muted">—</span>;
+  const tone = OK.has(state) ? ' pill-ok' : ERR.has(state) ? ' pill-err' : WARN.has(state) ? ' pill-warn' : '';
+  return <span className={`pill${tone}`}>{state.replace(/_/g, ' ')}</span>;
+}

@@ -1,0 +1,64 @@
+import { useState } from 'react';
+import { api } from '../../../api';
+import { ErrorState, Loading } from '../../../components/States';
+import { formatDate } from '../../../format';
+import { useApi } from '../../../hooks';
+import { StatePill } from '../../admin/parts/DataTable';
+
+interface CardResult {
+  employee_id: string;
+  card: null | { id: string; status: string; last4: string | null; created_at: string };
+}
+
+/** `GET, POST /api/employees/{id}/card`: the card's status, or a request for one. */
+export function CardPanel({ employeeId }: { employeeId: string }) {
+  const loaded = useApi<CardResult>(`/api/employees/${employeeId}/card`);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  const request = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await api<CardResult>(`/api/employees/${employeeId}/card`, { method: 'POST' });
+      loaded.reload();
+    } catch (reason) {
+      setError(reason instanceof Error ? reason.message : String(reason));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section className="card" aria-labelledby="card-heading">
+      <h2 id="card-heading">Card</h2>
+      {loaded.error ? (
+        <ErrorState error={loaded.error} onRetry={loaded.reload} />
+      ) : !loaded.data ? (
+        <Loading label="Reading your card…" />
+      ) : loaded.data.card ? (
+        <>
+          <p className="ap-card-number" aria-label={loaded.data.card.last4 ? `Card ending in ${loaded.data.card.last4}` : 'Card'}>
+            •••• {loaded.data.card.last4 ?? '····'}
+          </p>
+          <p>
+            Status: <StatePill state={loaded.data.card.status} />
+          </p>
+          <p className="muted">Issued {formatDate(loaded.data.card.created_at)}</p>
+        </>
+      ) : (
+        <>
+          <p className="muted">Spend your pay with a card. It needs an approved identity check (KYC), which your employer starts.</p>
+          <button type="button" className="button" onClick={() => void request()} disabled={busy}>
+            {busy ? 'Requesting…' : 'Request a card'}
+          </button>
+        </>
+      )}
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+    </section>
+  );
+}

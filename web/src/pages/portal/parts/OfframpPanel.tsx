@@ -1,0 +1,345 @@
+import { useId, useState } from 'react';
+import { api, ApiError } from '../../../api';
+import { Empty, ErrorState, Loading } from '../../../components/States';
+import { formatBaseUnits, formatDate, formatUsd, shortAddress } from '../../../format';
+import { useApi } from '../../../hooks';
+import { StatePill } from '../../admin/parts/DataTable';
+import { validAmount } from './money';
+
+type DestinationType = 'ach' | 'sepa' | 'spei' | 'pix';
+
+interface BankAccount {
+  id: string;
+  bank_account_id: string;
+  destination_type: DestinationType;
+  last4: string | null;
+  label: string | null;
+  created_at: string;
+}
+
+interface Offramp {
+  success: boolean;
+  transfer_id: string;
+  bridge_transfer_id: string | null;
+  status: string;
+  amount: string;
+  destination_type: DestinationType;
+  created_at: string;
+  deposit_instructions: { network: string; token: string; from_address: string; to_address: string; amount: string } | null;
+}
+
+const DESTINATIONS: Record<DestinationType, { name: string; fields: { key: string; label: string }[] }> = {
+  ach: {
+    name: 'US bank (ACH)',
+    fields: [
+      { key: 'routingNumber', label: 'Routing number' },
+      { key: 'accountNumber', label: 'Account number' },
+    ],
+  },
+  sepa: { name: 'Euro bank (SEPA)', fields: [{ key: 'iban', label: 'IBAN' }] },
+  spei: { name: 'Mexican bank (SPEI)', fields: [{ key: 'clabe', label: 'CLABE' }] },
+  pix: { name: 'Brazil (PIX)', fields: [{ key: 'pixKey', label: 'PIX key' }] },
+};
+
+const accountName = (a: BankAccount) => `${a.label ?? DESTINATIONS[a.destination_type].name}${a.last4 ? ` ending ${a.last4}` : ''}`;
+
+const errorText = (reason: unknown) => (reason instanceof Error ? reason.message : String(reason));
+const fieldOf = (reason: unknown) => (reason instanceof ApiError ? (reason.field ?? null) : null);
+
+/** Cash out to a bank: registered accounts, the off-ramp form, recent off-ramps (`/api/employees/{id}/...`). */
+export function OfframpPanel({ employeeId, walletBalance }: { employeeId: string; walletBalance: bigint | null }) {
+  const accounts = useApi<{ bank_accounts: BankAccount[] }>(`/api/employees/${employeeId}/bank-accounts`);
+  const transfers = useApi<{ transfers: Offramp[] }>(`/api/employees/${employeeId}/offramps`, { refreshMs: 10_000 });
+  const [adding, setAdding] = useState(false);
+
+  return (
+    <section className="card" aria-labelledby="offramp-heading">
+      <h2 id="offramp-heading">Cash out to your bank</h2>
+      <p className="muted">Bank accounts and cash-outs need an approved identity check (KYC), which your employer starts.</p>
+      {accounts.error ? (
+        <ErrorState error={accounts.error} onRetry={accounts.reload} />
+      ) : !accounts.data ? (
+        <Loading label="Reading your bank accounts…" />
+      ) : (
+        <>
+          {accounts.data.bank_accounts.length === 0 ? (
+            <p>You have no bank account registered yet.</p>
+          ) : (
+            <OfframpForm employeeId={employeeId} accounts={accounts.data.bank_accounts} walletBalance={walletBalance} onCreated={transfers.reload} />
+          )}
+          {adding || accounts.data.bank_accounts.length === 0 ? (
+            <BankAccountForm
+              employeeId={employeeId}
+              onAdded={() => {
+                setAdding(false);
+                accounts.reload();
+              }}
+              onCancel={accounts.data.bank_accounts.length > 0 ? () => setAdding(false) : undefined}
+            />
+          ) : (
+            <button type="button" className="link-button ap-add" onClick={() => setAdding(true)}>
+              Add another bank account
+            </button>
+          )}
+        </>
+      )}
+
+      <h3>Recent cash-outs</h3>
+      {transfers.error ? (
+        <ErrorState error={transfers.error} onRetry={transfers.reload} />
+      ) : !transfers.data ? (
+        <Loading />
+      ) : transfers.data.transfers.length === 0 ? (
+        <Empty>No cash-outs yet.</Empty>
+      ) : (
+        <div className="table-wrap ap-scroll" role="region" aria-label="Recent cash-outs" tabIndex={0}>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Created</th>
+                <th scope="col" className="num">
+                  Amount
+                </th>
+                <th scope="col">To</th>
+                <th scope="col">Status</th>
+              </tr>
+            </thead>
+            <tbody>
+              {transfers.data.transfers.map((t) => (
+                <tr key={t.transfer_id}>
+                  <td>{formatDate(t.created_at)}</td>
+                  <td className="num">{formatUsd(t.amount)}</td>
+                  <td>{DESTINATIONS[t.destination_type]?.name ?? t.destination_type}</td>
+                  <td>
+                    <StatePill state={t.status} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function OfframpForm({
+  employeeId,
+  accounts,
+  walletBalance,
+  onCreated,
+}: {
+  employeeId: string;
+  accounts: BankAccount[];
+  walletBalance: bigint | null;
+  onCreated: () => void;
+}) {
+  const id = useId();
+  const [accountId, setAccountId] = useState(accounts[0]?.bank_account_id ?? '');
+  const [amount, setAmount] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<{ field: 'amount' | 'bankAccountId' | null; message: string } | null>(null);
+  const [created, setCreated] = useState<Offramp | null>(null);
+  const account = accounts.find((a) => a.bank_account_id === accountId) ?? accounts[0];
+
+  const submit = async () => {
+    const problem = validAmount(amount);
+    if (problem) {
+      setError({ field: 'amount', message: problem });
+      return;
+    }
+    if (!account) return;
+    setBusy(true);
+    setError(null);
+    setCreated(null);
+    try {
+      const result = await api<Offramp>(`/api/employees/${employeeId}/offramp`, {
+        method: 'POST',
+        body: { amount: amount.trim(), destinationType: account.destination_type, bankAccountId: account.bank_account_id },
+      });
+      setCreated(result);
+      setAmount('');
+      onCreated();
+    } catch (reason) {
+      const field = fieldOf(reason);
+      setError({ field: field === 'amount' || field === 'bankAccountId' ? field : null, message: errorText(reason) });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <>
+      <form
+        className="ap-offramp"
+        noValidate
+        onSubmit={(event) => {
+          event.preventDefault();
+          void submit();
+        }}
+      >
+        <div>
+          <label htmlFor={`${id}-account`}>Bank account</label>
+          <select
+            id={`${id}-account`}
+            value={account?.bank_account_id ?? ''}
+            onChange={(e) => setAccountId(e.target.value)}
+            aria-invalid={error?.field === 'bankAccountId' || undefined}
+            aria-describedby={error?.field === 'bankAccountId' ? `${id}-error` : undefined}
+          >
+            {accounts.map((a) => (
+              <option key={a.bank_account_id} value={a.bank_account_id}>
+                {accountName(a)}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label htmlFor={`${id}-amount`}>Amount (USD)</label>
+          <input
+            id={`${id}-amount`}
+            inputMode="decimal"
+            autoComplete="off"
+            placeholder="250.00"
+            value={amount}
+            onChange={(e) => setAmount(e.target.value)}
+            aria-invalid={error?.field === 'amount' || undefined}
+            aria-describedby={[`${id}-available`, ...(error?.field === 'amount' ? [`${id}-error`] : [])].join(' ')}
+          />
+          <span id={`${id}-available`} className="muted ap-hint">
+            {walletBalance === null ? 'From your wallet balance.' : `In your wallet: ${formatBaseUnits(walletBalance)}.`}
+          </span>
+        </div>
+        <button type="submit" className="button" disabled={busy}>
+          {busy ? 'Sending…' : 'Cash out'}
+        </button>
+      </form>
+      {error && (
+        <p className="field-error" id={`${id}-error`} role="alert">
+          {error.message}
+        </p>
+      )}
+      {created && (
+        <div className="ap-result" role="status">
+          <p>
+            <strong>Cash-out of {formatUsd(created.amount)} created</strong> (status <StatePill state={created.status} />
+            ).
+          </p>
+          {created.deposit_instructions && (
+            <p>
+              To complete it, send exactly <strong>{formatUsd(created.deposit_instructions.amount)}</strong> from your wallet{' '}
+              <code className="ap-mono" title={created.deposit_instructions.from_address}>
+                {shortAddress(created.deposit_instructions.from_address)}
+              </code>{' '}
+              to <code className="ap-address">{created.deposit_instructions.to_address}</code>. The bank is paid once it arrives.
+            </p>
+          )}
+        </div>
+      )}
+    </>
+  );
+}
+
+function BankAccountForm({ employeeId, onAdded, onCancel }: { employeeId: string; onAdded: () => void; onCancel: (() => void) | undefined }) {
+  const id = useId();
+  const [type, setType] = useState<DestinationType>('ach');
+  const [owner, setOwner] = useState('');
+  const [label, setLabel] = useState('');
+  const [details, setDetails] = useState<Record<string, string>>({});
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<{ field: string | null; message: string } | null>(null);
+
+  const submit = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const fields = Object.fromEntries(DESTINATIONS[type].fields.map((f) => [f.key, (details[f.key] ?? '').trim()]));
+      await api(`/api/employees/${employeeId}/bank-accounts`, {
+        method: 'POST',
+        body: { destinationType: type, accountOwnerName: owner, details: fields, ...(label.trim() ? { label } : {}) },
+      });
+      onAdded();
+    } catch (reason) {
+      // A checksum failure names `details`; the message says which one (`details.routingNumber ...`).
+      let field = fieldOf(reason);
+      if (field === 'details') field = /details\.(\w+)/.exec(errorText(reason))?.[0] ?? field;
+      setError({ field, message: errorText(reason) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const errorFor = (field: string) =>
+    error && error.field === field ? (
+      <p className="field-error" id={`${id}-${field}-error`} role="alert">
+        {error.message}
+      </p>
+    ) : null;
+  const described = (field: string) => (error && error.field === field ? `${id}-${field}-error` : undefined);
+  const knownFields = ['destinationType', 'accountOwnerName', 'label', ...DESTINATIONS[type].fields.map((f) => `details.${f.key}`)];
+
+  return (
+    <form
+      className="ap-bank-form"
+      aria-labelledby={`${id}-heading`}
+      noValidate
+      onSubmit={(event) => {
+        event.preventDefault();
+        void submit();
+      }}
+    >
+      <h3 id={`${id}-heading`}>Add a bank account</h3>
+      <label htmlFor={`${id}-type`}>Account type</label>
+      <select
+        id={`${id}-type`}
+        value={type}
+        onChange={(e) => {
+          setType(e.target.value as DestinationType);
+          setError(null);
+        }}
+      >
+        {(Object.keys(DESTINATIONS) as DestinationType[]).map((key) => (
+          <option key={key} value={key}>
+            {DESTINATIONS[key].name}
+          </option>
+        ))}
+      </select>
+      <label htmlFor={`${id}-owner`}>Account holder name</label>
+      <input id={`${id}-owner`} value={owner} onChange={(e) => setOwner(e.target.value)} autoComplete="name" aria-invalid={error?.field === 'accountOwnerName' || undefined} aria-describedby={described('accountOwnerName')} />
+      {errorFor('accountOwnerName')}
+      {DESTINATIONS[type].fields.map((f) => (
+        <div key={`${type}-${f.key}`}>
+          <label htmlFor={`${id}-${f.key}`}>{f.label}</label>
+          <input
+            id={`${id}-${f.key}`}
+            value={details[f.key] ?? ''}
+            onChange={(e) => setDetails((current) => ({ ...current, [f.key]: e.target.value }))}
+            autoComplete="off"
+            spellCheck={false}
+            aria-invalid={error?.field === `details.${f.key}` || undefined}
+            aria-describedby={described(`details.${f.key}`)}
+          />
+          {errorFor(`details.${f.key}`)}
+        </div>
+      ))}
+      <label htmlFor={`${id}-label`}>Nickname (optional)</label>
+      <input id={`${id}-label`} value={label} onChange={(e) => setLabel(e.target.value)} autoComplete="off" aria-invalid={error?.field === 'label' || undefined} aria-describedby={described('label')} />
+      {errorFor('label')}
+      {error && !knownFields.includes(error.field ?? '') && (
+        <p className="field-error" role="alert">
+          {error.message}
+        </p>
+      )}
+      <div className="row ap-actions">
+        <button type="submit" className="button secondary" disabled={busy}>
+          {busy ? 'Adding…' : 'Add bank account'}
+        </button>
+        {onCancel && (
+          <button type="button" className="link-button" onClick={onCancel} disabled={busy}>
+            Cancel
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}
+
