@@ -11,6 +11,8 @@ import { balanceTick, type StreamBasis, type WagesService } from './service.js';
 
 export interface WagesRouteDeps {
   wages: WagesService;
+  /** The employee's own, free view of their stream (the portal's live balance). */
+  requireUser: MiddlewareHandler<AppEnv>;
   paidCallers: PaidCallers;
   gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>;
   /** Milliseconds between ticks (1,000; tests may not change it, benchmarks may). */
@@ -52,8 +54,52 @@ const AdvanceResponse = z
   })
   .openapi('AdvanceResult');
 
+const SalaryStreamSchema = z
+  .object({
+    employee_id: z.uuid(),
+    wallet_address: z.string(),
+    active: z.boolean(),
+    rate_per_second: z.string().openapi({ description: 'Base units a second: annual salary / 31,536,000.' }),
+    salary_per_second_usd: z.string(),
+    accruing_since: z.string().openapi({ description: 'Unix seconds (the chain clock) from which the unclaimed amount accrues.' }),
+    wallet_balance: z.string().openapi({ description: 'The wallet balance when read, base units.' }),
+    as_of: z.string().openapi({ format: 'date-time' }),
+  })
+  .openapi('SalaryStream');
+
 export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDeps): void {
   const tickMs = deps.tickMs ?? 1000;
+  // Free for the employee themselves: what the paid tick stream computes from, so the portal can
+  // show the balance accruing without paying per second. Starts the stream on first use.
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/employees/{id}/salary-stream',
+      tags: ['Wages'],
+      summary: "The employee's salary stream: rate, accrual start and wallet balance (the employee)",
+      security: [{ bearerAuth: [] }],
+      middleware: [deps.requireUser] as const,
+      request: { params: z.object({ id: z.uuid().openapi({ param: { name: 'id', in: 'path' } }) }) },
+      responses: { 200: jsonContent(SalaryStreamSchema, 'The stream.'), ...errorResponses(400, 401, 404, 409, 422) },
+    }),
+    async (c) => {
+      const basis = await deps.wages.streamBasis(await deps.wages.employeeFor({ kind: 'user', caller: c.var.caller }, { employeeId: c.req.valid('param').id }, { selfOnly: true }));
+      c.header('Cache-Control', 'no-store');
+      return c.json(
+        {
+          employee_id: basis.employeeId,
+          wallet_address: basis.wallet,
+          active: basis.ratePerSecond > 0n,
+          rate_per_second: basis.ratePerSecond.toString(),
+          salary_per_second_usd: formatUsd(basis.ratePerSecond),
+          accruing_since: basis.accruingSince.toString(),
+          wallet_balance: basis.walletBalance.toString(),
+          as_of: new Date().toISOString(),
+        },
+        200,
+      );
+    },
+  );
   const streamRoute = findPaidRoute('GET', '/api/mpp/employee/balance/stream')!;
   // mppx session clients POST vouchers, top-ups and closes to the stream's own URL.
   registerSessionManagement(app, streamRoute, deps.gate);

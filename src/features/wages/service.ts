@@ -69,10 +69,10 @@ export class WagesService {
    * may see their wages: the employee themselves, or their employer's owner or agent. Anyone else
    * gets 404, like a missing record.
    */
-  async employeeFor(paid: PaidCaller, by: { employeeId?: string | undefined; address?: string | undefined }): Promise<store.EmployeeRow> {
+  async employeeFor(paid: PaidCaller, by: { employeeId?: string | undefined; address?: string | undefined }, options: { selfOnly?: boolean } = {}): Promise<store.EmployeeRow> {
     if (by.employeeId) {
       const employee = await this.employers.findEmployee(by.employeeId);
-      const allowed = employee && (PaidCallers.isEmployee(paid, employee.id) || PaidCallers.actsFor(paid, employee.employerId));
+      const allowed = employee && (PaidCallers.isEmployee(paid, employee.id) || (!options.selfOnly && PaidCallers.actsFor(paid, employee.employerId)));
       if (!allowed || employee.status !== 'active') throw notFound('Employee');
       return employee;
     }

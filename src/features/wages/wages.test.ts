@@ -277,3 +277,26 @@ describe('POST /api/mpp/employee/advance', () => {
     expect(await response.json()).toMatchObject({ code: 'VALIDATION_ERROR', field: 'employeeAddress' });
   });
 });
+
+describe('GET /api/employees/{id}/salary-stream', () => {
+  it("starts the employee's own stream for free and reports what the portal ticks from", async () => {
+    const employee = await addEmployee(ownerToken, employerId);
+    const response = await t.request('GET', `/api/employees/${employee.id}/salary-stream`, { token: employee.token });
+    expect(response.status).toBe(200);
+    const stream = await json<Record<string, string | boolean>>(response);
+    expect(stream).toMatchObject({ employee_id: employee.id, wallet_address: employee.wallet, active: true, rate_per_second: RATE.toString(), wallet_balance: '0' });
+    expect(Number(stream.accruing_since)).toBeGreaterThan(0);
+    // The chain agrees: the stream runs at the salary rate.
+    expect((await t.chains!.tempo.salaryStream(employee.wallet)).ratePerSecond).toBe(RATE);
+  });
+
+  it('is the employee\'s alone: the owner, another employee and anonymous callers get 404 or 401', async () => {
+    const employee = await addEmployee(ownerToken, employerId);
+    const other = await addEmployee(ownerToken, employerId);
+    const path = `/api/employees/${employee.id}/salary-stream`;
+    expect((await t.request('GET', path, { token: ownerToken })).status).toBe(404);
+    expect((await t.request('GET', path, { token: other.token })).status).toBe(404);
+    expect((await t.request('GET', path)).status).toBe(401);
+    expect((await t.request('GET', '/api/employees/not-a-uuid/salary-stream', { token: employee.token })).status).toBe(400);
+  });
+});

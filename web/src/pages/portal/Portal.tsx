@@ -29,7 +29,7 @@ export function Portal() {
 function EmployeePay({ employeeId }: { employeeId: string }) {
   const balance = useApi<WalletBalance>(`/api/employees/${employeeId}/balance`, { refreshMs: 15_000 });
   const wallet = balance.data?.wallet_address ?? null;
-  const { lookup } = useStream(wallet);
+  const { lookup } = useStream(wallet ? employeeId : null);
   return (
     <div className="ap-portal">
       <BalanceCard balance={balance} lookup={lookup} />

@@ -20,14 +20,14 @@ const REFRESH_MS = 15_000;
 const TICK_MS = 500;
 
 /** The wallet's salary stream, read now and every 15 s (a claim or re-rate changes it). */
-export function useStream(wallet: string | null): { lookup: StreamLookup | null; reload: () => void } {
+export function useStream(employeeId: string | null): { lookup: StreamLookup | null; reload: () => void } {
   const [lookup, setLookup] = useState<StreamLookup | null>(null);
   const [tick, setTick] = useState(0);
   const reload = useCallback(() => setTick((n) => n + 1), []);
   useEffect(() => {
-    if (!wallet) return;
+    if (!employeeId) return;
     let live = true;
-    readStream(wallet)
+    readStream(employeeId)
       .then((found) => live && setLookup(found))
       .catch(() => live && setLookup({ kind: 'unavailable' }));
     const timer = setTimeout(reload, REFRESH_MS);
@@ -35,8 +35,8 @@ export function useStream(wallet: string | null): { lookup: StreamLookup | null;
       live = false;
       clearTimeout(timer);
     };
-  }, [wallet, tick, reload]);
-  return { lookup: wallet ? lookup : null, reload };
+  }, [employeeId, tick, reload]);
+  return { lookup: employeeId ? lookup : null, reload };
 }
 
 /** A dollar figure that grows with the stream, redrawn twice a second (never announced: it would chatter). */
@@ -119,7 +119,7 @@ function BalanceBody({ data, lookup }: { data: WalletBalance; lookup: StreamLook
       ) : lookup.kind === 'unavailable' ? (
         <p className="ap-note">The live salary counter is not available here: this is your wallet balance, checked every 15 seconds.</p>
       ) : !streaming ? (
-        <p className="ap-note">No salary is streaming to this wallet right now. It starts with your first advance or live balance stream.</p>
+        <p className="ap-note">No salary is streaming to this wallet right now.</p>
       ) : null}
     </>
   );
