@@ -30,6 +30,10 @@ describe('the web app on the API port', () => {
     expect(await (await app.request('/api/thing')).json()).toEqual({ ok: true });
     expect((await app.request('/api/nothing')).status).toBe(404);
     expect((await app.request('/elsewhere')).status).toBe(404);
+    // A browser asking for a page that does not exist gets the app's own "not found" page, as a 404.
+    const page = await app.request('/elsewhere', { headers: { accept: 'text/html,application/xhtml+xml' } });
+    expect({ status: page.status, type: page.headers.get('content-type') }).toEqual({ status: 404, type: 'text/html; charset=UTF-8' });
+    expect((await app.request('/api/nothing', { headers: { accept: 'text/html' } })).status).toBe(404);
   });
 
   it('never serves a file outside the build', async () => {

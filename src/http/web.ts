@@ -36,9 +36,11 @@ export function registerWebApp(app: OpenAPIHono<AppEnv>, distDir: string): void 
         'X-Content-Type-Options': 'nosniff',
       });
     }
-    if (!SPA_PATHS.test(requestPath)) return next();
+    // Another path is the API's 404, except for a browser, which gets the app's "not found" page (still a 404).
+    const appPath = SPA_PATHS.test(requestPath);
+    if (!appPath && !(c.req.header('accept') ?? '').includes('text/html')) return next();
     const index = path.join(root, 'index.html');
-    if (!fs.existsSync(index)) return c.text('The web app is not built: run `npm run build:web`.', 503);
-    return c.html(fs.readFileSync(index, 'utf8'), 200, { 'Cache-Control': 'no-cache', 'X-Frame-Options': 'DENY' });
+    if (!fs.existsSync(index)) return appPath ? c.text('The web app is not built: run `npm run build:web`.', 503) : next();
+    return c.html(fs.readFileSync(index, 'utf8'), appPath ? 200 : 404, { 'Cache-Control': 'no-cache', 'X-Frame-Options': 'DENY' });
   });
 }

@@ -114,7 +114,17 @@ export function App() {
         <Route index element={<Portal />} />
         <Route path="activity" element={<PortalActivity />} />
       </Route>
-      <Route path="*" element={<p className="state">Page not found.</p>} />
+      <Route
+        path="*"
+        element={
+          <main id="main" className="signin">
+            <h1>Page not found</h1>
+            <p>
+              <a href="/">Back to the start</a>
+            </p>
+          </main>
+        }
+      />
     </Routes>
   );
 }

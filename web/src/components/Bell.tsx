@@ -28,7 +28,10 @@ export function Bell({ employerId }: { employerId: string }) {
   return (
     <div className="bell">
       <button type="button" className="icon-button" aria-expanded={open} aria-label={`Notifications, ${unread} unread`} onClick={() => setOpen(!open)}>
-        <span aria-hidden="true">🔔</span>
+        <svg aria-hidden="true" width="20" height="20" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" strokeLinejoin="round">
+          <path d="M18 8a6 6 0 0 0-12 0c0 7-3 9-3 9h18s-3-2-3-9" />
+          <path d="M13.7 21a2 2 0 0 1-3.4 0" />
+        </svg>
         {unread > 0 && <span className="badge">{unread}</span>}
       </button>
       {open && (
