@@ -1,10 +1,11 @@
-/** The API's error body: `{error, code, field?}` (docs/api.md "Conventions"). */
+/** The API's error body: `{error, code, field?, ...details}` (docs/api.md "Conventions"), all of it kept in `details`. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
     readonly field?: string,
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
   }
@@ -31,9 +32,19 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   const response = await fetch(path, { method: init.method ?? 'GET', headers, body });
   if (response.status === 204) return undefined as T;
   const text = await response.text();
-  const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    parsed = { error: text };
+  }
   if (!response.ok) {
-    throw new ApiError(response.status, String(parsed.code ?? response.status), String(parsed.error ?? response.statusText), parsed.field as string | undefined);
+    throw new ApiError(response.status, String(parsed.code ?? response.status), String(parsed.error ?? response.statusText), parsed.field as string | undefined, parsed);
   }
   return parsed as T;
+}
+
+/** A fresh Idempotency-Key for one user action (retries of the same action reuse it). */
+export function newIdempotencyKey(): string {
+  return crypto.randomUUID();
 }

@@ -78,3 +78,8 @@ export function homeOf(session: Session): string {
   if (session.is_platform_admin) return '/admin';
   return '/dashboard';
 }
+
+/** The signed-in owner's employer id, or null when they own none yet. */
+export function useEmployerId(): string | null {
+  return useSession().session?.owned_employer_id ?? null;
+}

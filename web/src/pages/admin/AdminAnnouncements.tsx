@@ -6,7 +6,7 @@ import { useApi } from '../../hooks';
 import { useSession } from '../../session';
 import { AnnouncementForm } from './parts/AnnouncementForm';
 import { STATES, type AdminAnnouncement, type AdminAnnouncementList, type AnnouncementState } from './parts/announcements';
-import { Pager } from './parts/Pager';
+import { Pager } from '../../components/Pager';
 
 const LIMIT = 20;
 const STATE_TONE: Record<AnnouncementState, string> = { draft: 'pill', scheduled: 'pill pill-warn', active: 'pill pill-ok', expired: 'pill ap-pill-muted' };

@@ -4,7 +4,7 @@ import { formatDate, formatUsd } from '../../format';
 import { useApi } from '../../hooks';
 import { useSession } from '../../session';
 import { DataTable, type Column } from './parts/DataTable';
-import { Pager } from './parts/Pager';
+import { Pager } from '../../components/Pager';
 import {
   AUDIT_COLUMNS,
   EMAIL_COLUMNS,

@@ -1,3 +1,5 @@
+import { useEmployerId } from '../../session';
+import { ConfirmButton } from '../../components/ConfirmButton';
 import { useId, useRef, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { api, ApiError } from '../../api';
@@ -16,7 +18,7 @@ import {
   type FieldErrors,
   type LimitValues,
 } from './more/agentFields';
-import { ConfirmButton, errorText, NoEmployer, Pill, SecretOnce, useEmployerId } from './more/common';
+import { errorText, NoEmployer, Pill, SecretOnce } from './more/common';
 
 interface PauseResult {
   success: boolean;

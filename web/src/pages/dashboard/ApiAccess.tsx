@@ -1,10 +1,12 @@
+import { useEmployerId } from '../../session';
+import { ConfirmButton } from '../../components/ConfirmButton';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { api } from '../../api';
 import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../format';
 import { useApi } from '../../hooks';
-import { ConfirmButton, CopyButton, errorText, NoEmployer, SecretOnce, useEmployerId } from './more/common';
+import { CopyButton, errorText, NoEmployer, SecretOnce } from './more/common';
 import { formatUsdExact } from './more/money';
 import { pricedRoutes, RAIL_NAMES, unitText, type OpenApiDocument } from './more/openapi';
 

@@ -1,9 +1,11 @@
+import { useEmployerId } from '../../session';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../format';
 import { useApi } from '../../hooks';
-import { Hex, NoEmployer, Pager, Pill, useEmployerId } from './more/common';
+import { Pager } from '../../components/Pager';
+import { Hex, NoEmployer, Pill } from './more/common';
 import { formatUsdExact } from './more/money';
 import { RAIL_NAMES } from './more/openapi';
 

@@ -1,9 +1,11 @@
+import { useEmployerId } from '../../session';
+import { ConfirmButton } from '../../components/ConfirmButton';
 import { useState } from 'react';
 import { api, ApiError } from '../../api';
 import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../format';
 import { useApi } from '../../hooks';
-import { ConfirmButton, errorText, NoEmployer, Pill, useEmployerId } from './more/common';
+import { errorText, NoEmployer, Pill } from './more/common';
 
 interface Employee {
   id: string;

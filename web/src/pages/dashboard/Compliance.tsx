@@ -1,9 +1,11 @@
+import { useEmployerId } from '../../session';
+import { ConfirmButton } from '../../components/ConfirmButton';
 import { useState, type FormEvent } from 'react';
 import { api, ApiError } from '../../api';
 import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../format';
 import { useApi, type Loaded } from '../../hooks';
-import { ConfirmButton, errorText, Hex, NoEmployer, Pill, useEmployerId } from './more/common';
+import { errorText, Hex, NoEmployer, Pill } from './more/common';
 
 interface Overview {
   employer_id: string;

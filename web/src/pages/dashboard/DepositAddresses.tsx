@@ -1,8 +1,9 @@
+import { useEmployerId } from '../../session';
 import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { Async } from '../../components/States';
 import { useApi } from '../../hooks';
-import { apiAbortable, errorText, Hex, NoEmployer, Pill, useEmployerId } from './more/common';
+import { apiAbortable, errorText, Hex, NoEmployer, Pill } from './more/common';
 
 interface Master {
   employer_id: string;

@@ -1,3 +1,4 @@
+import { useEmployerId } from '../../session';
 import { Link } from 'react-router';
 import { Empty, ErrorState, Loading } from '../../components/States';
 import { formatDate, formatUsd } from '../../format';
@@ -7,7 +8,6 @@ import { fromUnits, monthlyUnits, toUnits } from './core/money';
 import { RunwayChart } from './core/RunwayChart';
 import { StatusPill } from './core/StatusPill';
 import type { Runs, Team, Transactions, Treasury } from './core/types';
-import { useEmployerId } from './core/useEmployer';
 
 /** /dashboard: the treasury at a glance, the next payroll, recent activity and the runway. */
 export function Overview() {

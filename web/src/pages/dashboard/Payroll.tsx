@@ -1,3 +1,4 @@
+import { useEmployerId } from '../../session';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { Async, Empty } from '../../components/States';
@@ -6,7 +7,6 @@ import { useApi } from '../../hooks';
 import { NeedsEmployer } from './core/CreateCompany';
 import { StatusPill } from './core/StatusPill';
 import type { Runs } from './core/types';
-import { useEmployerId } from './core/useEmployer';
 
 const PAGE_SIZE = 25;
 

@@ -1,6 +1,7 @@
+import { useEmployerId } from '../../session';
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { api } from '../../api';
+import { api, newIdempotencyKey } from '../../api';
 import { ErrorState, Loading } from '../../components/States';
 import { formatBaseUnits, formatUsd, shortAddress } from '../../format';
 import { useApi } from '../../hooks';
@@ -8,10 +9,8 @@ import { NeedsEmployer } from './core/CreateCompany';
 import { CsvImport, type CsvItem } from './core/CsvImport';
 import { fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from './core/money';
 import { PreflightError } from './core/PreflightError';
-import { apiDetailed, newIdempotencyKey } from './core/request';
 import { StatusPill } from './core/StatusPill';
 import type { ComplianceSummary, Employee, Employer, PayrollRun, Team, Treasury } from './core/types';
-import { useEmployerId } from './core/useEmployer';
 
 /** Why payroll cannot pay this employee now (the server's own rules), or null. */
 function unpayableReason(e: Employee): string | null {
@@ -132,7 +131,7 @@ function Wizard({ employerId, employees, signsItself, adminWallet }: { employerI
     setSubmitError(null);
     try {
       const body = { items, ...(periodStart ? { pay_period_start: periodStart } : {}), ...(periodEnd ? { pay_period_end: periodEnd } : {}) };
-      setPrepared(await apiDetailed<Prepared>(`/api/employers/${employerId}/payroll`, { method: 'POST', body, headers: { 'idempotency-key': newIdempotencyKey() } }));
+      setPrepared(await api<Prepared>(`/api/employers/${employerId}/payroll`, { method: 'POST', body, headers: { 'idempotency-key': newIdempotencyKey() } }));
       setStep(2);
     } catch (reason) {
       setSubmitError(reason as Error);
@@ -147,14 +146,14 @@ function Wizard({ employerId, employees, signsItself, adminWallet }: { employerI
     setSubmitError(null);
     try {
       if (signsItself && prepared) {
-        const run = await apiDetailed<PayrollRun>(`/api/employers/${employerId}/payroll/${prepared.payroll_run_id}/submit`, { method: 'POST', body: { tx_hash: txHash.trim() } });
+        const run = await api<PayrollRun>(`/api/employers/${employerId}/payroll/${prepared.payroll_run_id}/submit`, { method: 'POST', body: { tx_hash: txHash.trim() } });
         navigate(`/dashboard/payroll/${run.id}`);
         return;
       }
       // The service's agent wallet executes: record the plan (a decision), then execute it once.
       let current = decision?.key === planKey ? decision : null;
       if (!current) {
-        const made = await apiDetailed<{ decision_id: string }>(`/api/employers/${employerId}/payroll/decisions`, {
+        const made = await api<{ decision_id: string }>(`/api/employers/${employerId}/payroll/decisions`, {
           method: 'POST',
           body: { items: items.map((i) => ({ ...i, chain: 'tempo' })) },
           headers: { 'idempotency-key': newIdempotencyKey() },
@@ -162,7 +161,7 @@ function Wizard({ employerId, employees, signsItself, adminWallet }: { employerI
         current = { key: planKey, id: made.decision_id };
         setDecision(current);
       }
-      const done = await apiDetailed<{ payroll_run_id: string }>('/api/x402/payroll/execute', { method: 'POST', body: { employer_id: employerId, decision_id: current.id } });
+      const done = await api<{ payroll_run_id: string }>('/api/x402/payroll/execute', { method: 'POST', body: { employer_id: employerId, decision_id: current.id } });
       navigate(`/dashboard/payroll/${done.payroll_run_id}`);
     } catch (reason) {
       setSubmitError(reason as Error);

@@ -1,3 +1,4 @@
+import { useEmployerId } from '../../session';
 import { useEffect, useState, type FormEvent } from 'react';
 import { api } from '../../api';
 import { Link, useParams } from 'react-router';
@@ -9,7 +10,6 @@ import { decodeMemo, recordHashMatches, type DecodedMemo } from './core/memo';
 import { toUnits } from './core/money';
 import { StatusPill } from './core/StatusPill';
 import type { Team, Transaction } from './core/types';
-import { useEmployerId } from './core/useEmployer';
 import { useRun } from './core/useRun';
 
 /** /dashboard/payroll/:runId: the run's status (polled every 3 s until final) and each payment. */

@@ -3,8 +3,8 @@ import { Link } from 'react-router';
 import { api, ApiError } from '../../api';
 import { ErrorState, Loading } from '../../components/States';
 import { formatDate } from '../../format';
-import { useSession } from '../../session';
-import { errorText, Hex, NoEmployer, useEmployerId } from './more/common';
+import { useSession, useEmployerId } from '../../session';
+import { errorText, Hex, NoEmployer } from './more/common';
 
 interface Employer {
   id: string;

@@ -1,3 +1,4 @@
+import { useEmployerId } from '../../session';
 import { Link, useLocation } from 'react-router';
 import { Async, Empty } from '../../components/States';
 import { formatUsd, shortAddress } from '../../format';
@@ -5,7 +6,6 @@ import { useApi } from '../../hooks';
 import { NeedsEmployer } from './core/CreateCompany';
 import { StatusPill } from './core/StatusPill';
 import type { Employee, Team as TeamList } from './core/types';
-import { useEmployerId } from './core/useEmployer';
 
 /** The label of an employee's state: removed, paused, awaiting review, or active. */
 export function employeeState(e: Employee): string {

@@ -1,15 +1,15 @@
+import { useEmployerId } from '../../session';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, ApiError } from '../../api';
 import { Empty, ErrorState, Loading } from '../../components/States';
 import { formatDate, formatUsd, shortAddress } from '../../format';
 import { useApi, type Loaded } from '../../hooks';
-import { ConfirmButton } from './core/Confirm';
+import { ConfirmButton } from '../../components/ConfirmButton';
 import { NeedsEmployer } from './core/CreateCompany';
 import { fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from './core/money';
 import { StatusPill } from './core/StatusPill';
 import type { Employee, Team, Transactions } from './core/types';
-import { useEmployerId } from './core/useEmployer';
 import { employeeState } from './Team';
 
 /** /dashboard/team/:employeeId: details, salary, pause, wallet review, removal (PATCH .../team/{employeeId}). */

@@ -1,3 +1,4 @@
+import { useEmployerId } from '../../session';
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { Empty, ErrorState, Loading } from '../../components/States';
@@ -8,7 +9,6 @@ import { fundTreasuryFromFaucet } from './core/faucet';
 import { normaliseAmountInput, toUnits } from './core/money';
 import { StatusPill } from './core/StatusPill';
 import type { DevNetwork, Team, Transactions, Treasury as TreasuryBalances, YieldSummary } from './core/types';
-import { useEmployerId } from './core/useEmployer';
 
 /** /dashboard/treasury: balances, yield, recent payments, deposit; the faucet in local mode. */
 export function Treasury() {

@@ -1,3 +1,4 @@
+import { useEmployerId } from '../../session';
 import QRCode from 'qrcode';
 import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
@@ -8,7 +9,6 @@ import { NeedsEmployer } from './core/CreateCompany';
 import { TEMPO_NETWORK } from './core/faucet';
 import { normaliseAmountInput, toUnits } from './core/money';
 import type { DevNetwork, Treasury } from './core/types';
-import { useEmployerId } from './core/useEmployer';
 
 const TEMPO_CHAIN_ID = 4217;
 const SELECTOR = { approve: '095ea7b3', deposit: 'e2bbb158' };

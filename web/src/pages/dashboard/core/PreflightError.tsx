@@ -1,10 +1,10 @@
 import { formatUsd, shortAddress } from '../../../format';
-import { DetailedApiError } from './request';
+import { ApiError } from '../../../api';
 
 /** The payroll routes' 422s (and other failures), spelled out: who cannot be paid and why. */
 export function PreflightError({ error, names }: { error: Error; names: Map<string, string> }) {
-  const details = error instanceof DetailedApiError ? error.details : {};
-  const code = error instanceof DetailedApiError ? error.code : null;
+  const details = error instanceof ApiError ? error.details : {};
+  const code = error instanceof ApiError ? error.code : null;
   const who = (id: string) => names.get(id) ?? shortAddress(id);
   const title =
     code === 'INSUFFICIENT_TREASURY'

@@ -1,14 +1,9 @@
-import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { useEffect, useId, useState, type ReactNode } from 'react';
 import { Link } from 'react-router';
 import { ApiError, tokenStore } from '../../../api';
 import { Empty } from '../../../components/States';
-import { useSession } from '../../../session';
 
 /** The employer the signed-in owner runs, or null (then the page shows {@link NoEmployer}). */
-export function useEmployerId(): string | null {
-  return useSession().session?.owned_employer_id ?? null;
-}
-
 export function NoEmployer() {
   return (
     <Empty>
@@ -98,100 +93,6 @@ export function SecretOnce({ label, value, warning, onDone }: { label: string; v
         I have stored it: hide it
       </button>
     </div>
-  );
-}
-
-/**
- * A button that asks before it acts: the first press shows the question with Confirm and Cancel
- * (focus moves to Confirm; Escape cancels).
- */
-export function ConfirmButton({
-  label,
-  question,
-  confirmLabel = 'Confirm',
-  onConfirm,
-  danger = false,
-  disabled = false,
-  className,
-}: {
-  label: string;
-  question: ReactNode;
-  confirmLabel?: string;
-  onConfirm: () => Promise<void> | void;
-  danger?: boolean;
-  disabled?: boolean;
-  className?: string;
-}) {
-  const [asking, setAsking] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const confirmRef = useRef<HTMLButtonElement>(null);
-  const openerRef = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    if (asking) confirmRef.current?.focus();
-  }, [asking]);
-  const close = () => {
-    setAsking(false);
-    setTimeout(() => openerRef.current?.focus(), 0);
-  };
-  if (!asking) {
-    return (
-      <button ref={openerRef} type="button" className={className ?? `button ${danger ? 'danger' : 'secondary'}`} disabled={disabled} onClick={() => setAsking(true)}>
-        {label}
-      </button>
-    );
-  }
-  return (
-    <div
-      className="more-confirm"
-      role="group"
-      aria-label={label}
-      onKeyDown={(event) => {
-        if (event.key === 'Escape') close();
-      }}
-    >
-      <p>{question}</p>
-      <div className="row">
-        <button
-          ref={confirmRef}
-          type="button"
-          className={`button ${danger ? 'danger' : ''}`}
-          disabled={busy}
-          onClick={async () => {
-            setBusy(true);
-            try {
-              await onConfirm();
-            } finally {
-              setBusy(false);
-              setAsking(false);
-            }
-          }}
-        >
-          {busy ? 'Working…' : confirmLabel}
-        </button>
-        <button type="button" className="button secondary" disabled={busy} onClick={close}>
-          Cancel
-        </button>
-      </div>
-    </div>
-  );
-}
-
-/** Previous / next for the paged lists (`page`, `limit`, `total`). */
-export function Pager({ page, limit, total, onPage, label }: { page: number; limit: number; total: number; onPage: (page: number) => void; label: string }) {
-  const pages = Math.max(1, Math.ceil(total / limit));
-  if (pages <= 1) return null;
-  return (
-    <nav className="more-pager row" aria-label={`${label} pages`}>
-      <button type="button" className="button secondary" disabled={page <= 1} onClick={() => onPage(page - 1)}>
-        Previous
-      </button>
-      <span>
-        Page {page} of {pages}
-      </span>
-      <button type="button" className="button secondary" disabled={page >= pages} onClick={() => onPage(page + 1)}>
-        Next
-      </button>
-    </nav>
   );
 }
 

@@ -16,7 +16,7 @@ export function Pager({
 }) {
   const pages = Math.max(1, Math.ceil(total / limit));
   return (
-    <nav className="ap-pager" aria-label={`${label} pages`}>
+    <nav className="pager row" aria-label={`${label} pages`}>
       <button type="button" className="button secondary" disabled={busy || page <= 1} onClick={() => onPage(page - 1)}>
         Previous
       </button>
