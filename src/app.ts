@@ -58,7 +58,7 @@ import type { Chains } from './chains/index.js';
 import { UsersService } from './features/users/service.js';
 import { requireUser } from './http/auth.js';
 import { registerWebApp } from './http/web.js';
-import { registerSessionRoute } from './features/users/routes.js';
+import { registerSessionRoute, registerSignInOptionsRoute } from './features/users/routes.js';
 import type { AppEnv } from './http/context.js';
 import { AppError, errorResponse, handleError } from './http/errors.js';
 import { idempotency } from './http/idempotency.js';
@@ -285,6 +285,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
   registerMcpRoutes(app, { config, accessTokens });
 
   registerSessionRoute(app, { requireUser: authenticated });
+  registerSignInOptionsRoute(app, { devSignIn: deps.devIdentityProvider !== null, loginUrl: config.idp.loginUrl });
   // The web app (web/dist, built by `npm run build:web`) on the same port.
   registerWebApp(app, fileURLToPath(new URL('../web/dist', import.meta.url)));
 

@@ -74,6 +74,9 @@ const envSchema = z.object({
   IDP_JWKS_URL: optionalUrl,
   IDP_ISSUER: optionalString,
   IDP_AUDIENCE: optionalString,
+  // The identity provider's hosted login for the web app: it is sent `redirect_uri=<base>/signin` and
+  // must come back with the token in the fragment (`#id_token=...`, `#access_token=...` or `#token=...`).
+  IDP_LOGIN_URL: optionalUrl,
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(50 * 1024 * 1024).default(1024 * 1024),
   CORS_ORIGINS: z.string().trim().default('*'),
   // Origins a browser may call POST /api/mcp from (comma-separated, or `*`). Default: the public base
@@ -205,7 +208,7 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   serviceSlug: string;
   adminUserIds: ReadonlySet<string>;
-  idp: { jwksUrl: string | undefined; issuer: string; audience: string };
+  idp: { jwksUrl: string | undefined; issuer: string; audience: string; loginUrl: string | undefined };
   http: { maxBodyBytes: number; corsOrigins: '*' | string[]; trustProxy: boolean; mcpAllowedOrigins: '*' | string[] };
   jobsEnabled: boolean;
   /** undefined in local mode without AGENT_SECRETS_KEY: a key file under dataDir is used. */
@@ -304,6 +307,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       jwksUrl: env.IDP_JWKS_URL,
       issuer: env.IDP_ISSUER ?? LOCAL_IDP_ISSUER,
       audience: env.IDP_AUDIENCE ?? LOCAL_IDP_AUDIENCE,
+      loginUrl: env.IDP_LOGIN_URL,
     },
     http: {
       maxBodyBytes: env.MAX_BODY_BYTES,

@@ -51,6 +51,7 @@ describe('the web app on the API port', () => {
       const response = await t.request('GET', '/api/session', { token: owner });
       expect(await response.json()).toEqual({ user_id: 'session-owner', email: 'owner@session.example', is_platform_admin: false, owned_employer_id: employer.id, employee_ids: [] });
       expect((await t.request('GET', '/api/session')).status).toBe(401);
+      expect(await (await t.request('GET', '/api/auth/options')).json()).toEqual({ dev_sign_in: true, login_url: null });
     } finally {
       await t.close();
     }

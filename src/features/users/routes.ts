@@ -13,6 +13,27 @@ const Session = z
   })
   .openapi('Session');
 
+const SignInOptions = z
+  .object({
+    dev_sign_in: z.boolean().openapi({ description: "Local mode: sign in as any user through POST /api/dev/token." }),
+    login_url: z.string().nullable().openapi({ description: "The identity provider's hosted login (IDP_LOGIN_URL), or null." }),
+  })
+  .openapi('SignInOptions');
+
+/** `GET /api/auth/options` (public): how the web app's sign-in page may sign someone in. */
+export function registerSignInOptionsRoute(app: OpenAPIHono<AppEnv>, options: { devSignIn: boolean; loginUrl: string | undefined }): void {
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/auth/options',
+      tags: ['Users'],
+      summary: 'How to sign in to the web app',
+      responses: { 200: jsonContent(SignInOptions, 'The sign-in options.') },
+    }),
+    (c) => c.json({ dev_sign_in: options.devSignIn, login_url: options.loginUrl ?? null }, 200),
+  );
+}
+
 /** `GET /api/session`: who the bearer is and which roles it has (the web app picks its pages from it). */
 export function registerSessionRoute(app: OpenAPIHono<AppEnv>, deps: { requireUser: MiddlewareHandler<AppEnv> }): void {
   const route = createRoute({

@@ -1,6 +1,13 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { Navigate, useNavigate } from 'react-router';
+import { useApi } from '../hooks';
 import { homeOf, useSession } from '../session';
+
+/** A token the identity provider's hosted login sent back in the URL fragment. */
+function tokenFromFragment(): string | null {
+  const fragment = new URLSearchParams(window.location.hash.slice(1));
+  return fragment.get('id_token') ?? fragment.get('access_token') ?? fragment.get('token');
+}
 
 const DEMO_USERS = [
   { sub: 'demo-owner', label: 'Demo employer owner', email: 'owner@demo-payroll.example' },
@@ -10,7 +17,8 @@ const DEMO_USERS = [
 
 /**
  * Local mode: "sign in as" through the development identity provider (POST /api/dev/token).
- * Otherwise: a token from the identity provider's hosted login, pasted here.
+ * Live mode: the identity provider's hosted login (IDP_LOGIN_URL), which comes back here with the
+ * token in the fragment; or a token pasted by hand.
  */
 export function SignIn() {
   const { session, signIn } = useSession();
@@ -19,7 +27,21 @@ export function SignIn() {
   const [busy, setBusy] = useState(false);
   const [custom, setCustom] = useState('');
   const [token, setToken] = useState('');
+  const options = useApi<{ dev_sign_in: boolean; login_url: string | null }>('/api/auth/options');
+
+  useEffect(() => {
+    const returned = tokenFromFragment();
+    if (!returned) return;
+    window.history.replaceState(null, '', window.location.pathname); // the token leaves the address bar
+    signIn(returned)
+      .then((current) => navigate(homeOf(current)))
+      .catch((reason: unknown) => setError((reason as Error).message));
+  }, [signIn, navigate]);
+
   if (session) return <Navigate to={homeOf(session)} replace />;
+  const hostedLogin = options.data?.login_url
+    ? `${options.data.login_url}${options.data.login_url.includes('?') ? '&' : '?'}redirect_uri=${encodeURIComponent(`${window.location.origin}/signin`)}`
+    : null;
 
   const signInAs = async (sub: string, email?: string) => {
     setBusy(true);
@@ -56,6 +78,15 @@ export function SignIn() {
           {error}
         </p>
       )}
+      {hostedLogin && (
+        <section aria-labelledby="idp-heading" className="card">
+          <h2 id="idp-heading">Your account</h2>
+          <a className="button" href={hostedLogin}>
+            Sign in with your identity provider
+          </a>
+        </section>
+      )}
+      {options.data?.dev_sign_in !== false && (
       <section aria-labelledby="demo-heading" className="card">
         <h2 id="demo-heading">Sign in as (local mode)</h2>
         <div className="stack">
@@ -79,6 +110,7 @@ export function SignIn() {
           </button>
         </form>
       </section>
+      )}
       <section aria-labelledby="token-heading" className="card">
         <h2 id="token-heading">Identity provider token</h2>
         <form className="inline-form" onSubmit={(e) => void submitToken(e)}>
