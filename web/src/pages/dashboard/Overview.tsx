@@ -7,6 +7,7 @@ import { NeedsEmployer } from './core/CreateCompany';
 import { fromUnits, monthlyUnits, toUnits } from './core/money';
 import { RunwayChart } from './core/RunwayChart';
 import { StatusPill } from './core/StatusPill';
+import { TreasuryStats } from './core/TreasuryStats';
 import type { Runs, Team, Transactions, Treasury } from './core/types';
 
 /** /dashboard: the treasury at a glance, the next payroll, recent activity and the runway. */
@@ -41,20 +42,7 @@ function OverviewFor({ employerId }: { employerId: string }) {
         ) : !treasury.data ? (
           <Loading label="Loading the treasury…" />
         ) : (
-          <dl className="grid core-stats">
-            <div>
-              <dt className="muted">Available</dt>
-              <dd className="stat">{formatUsd(treasury.data.available_usd)}</dd>
-            </div>
-            <div>
-              <dt className="muted">Locked</dt>
-              <dd className="stat">{formatUsd(treasury.data.locked_usd)}</dd>
-            </div>
-            <div>
-              <dt className="muted">Total</dt>
-              <dd className="stat">{formatUsd(treasury.data.total_usd)}</dd>
-            </div>
-          </dl>
+          <TreasuryStats treasury={treasury.data} />
         )}
       </section>
 

@@ -8,6 +8,7 @@ import { NeedsEmployer } from './core/CreateCompany';
 import { fundTreasuryFromFaucet } from './core/faucet';
 import { normaliseAmountInput, toUnits } from './core/money';
 import { StatusPill } from './core/StatusPill';
+import { TreasuryStats } from './core/TreasuryStats';
 import type { DevNetwork, Team, Transactions, Treasury as TreasuryBalances, YieldSummary } from './core/types';
 
 /** /dashboard/treasury: balances, yield, recent payments, deposit; the faucet in local mode. */
@@ -46,20 +47,7 @@ function TreasuryFor({ employerId }: { employerId: string }) {
           <Loading label="Reading the treasury from the chain…" />
         ) : (
           <>
-            <dl className="grid core-stats">
-              <div>
-                <dt className="muted">Available</dt>
-                <dd className="stat">{formatUsd(treasury.data.available_usd)}</dd>
-              </div>
-              <div>
-                <dt className="muted">Locked</dt>
-                <dd className="stat">{formatUsd(treasury.data.locked_usd)}</dd>
-              </div>
-              <div>
-                <dt className="muted">Total</dt>
-                <dd className="stat">{formatUsd(treasury.data.total_usd)}</dd>
-              </div>
-            </dl>
+            <TreasuryStats treasury={treasury.data} />
             <p className="muted core-break">
               Account #{treasury.data.employer_account_id} on Tempo, holding <code title={treasury.data.token}>{shortAddress(treasury.data.token)}</code>.
             </p>
