@@ -57,7 +57,7 @@ import { registerActivityRoutes } from './features/activity/routes.js';
 import type { Chains } from './chains/index.js';
 import { UsersService } from './features/users/service.js';
 import { requireUser } from './http/auth.js';
-import { registerWebApp } from './http/web.js';
+import { webApp } from './http/web.js';
 import { registerSessionRoute, registerSignInOptionsRoute } from './features/users/routes.js';
 import type { AppEnv } from './http/context.js';
 import { AppError, errorResponse, handleError } from './http/errors.js';
@@ -286,10 +286,9 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
 
   registerSessionRoute(app, { requireUser: authenticated });
   registerSignInOptionsRoute(app, { devSignIn: deps.devIdentityProvider !== null, loginUrl: config.idp.loginUrl });
-  // The web app (web/dist, built by `npm run build:web`) on the same port.
-  registerWebApp(app, fileURLToPath(new URL('../web/dist', import.meta.url)));
-
-  app.notFound((c) => errorResponse(c, new AppError(404, 'NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`)));
+  // The web app (web/dist, built by `npm run build:web`) on the same port, for what no route matched.
+  const web = webApp(fileURLToPath(new URL('../web/dist', import.meta.url)));
+  app.notFound((c) => web(c) ?? errorResponse(c, new AppError(404, 'NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`)));
   app.onError(handleError);
   return app;
 }

@@ -5,7 +5,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp } from '../../test/support/app.js';
 import type { AppEnv } from './context.js';
-import { registerWebApp } from './web.js';
+import { webApp } from './web.js';
 
 describe('the web app on the API port', () => {
   const dist = fs.mkdtempSync(path.join(os.tmpdir(), 'web-dist-'));
@@ -14,9 +14,9 @@ describe('the web app on the API port', () => {
   fs.writeFileSync(path.join(dist, 'assets', 'app-1234.js'), 'console.log(1)');
   fs.writeFileSync(path.join(os.tmpdir(), 'outside-web-dist.txt'), 'secret');
   const app = new OpenAPIHono<AppEnv>();
-  registerWebApp(app, dist);
+  const web = webApp(dist);
   app.get('/api/thing', (c) => c.json({ ok: true }));
-  app.notFound((c) => c.json({ code: 'NOT_FOUND' }, 404));
+  app.notFound((c) => web(c) ?? c.json({ code: 'NOT_FOUND' }, 404));
   afterAll(() => fs.rmSync(dist, { recursive: true, force: true }));
 
   it("serves the app's routes as index.html, assets by path, and leaves the API alone", async () => {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import type { AppEnv } from './context.js';
 
 const TYPES: Record<string, string> = {
@@ -18,15 +18,17 @@ const TYPES: Record<string, string> = {
 const SPA_PATHS = /^\/(?:$|signin$|dashboard(?:\/|$)|admin(?:\/|$)|portal(?:\/|$))/;
 
 /**
- * Serves the built web app (web/dist) from the API's own port: files by path (hashed assets cached
- * for a year), and index.html for the app's routes. Without a build the app's paths answer 503 with
- * how to build it; the API is unaffected.
+ * The built web app (web/dist) on the API's own port: files by path (hashed assets cached for a
+ * year), index.html for the app's routes, and the app's "not found" page (a 404) for a browser asking
+ * for any other page. It answers only what no route matched (the app's not-found handler calls it),
+ * so it never shadows an API route or its 405. Without a build the app's paths answer 503.
  */
-export function registerWebApp(app: OpenAPIHono<AppEnv>, distDir: string): void {
+export function webApp(distDir: string): (c: Context<AppEnv>) => Response | null {
   const root = path.resolve(distDir);
-  app.get('*', async (c, next) => {
+  return (c) => {
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') return null;
     const requestPath = decodeURIComponent(c.req.path);
-    if (requestPath.startsWith('/api/') || requestPath.startsWith('/.well-known/')) return next();
+    if (requestPath.startsWith('/api/') || requestPath.startsWith('/.well-known/')) return null;
     const file = path.resolve(root, `.${requestPath}`);
     if (file.startsWith(root + path.sep) && path.extname(file) && fs.existsSync(file) && fs.statSync(file).isFile()) {
       const immutable = requestPath.startsWith('/assets/');
@@ -36,11 +38,10 @@ export function registerWebApp(app: OpenAPIHono<AppEnv>, distDir: string): void 
         'X-Content-Type-Options': 'nosniff',
       });
     }
-    // Another path is the API's 404, except for a browser, which gets the app's "not found" page (still a 404).
     const appPath = SPA_PATHS.test(requestPath);
-    if (!appPath && !(c.req.header('accept') ?? '').includes('text/html')) return next();
+    if (!appPath && !(c.req.header('accept') ?? '').includes('text/html')) return null;
     const index = path.join(root, 'index.html');
-    if (!fs.existsSync(index)) return appPath ? c.text('The web app is not built: run `npm run build:web`.', 503) : next();
+    if (!fs.existsSync(index)) return appPath ? c.text('The web app is not built: run `npm run build:web`.', 503) : null;
     return c.html(fs.readFileSync(index, 'utf8'), appPath ? 200 : 404, { 'Cache-Control': 'no-cache', 'X-Frame-Options': 'DENY' });
-  });
+  };
 }
