@@ -1,5 +1,6 @@
 import { getAddress, type Address, type Hex, type PublicClient } from 'viem';
 import { transferEvent } from '../../chains/evm/abis.js';
+import type { TokenTransfer } from '../../chains/evm/token-chain.js';
 import type { Database } from '../../db/client.js';
 import { userTag } from './address.js';
 import { advanceCursors, employeesOf, employersWithMasters, insertInflows, readCursors, type NewInflow } from './inflow-store.js';
@@ -66,16 +67,6 @@ interface Master {
   cursorName: string;
   /** userTag -> employee id, for this employer. */
   tags: Map<string, string>;
-}
-
-interface TransferLog {
-  token: Address;
-  txHash: Hex;
-  logIndex: number;
-  blockNumber: bigint;
-  from: Address;
-  to: Address;
-  amount: bigint;
 }
 
 const VIRTUAL_MAGIC = 'fd'.repeat(10);
@@ -175,7 +166,7 @@ export class VirtualInflowIndexer {
   /** The inflow rows of blocks [from, to] for these masters. */
   private async scan(group: Master[], fromBlock: bigint, toBlock: bigint): Promise<NewInflow[]> {
     const byMasterId = new Map(group.map((m) => [m.masterId, m]));
-    const legs: { leg: TransferLog; master: Master; tag: Hex }[] = [];
+    const legs: { leg: TokenTransfer; master: Master; tag: Hex }[] = [];
     for (let i = 0; i < group.length; i += MASTERS_PER_QUERY) {
       const batch = group.slice(i, i + MASTERS_PER_QUERY);
       for (const leg of await this.transfers(fromBlock, toBlock, batch.map((m) => m.address))) {
@@ -194,7 +185,7 @@ export class VirtualInflowIndexer {
     const blocks = legs.map(({ leg }) => leg.blockNumber);
     const minBlock = blocks.reduce((a, b) => (a < b ? a : b));
     const maxBlock = blocks.reduce((a, b) => (a > b ? a : b));
-    const firstLegs: TransferLog[] = [];
+    const firstLegs: TokenTransfer[] = [];
     for (let i = 0; i < virtuals.length; i += MASTERS_PER_QUERY) {
       firstLegs.push(...(await this.transfers(minBlock, maxBlock, virtuals.slice(i, i + MASTERS_PER_QUERY))));
     }
@@ -214,7 +205,7 @@ export class VirtualInflowIndexer {
             first.amount === leg.amount &&
             getAddress(first.to) === getAddress(leg.from),
         )
-        .reduce<TransferLog | null>((best, first) => (best && best.logIndex > first.logIndex ? best : first), null);
+        .reduce<TokenTransfer | null>((best, first) => (best && best.logIndex > first.logIndex ? best : first), null);
       return {
         txHash: leg.txHash,
         logIndex: leg.logIndex,
@@ -232,7 +223,7 @@ export class VirtualInflowIndexer {
   }
 
   /** `Transfer` logs of the scanned tokens to any of `recipients` in blocks [from, to]. */
-  private async transfers(fromBlock: bigint, toBlock: bigint, recipients: Address[]): Promise<TransferLog[]> {
+  private async transfers(fromBlock: bigint, toBlock: bigint, recipients: Address[]): Promise<TokenTransfer[]> {
     const logs = await this.chain.connection.publicClient.getLogs({
       address: this.tokens,
       event: transferEvent,
