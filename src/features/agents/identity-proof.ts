@@ -52,7 +52,7 @@ export function readProofHeaders(headers: Headers): { ok: true; timestamp: numbe
 
 /**
  * Checks one proof: the timestamp inside the window, then the signature for the scheme, then that
- * this signature was never accepted before (`claimOnce` records it, answering false for a replay).
+ * this signed request was never accepted before (`claimOnce` records it, answering false for a replay).
  */
 export async function verifyProof(
   request: ProofRequest,
@@ -65,10 +65,25 @@ export async function verifyProof(
   }
   const message = canonicalMessage(request);
   if (!(await signatureMatches(message, signature, scheme))) return fail('PROOF_INVALID', 'X-Agent-Signature does not sign this request');
-  const signatureHash = createHash('sha256').update(signature.toLowerCase()).digest('hex');
+  // The claim is the signed request and the key that proved it, not the signature's spelling: the
+  // same proof can be re-encoded (0x or not, hex or base58, ECDSA's v and high-s twins) and would
+  // otherwise pass as new.
+  const replayKey = createHash('sha256').update(`${signerOf(scheme)}\n${message}`).digest('hex');
   const expiresAt = new Date((request.timestamp + PROOF_WINDOW_SECONDS) * 1000);
-  if (!(await options.claimOnce(signatureHash, expiresAt))) return fail('PROOF_REPLAYED', 'this X-Agent-Signature was already used');
+  if (!(await options.claimOnce(replayKey, expiresAt))) return fail('PROOF_REPLAYED', 'this X-Agent-Signature was already used');
   return { ok: true };
+}
+
+/** Who a scheme's signature comes from (two keys may each prove one request, e.g. a linked Solana key). */
+function signerOf(scheme: ProofScheme): string {
+  switch (scheme.kind) {
+    case 'hmac':
+      return 'hmac';
+    case 'erc8004':
+      return `erc8004:${scheme.agentId}`;
+    case 'ed25519':
+      return `ed25519:${scheme.publicKey}`;
+  }
 }
 
 async function signatureMatches(message: string, signature: string, scheme: ProofScheme): Promise<boolean> {
