@@ -44,7 +44,7 @@ export class AccessTokens {
     return { token, expiresIn: ACCESS_TOKEN_SECONDS };
   }
 
-  /** The token's claims; throws for a bad signature, another issuer or audience, expiry, or a missing scope. */
+  /** The token's claims; throws for a bad signature, another issuer or audience, expiry, `iat` in the future, a bad subject, or a missing scope. */
   async verify(token: string): Promise<AccessTokenClaims> {
     const { publicKey } = await this.loadKeys();
     const { payload } = await jwtVerify(token, publicKey, {
@@ -54,9 +54,12 @@ export class AccessTokens {
       typ: 'at+jwt',
       requiredClaims: ['sub', 'exp', 'client_id', 'scope'],
     });
+    // jose checks `iat` only with maxTokenAge; allow a few seconds of skew between instances.
+    if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + 5) throw new Error('the token was issued in the future');
+    if (typeof payload.sub !== 'string' || payload.sub === '') throw new Error('the token subject is missing or malformed');
     const scopes = String(payload.scope).split(' ').filter(Boolean);
     if (!scopes.includes(MCP_SCOPE)) throw new Error(`the token lacks scope ${MCP_SCOPE}`);
-    return { userId: payload.sub!, clientId: String(payload.client_id), scopes };
+    return { userId: payload.sub, clientId: String(payload.client_id), scopes };
   }
 
   private loadKeys() {

@@ -8,10 +8,13 @@ export interface IdentityClaims {
 
 export type IdentityVerifier = (token: string) => Promise<IdentityClaims>;
 
+/** Seconds of clock skew allowed on `exp`, `nbf` and `iat`. */
+const CLOCK_TOLERANCE = 5;
+
 /**
  * Verifies identity-provider JWTs (spec 5.3): signature against the provider's JWKS, asymmetric
  * algorithms only (so `alg: none` and HS256-signed-with-the-public-key are refused), exact issuer
- * and audience, `exp` required, `nbf` honoured. Throws on any failure.
+ * and audience, `exp` required, `nbf` honoured, `iat` not in the future. Throws on any failure.
  */
 export function createIdentityVerifier(options: {
   issuer: string;
@@ -25,8 +28,10 @@ export function createIdentityVerifier(options: {
       audience: options.audience,
       algorithms: ['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA'],
       requiredClaims: ['sub', 'exp'],
-      clockTolerance: 5,
+      clockTolerance: CLOCK_TOLERANCE,
     });
+    // jose checks `iat` only with maxTokenAge; a token issued in the future was not issued by a sane clock.
+    if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + CLOCK_TOLERANCE) throw new Error('token issued in the future');
     if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > 255) {
       throw new Error('token subject is missing or malformed');
     }

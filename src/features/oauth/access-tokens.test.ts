@@ -1,0 +1,53 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { importJWK, SignJWT, type JWK } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AccessTokens, MCP_SCOPE } from './access-tokens.js';
+
+/**
+ * Claim checks jose leaves to the caller (issue 12, auth attacks): an access token signed with the
+ * service's own key but issued in the future, or whose subject is not a non-empty string.
+ */
+const ISSUER = 'https://payroll.example';
+const AUDIENCE = `${ISSUER}/api/mcp`;
+let dataDir: string;
+let tokens: AccessTokens;
+
+beforeAll(async () => {
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'access-tokens-'));
+  tokens = new AccessTokens({ issuer: ISSUER, audience: AUDIENCE, configuredKey: undefined, dataDir });
+  await tokens.issue({ userId: 'u', clientId: 'c', scopes: [MCP_SCOPE] }); // creates the key file
+});
+
+afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+/** A token signed with the service's own key, with the given claims. */
+async function signed(claims: Record<string, unknown>) {
+  const jwk = JSON.parse(fs.readFileSync(path.join(dataDir, 'oauth-signing-key.json'), 'utf8')) as JWK;
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ client_id: 'c', scope: MCP_SCOPE, sub: 'user-1', iat: now, exp: now + 600, ...claims })
+    .setProtectedHeader({ alg: 'ES256', kid: jwk.kid, typ: 'at+jwt' })
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .sign(await importJWK(jwk, 'ES256'));
+}
+
+describe('AccessTokens.verify', () => {
+  it('accepts its own tokens', async () => {
+    const { token } = await tokens.issue({ userId: 'user-1', clientId: 'c', scopes: [MCP_SCOPE] });
+    await expect(tokens.verify(token)).resolves.toEqual({ userId: 'user-1', clientId: 'c', scopes: [MCP_SCOPE] });
+    await expect(tokens.verify(await signed({}))).resolves.toMatchObject({ userId: 'user-1' });
+  });
+
+  it('refuses a token issued in the future, beyond 5 s', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    await expect(tokens.verify(await signed({ iat: now + 3600, exp: now + 7200 }))).rejects.toThrow(/future/);
+    await expect(tokens.verify(await signed({ iat: now + 3 }))).resolves.toMatchObject({ userId: 'user-1' });
+  });
+
+  it('refuses an empty or non-string subject', async () => {
+    await expect(tokens.verify(await signed({ sub: '' }))).rejects.toThrow(/subject/);
+    await expect(tokens.verify(await signed({ sub: 42 }))).rejects.toThrow(/subject/);
+  });
+});
