@@ -54,6 +54,16 @@ describe('config', () => {
     expect(message).toContain('PORT'); // invalid values are reported in the same message
   });
 
+  it('takes the crash-test settings in local mode only, and only known crash points', () => {
+    expect(loadConfig({ CRASH_AT: 'escrow.settle.after-send#2', LOCAL_TAKEOVER_SECONDS: '1' }).faults).toEqual({ crashAt: 'escrow.settle.after-send#2', takeoverSeconds: 1 });
+    expect(loadConfig({}).faults).toEqual({ crashAt: undefined, takeoverSeconds: undefined });
+    expect(() => loadConfig({ CRASH_AT: 'escrow.settle' })).toThrow(/CRASH_AT: one of payroll\.before-broadcast/);
+    expect(() => loadConfig({ CRASH_AT: 'payroll.after-broadcast#0' })).toThrow(/CRASH_AT/);
+    expect(() => loadConfig({ LOCAL_TAKEOVER_SECONDS: '0' })).toThrow(/LOCAL_TAKEOVER_SECONDS/);
+    expect(() => loadConfig({ ...LIVE, CRASH_AT: 'payroll.after-broadcast' })).toThrow(/CRASH_AT: local mode only/);
+    expect(() => loadConfig({ ...LIVE, LOCAL_TAKEOVER_SECONDS: '5' })).toThrow(/LOCAL_TAKEOVER_SECONDS: local mode only/);
+  });
+
   it('treats a configured live chain as live mode', () => {
     expect(() => loadConfig({ TEMPO_RPC_URL: 'https://rpc.tempo.example' })).toThrow(/live mode is missing/);
   });

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { CRASH_POINTS } from './faults.js';
 import { parseUsd, USD_DECIMAL_PATTERN } from './money.js';
 
 /**
@@ -158,6 +159,16 @@ const envSchema = z.object({
   // salt-mining iterations one POST /api/employers/{id}/virtual-master may spend.
   VIRTUAL_MASTER_ZERO_BYTES: optionalString.pipe(z.string().regex(/^[0-4]$/, 'an integer from 0 to 4').transform(Number).optional()),
   VIRTUAL_MASTER_BUDGET: z.coerce.number().int().min(1).max(50_000_000).default(50_000_000),
+  // Reliability suite only (local mode; refused in live mode): kill the process at a named point
+  // (src/faults.ts), and let a restarted process take over a dead one's payroll run, escrow or
+  // reputation write after this many seconds instead of the production leases (60 s, 90 s, 300 s).
+  CRASH_AT: optionalString.pipe(
+    z
+      .string()
+      .regex(new RegExp(`^(${CRASH_POINTS.map((p) => p.replaceAll('.', '\\.')).join('|')})(#[1-9][0-9]{0,3})?$`), `one of ${CRASH_POINTS.join(', ')}, optionally #n`)
+      .optional(),
+  ),
+  LOCAL_TAKEOVER_SECONDS: optionalString.pipe(z.string().regex(/^[1-9][0-9]{0,3}$/, 'whole seconds, 1 to 9999').transform(Number).optional()),
 });
 
 type Env = z.infer<typeof envSchema>;
@@ -224,6 +235,8 @@ export interface Config {
   demoAgent: { livePrivateKey: `0x${string}` | undefined; liveSpendCapUsd: bigint };
   /** zeroBytes: the embedded registry's difficulty when first deployed (4 in live mode); budget: iterations per request. */
   virtualMaster: { zeroBytes: number; budget: number };
+  /** Local mode only: the crash point armed for this process, and the lease override for takeovers after a crash. */
+  faults: { crashAt: string | undefined; takeoverSeconds: number | undefined };
   live: {
     tempoRpcUrl: string | undefined;
     baseRpcUrl: string | undefined;
@@ -275,6 +288,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const zeroBytes = parsed.success ? parsed.data.VIRTUAL_MASTER_ZERO_BYTES : undefined;
   if (zeroBytes !== undefined && zeroBytes !== 4 && (parsed.data?.APP_MODE ?? (liveChainConfigured ? 'live' : 'local')) === 'live') {
     problems.push("VIRTUAL_MASTER_ZERO_BYTES: local mode only; live Tempo's registry demands 4 zero bytes");
+  }
+  for (const key of ['CRASH_AT', 'LOCAL_TAKEOVER_SECONDS'] as const) {
+    if (present(key) && (parsed.data?.APP_MODE ?? (liveChainConfigured ? 'live' : 'local')) === 'live') problems.push(`${key}: local mode only (the reliability suite's crash tests)`);
   }
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
@@ -350,6 +366,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       liveSpendCapUsd: parseUsd(env.DEMO_AGENT_LIVE_SPEND_CAP_USD)!,
     },
     virtualMaster: { zeroBytes: mode === 'local' ? (env.VIRTUAL_MASTER_ZERO_BYTES ?? 4) : 4, budget: env.VIRTUAL_MASTER_BUDGET },
+    faults: { crashAt: env.CRASH_AT, takeoverSeconds: env.LOCAL_TAKEOVER_SECONDS },
     live: {
       tempoRpcUrl: env.TEMPO_RPC_URL,
       baseRpcUrl: env.BASE_RPC_URL,

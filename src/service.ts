@@ -30,6 +30,7 @@ import { ReputationService, enqueueReputationWrite } from './features/reputation
 import { PayrollService } from './features/payroll/service.js';
 import { TreasuryService } from './features/treasury/service.js';
 import { JobRunner } from './jobs/runner.js';
+import { armCrashPoint } from './faults.js';
 import type { Logger } from './log.js';
 import { openPayments } from './payments/index.js';
 import { DevIdentityProvider } from './providers/identity/dev-idp.js';
@@ -49,6 +50,7 @@ export interface RunningService {
 
 /** config -> database -> migrations -> identity -> jobs -> seed -> HTTP (ARCHITECTURE.md). */
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
+  armCrashPoint(config.faults.crashAt);
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.databaseUrl ? null : config.dataDir,
@@ -86,11 +88,11 @@ export async function startService(config: Config, log: Logger): Promise<Running
     // Settles payroll runs left submitted (a crash mid-execute, an owner's transaction in flight).
     const treasury = new TreasuryService(chains.tempo, services.employers);
     const payrollReconciler = new PayrollService(database, services.employers, treasury, chains.tempo, null);
-    defineJobs(jobs, { database, payroll: payrollReconciler });
+    defineJobs(jobs, { database, payroll: payrollReconciler, payrollStaleSeconds: config.faults.takeoverSeconds });
     defineBridgeJobs(jobs, { bridge: new BridgeService(database, services.employers, chains.tempo, bridgeProviderFor(config, database, chains.tempo)) });
     // Local mode: the outbox is the mailbox (admins read it); live mode sends through SMTP.
     defineEmailJobs(jobs, { database, transport: createEmailTransport({ mode: config.mode, smtpUrl: config.live.smtpUrl, emailFrom: config.live.emailFrom }) });
-    const reputation = new ReputationService(database, chains, { serviceSlug: config.serviceSlug });
+    const reputation = new ReputationService(database, chains, { serviceSlug: config.serviceSlug, leaseSeconds: config.faults.takeoverSeconds });
     defineReputationJobs(jobs, { reputation });
     const agents = new AgentsService(database, services.employers, new SecretBox({ configured: config.agentSecretsKey, dataDir: config.dataDir }));
     const reputationPort = { tierOf: (identity: Parameters<ReputationService['tierOf']>[0]) => reputation.tierOf(identity), enqueue: enqueueReputationWrite };
@@ -109,6 +111,9 @@ export async function startService(config: Config, log: Logger): Promise<Running
     );
     defineEscrowJobs(jobs, { escrow });
     defineVirtualAddressJobs(jobs, { indexer: new VirtualInflowIndexer(database, chains.tempo, inflowTokens(config.mode, chains.tempo.token)) });
+    // A process that died between recording a payroll batch and broadcasting it left those bytes
+    // unsent: send them before this process signs anything else with that wallet and takes their nonce.
+    await payrollReconciler.reconcileStale(0);
     if (config.jobsEnabled) await jobs.start();
 
     log.info(await new ComplianceService(database, services.employers, chains.tempo, config.serviceSlug).syncSanctionsList(), 'sanctions list synced');

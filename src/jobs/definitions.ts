@@ -4,7 +4,8 @@ import type { PayrollService } from '../features/payroll/service.js';
 import type { JobRunner } from './runner.js';
 
 /** Every durable job and schedule of the service; features add theirs here. */
-export function defineJobs(jobs: JobRunner, deps: { database: Database; payroll?: PayrollService }): void {
+/** `payrollStaleSeconds`: how long a submitted run is left to its executor before reconciling (default 60). */
+export function defineJobs(jobs: JobRunner, deps: { database: Database; payroll?: PayrollService; payrollStaleSeconds?: number }): void {
   jobs.define({
     name: 'purge-idempotency-keys',
     schedule: '17 * * * *',
@@ -19,7 +20,7 @@ export function defineJobs(jobs: JobRunner, deps: { database: Database; payroll?
       name: 'payroll-reconcile',
       schedule: '* * * * *',
       async handle(_data, { log }) {
-        const settled = await payroll.reconcileStale();
+        const settled = await payroll.reconcileStale(deps.payrollStaleSeconds === undefined ? undefined : deps.payrollStaleSeconds * 1000);
         if (settled > 0) log.info({ runs: settled }, 'submitted payroll runs reconciled');
       },
     });

@@ -18,7 +18,7 @@ export interface JobContext {
 export interface JobDefinition<T extends object = object> {
   name: string;
   handle(data: T, context: JobContext): Promise<void>;
-  /** Cron expression (UTC); the job is then also enqueued on that schedule. */
+  /** Cron expression (UTC); the job is then also enqueued on that schedule, and once at start-up. */
   schedule?: string;
   /** Retries after the first attempt. Default 8. */
   retryLimit?: number;
@@ -124,7 +124,12 @@ export class JobRunner {
           }
         },
       );
-      if (definition.schedule) await boss.schedule(definition.name, definition.schedule, {}, { tz: 'UTC' });
+      if (definition.schedule) {
+        await boss.schedule(definition.name, definition.schedule, {}, { tz: 'UTC' });
+        // And once now: what a dead process left half done (a payout, a write) resumes at start-up,
+        // not at the next tick. Every scheduled job is idempotent, so an extra run is harmless.
+        await boss.send(definition.name, {});
+      }
     }
   }
 

@@ -182,6 +182,33 @@ describe('crash recovery', () => {
     await payroll.reconcile(runId);
     expect((await tokenBalance(staff[1]!.wallet)) - before).toBe(7_000_000n);
   });
+
+  it('confirms, not fails, a batch that mined between reading its receipt and sending it again ("nonce too low")', async () => {
+    const draft = await json<{ payroll_run_id: string }>(await prepare({ items: [{ employee_id: staff[2]!.id, amount_usd: '3' }] }));
+    const runId = draft.payroll_run_id;
+    const before = await tokenBalance(staff[2]!.wallet);
+    await store.claimDraft(t.database.db, runId, { submittedBy: 'agent', txHash: null });
+    const items = await store.itemsOfRun(t.database.db, runId);
+    const tempo = t.chains!.tempo;
+    // The executing process records and broadcasts; it mines.
+    await tempo.executeBatchPayroll(await treasury.accountId(employerId), items.map((i) => ({ recipient: i.walletAddress as Address, amount: i.amount, memo: i.memo as Hex })), {
+      beforeBroadcast: ({ hash, raw }) => store.recordBroadcast(t.database.db, runId, hash, raw),
+    });
+    // A reconciler that read "no receipt" just before it mined: its resend says the nonce is used.
+    let receiptReads = 0;
+    const connection = new Proxy(tempo.connection, {
+      get: (target, key) =>
+        key === 'receipt'
+          ? (hash: Hex) => (receiptReads++ === 0 ? Promise.resolve(null) : target.receipt(hash))
+          : key === 'rebroadcast'
+            ? () => Promise.reject(new Error('nonce too low: next nonce 9, tx nonce 8'))
+            : Reflect.get(target, key, target),
+    });
+    const lateTempo = new Proxy(tempo, { get: (target, key) => (key === 'connection' ? connection : Reflect.get(target, key, target)) });
+    const reconciler = new PayrollService(t.database, t.services.employers, treasury, lateTempo, null);
+    expect(await reconciler.reconcile(runId)).toMatchObject({ status: 'confirmed' });
+    expect((await tokenBalance(staff[2]!.wallet)) - before).toBe(3_000_000n);
+  });
 });
 
 describe('the owner signs: prepare -> sign -> submit', () => {

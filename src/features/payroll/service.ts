@@ -1,3 +1,4 @@
+import { crashPoint } from '../../faults.js';
 import { randomUUID } from 'node:crypto';
 import { isAddressEqual, type Address, type Hex } from 'viem';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
@@ -275,8 +276,12 @@ export class PayrollService {
     const accountId = await this.treasury.accountId(claimed.employerId);
     try {
       const mined = await this.tempo.executeBatchPayroll(accountId, transfers, {
-        beforeBroadcast: ({ hash, raw }) => store.recordBroadcast(this.database.db, claimed.id, hash, raw),
+        beforeBroadcast: async ({ hash, raw }) => {
+          await store.recordBroadcast(this.database.db, claimed.id, hash, raw);
+          crashPoint('payroll.before-broadcast');
+        },
       });
+      crashPoint('payroll.after-broadcast');
       await this.database.transaction((tx) => confirmRun(tx.db, claimed.id, mined));
       return { txHash: mined.txHash, recipientCount: transfers.length, accountId };
     } catch (error) {
@@ -304,8 +309,10 @@ export class PayrollService {
       try {
         await this.tempo.connection.rebroadcast(run.rawTransaction as Hex);
       } catch (error) {
-        // Never broadcast, and its nonce went to a later transaction: these bytes can never pay.
         if (!/nonce too low/i.test((error as Error).message)) return run;
+        // Its nonce is taken: by these very bytes, mined since the receipt was read (settle from that
+        // receipt), or by a later transaction, so these bytes can never pay.
+        if (await this.tempo.connection.receipt(run.txHash as Hex)) return this.reconcile(runId);
         await this.database.transaction((tx) => failRun(tx.db, runId, 'the signed batch was never broadcast'));
       }
       return store.findRun(this.database.db, runId);

@@ -1,3 +1,4 @@
+import { crashPoint } from '../../faults.js';
 import type { Signature } from '@solana/kit';
 import { keccak256, stringToHex, TransactionNotFoundError, type Hex } from 'viem';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
@@ -97,6 +98,8 @@ export interface ReputationOptions {
   serviceSlug: string;
   /** Attempts before a write is given up ('failed', visible to admins). Default 8. */
   maxAttempts?: number;
+  /** How long a claimed write is left to its round (default LEASE_SECONDS; local crash tests shorten it). */
+  leaseSeconds?: number;
   /** The other identity of the address's owner, when known; summaries then cover both. */
   linkedIdentity?: (address: ReputationAddress) => Promise<LinkedIdentity | null>;
 }
@@ -158,7 +161,7 @@ export class ReputationService {
   async processDue(limit = 25): Promise<ProcessResult> {
     const db = this.database.db;
     const result: ProcessResult = { written: 0, retried: 0, failed: 0 };
-    for (const row of await store.claimDueWrites(db, limit, LEASE_SECONDS)) {
+    for (const row of await store.claimDueWrites(db, limit, this.options.leaseSeconds ?? LEASE_SECONDS)) {
       let sent = false;
       try {
         const earlier = row.pendingReference ? await this.lookUp(row, row.pendingReference) : 'absent';
@@ -177,8 +180,10 @@ export class ReputationService {
             ? row.pendingReference!
             : await this.write(row, async (signed) => {
                 if (!(await store.setPendingReference(db, row.id, row.attempts, signed))) throw new ClaimLost();
+                crashPoint('reputation.before-send');
                 sent = true;
               });
+        crashPoint('reputation.after-send');
         await store.markWritten(db, row.id, reference);
         result.written += 1;
       } catch (error) {
