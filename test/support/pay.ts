@@ -17,7 +17,17 @@ import type { TestApp } from './app.js';
  */
 export type PayingFetch = (path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }) => Promise<Response>;
 
-async function faucet(t: TestApp, network: string, address: string, amount: string): Promise<void> {
+/** What a payer needs of the service: its dev faucet (a TestApp in process, or a RemoteService). */
+type FaucetHost = Pick<TestApp, 'request'>;
+
+/** The embedded chains' tokens an x402 payer is allowed to spend. */
+export interface LocalAssets {
+  baseStablecoin: string;
+  solanaNetwork: string;
+  solanaMint: string;
+}
+
+async function faucet(t: FaucetHost, network: string, address: string, amount: string): Promise<void> {
   const response = await t.request('POST', '/api/dev/faucet', { body: { network, address, amount } });
   if (response.status !== 200) throw new Error(`faucet answered ${response.status}: ${await response.text()}`);
 }
@@ -35,7 +45,7 @@ function withJson(pay: typeof fetch, baseUrl: string): PayingFetch {
 }
 
 /** Rail A: mppx's Tempo charge, signing with a fresh funded key against the dev RPC. */
-export async function railA(t: TestApp, baseUrl: string, amountUsd = '5'): Promise<{ pay: PayingFetch; payer: Address }> {
+export async function railA(t: FaucetHost, baseUrl: string, amountUsd = '5'): Promise<{ pay: PayingFetch; payer: Address }> {
   const account = privateKeyToAccount(generatePrivateKey());
   await faucet(t, 'eip155:4217', account.address, amountUsd);
   const client = createClient({ chain: tempoChain, transport: http(`${baseUrl}/api/dev/rpc/tempo`), account });
@@ -60,13 +70,12 @@ export function card(baseUrl: string, paymentMethod = 'pm_card_visa'): PayingFet
 }
 
 /** A funded x402 client for rail B (Base) or C (Solana), with local mode's tokens allowed. */
-async function x402Payer(t: TestApp, baseUrl: string, rail: 'B' | 'C', amountUsd: string): Promise<{ client: x402Client; payer: string }> {
-  const chains = t.embeddedChains!;
+async function x402Payer(t: FaucetHost, assets: LocalAssets, baseUrl: string, rail: 'B' | 'C', amountUsd: string): Promise<{ client: x402Client; payer: string }> {
   const cap = '5000000';
   const client = new x402Client().setSpendControls({
     allowedAssets: [
-      { network: 'eip155:8453', asset: chains.base.contracts.stablecoin!, maxAmountPerPayment: cap },
-      { network: chains.solana.network as Network, asset: chains.solana.mint, maxAmountPerPayment: cap },
+      { network: 'eip155:8453', asset: assets.baseStablecoin, maxAmountPerPayment: cap },
+      { network: assets.solanaNetwork as Network, asset: assets.solanaMint, maxAmountPerPayment: cap },
     ],
   });
   if (rail === 'B') {
@@ -76,20 +85,30 @@ async function x402Payer(t: TestApp, baseUrl: string, rail: 'B' | 'C', amountUsd
     return { client, payer: account.address };
   }
   const signer = await generateKeyPairSigner();
-  await faucet(t, chains.solana.network, signer.address as SolanaAddress, amountUsd);
-  client.register(chains.solana.network as Network, new ExactSvmScheme(signer, { rpcUrl: `${baseUrl}/api/dev/rpc/solana` }));
+  await faucet(t, assets.solanaNetwork, signer.address as SolanaAddress, amountUsd);
+  client.register(assets.solanaNetwork as Network, new ExactSvmScheme(signer, { rpcUrl: `${baseUrl}/api/dev/rpc/solana` }));
   return { client, payer: signer.address };
+}
+
+function localAssets(t: TestApp): LocalAssets {
+  const chains = t.embeddedChains!;
+  return { baseStablecoin: chains.base.contracts.stablecoin!, solanaNetwork: chains.solana.network, solanaMint: chains.solana.mint };
 }
 
 /** Rails B (x402 on Base) and C (x402 on Solana), through @x402/fetch. */
 export async function x402(t: TestApp, baseUrl: string, rail: 'B' | 'C', amountUsd = '5'): Promise<{ pay: PayingFetch; payer: string }> {
-  const { client, payer } = await x402Payer(t, baseUrl, rail, amountUsd);
+  return x402WithAssets(t, localAssets(t), baseUrl, rail, amountUsd);
+}
+
+/** `x402` for a service in another process: its assets from GET /api/dev/chains. */
+export async function x402WithAssets(t: FaucetHost, assets: LocalAssets, baseUrl: string, rail: 'B' | 'C', amountUsd = '5'): Promise<{ pay: PayingFetch; payer: string }> {
+  const { client, payer } = await x402Payer(t, assets, baseUrl, rail, amountUsd);
   return { pay: withJson(wrapFetchWithPayment(fetch, client), baseUrl), payer };
 }
 
 /** Rails B and C without HTTP: a challenge's `paymentRequired` in, a signed PaymentPayload out (as @x402/fetch makes on a 402). */
 export async function x402Payloads(t: TestApp, baseUrl: string, rail: 'B' | 'C', amountUsd = '5'): Promise<(required: PaymentRequired) => Promise<PaymentPayload>> {
-  const { client } = await x402Payer(t, baseUrl, rail, amountUsd);
+  const { client } = await x402Payer(t, localAssets(t), baseUrl, rail, amountUsd);
   return (required) => client.createPaymentPayload(required);
 }
 

@@ -1,0 +1,32 @@
+/**
+ * What a reliability test reports for RELIABILITY.md: the check it belongs to and the counts it
+ * measured. The test asserts its own threshold; the reporter (reporter.ts) writes the line with
+ * the test's outcome and file.
+ */
+export const CHECKS = {
+  'spend-race': 'spend race',
+  'payment-replay': 'payment replay',
+  crash: 'crash (kill -9, restart)',
+  fuzz: 'fuzz (malformed requests per OpenAPI route)',
+  auth: 'auth attacks',
+  'tenant-isolation': 'tenant isolation',
+  ssrf: 'SSRF corpus (deliverable fetcher)',
+} as const;
+export type Check = keyof typeof CHECKS;
+
+export interface ReliabilityFigure {
+  check: Check;
+  /** One sentence with the counts, e.g. "200 concurrent calls: 40 paid, 160 refused at the cap; overshoot 0". */
+  summary: string;
+}
+
+declare module 'vitest' {
+  interface TaskMeta {
+    reliability?: ReliabilityFigure[];
+  }
+}
+
+/** Records a figure on the running test (pass `task` from the test context). */
+export function reportFigure(task: { meta: { reliability?: ReliabilityFigure[] } }, figure: ReliabilityFigure): void {
+  (task.meta.reliability ??= []).push(figure);
+}
