@@ -25,6 +25,7 @@ import { getAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { agentProofHeaders } from '../test/support/agents.js';
 import { call, expectAllPaid, median, pool, startServer, x402Header, type Call, type Headers, type Row } from './payments.js';
+import { checkTarget } from './targets.js';
 
 const PAY = '/api/mpp/agent/pay';
 const MEMO = '/api/mpp/memo/decode';
@@ -318,6 +319,7 @@ export async function agentPayFigures(runs: number): Promise<Row[]> {
       const who = `${clients} client${clients === 1 ? '' : 's'}`;
       const target = clients === 100 ? `; target p99 < ${TARGET_P99_MS} ms` : '';
       const verdict = clients === 100 ? (payP99 < TARGET_P99_MS ? ' (target met)' : ' (target not met)') : '';
+      if (clients === 100) checkTarget('POST /api/mpp/agent/pay p99 at 100 clients', payP99, { below: TARGET_P99_MS }, 'ms');
       rows.push([
         `POST /api/mpp/agent/pay ($0.05 fee rail B, $0.01 from the treasury on Tempo) p50 / p99 ms at ${who}, ${CALLS[level]} calls${target}`,
         `${m(pay, (b) => b.p50).toFixed(0)} / ${payP99.toFixed(0)}${verdict}`,

@@ -14,6 +14,7 @@ import { EmbeddedSolana } from '../src/chains/embedded/solana.js';
 import { generateKeyPairSigner } from '@solana/kit';
 import { openDatabase } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
+import { checkTarget } from './targets.js';
 
 const TRANSFERS = 200;
 const ERC20 = parseAbi(['function mint(address,uint256)', 'function transfer(address,uint256) returns (bool)']);
@@ -83,6 +84,9 @@ export async function chainFigures(runs: number): Promise<[string, string, strin
   }
   const plain = await unjournaledLatencies();
   const solanaReplay = await solanaReplayMs(500);
+  checkTarget('embedded chains ready, first start', median(firstStarts), { below: 3000 }, 'ms');
+  checkTarget('embedded chains ready, restart (journal replay)', median(restarts), { below: 3000 }, 'ms');
+  checkTarget('token transfer + receipt, journaled, p50', median(journaled), { below: 20 }, 'ms');
   return [
     ['embedded Tempo, Base and Solana ready, first start (deploys contracts, creates the mint), ms', median(firstStarts).toFixed(0), 'target < 3000', (median(firstStarts) / 3000).toFixed(2)],
     ['embedded Tempo, Base and Solana ready, restart (journal replay), ms', median(restarts).toFixed(0), 'target < 3000', (median(restarts) / 3000).toFixed(2)],

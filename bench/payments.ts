@@ -19,6 +19,7 @@ import { tempo } from 'mppx/client';
 import { createClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
+import { checkTarget } from './targets.js';
 
 const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 20;
@@ -301,6 +302,9 @@ export async function paymentFigures(runs: number): Promise<Row[]> {
       `p50 ${p50(rail).toFixed(1)} ms; rail B ${railB.toFixed(0)}/s`,
       (perSecond(rail) / railB).toFixed(2),
     ];
+    checkTarget('402 challenge rate against the same handler free (ratio)', required / free, { atLeast: 0.5 }, '');
+    checkTarget('paid calls/s, rail B', railB, { atLeast: 500 }, 'calls/s');
+    checkTarget('payment gate overhead, rail B, p50', added, { atMost: 2 }, 'ms');
     return [
       ['GET /bench/paid without a proof (402 with offers for rails A, B, C), req/s', required.toFixed(0), `GET /bench/free ${free.toFixed(0)}; target ratio >= 0.5`, (required / free).toFixed(3)],
       [

@@ -13,6 +13,7 @@ import { PayrollService } from '../src/features/payroll/service.js';
 import { findRun } from '../src/features/payroll/store.js';
 import { TreasuryService } from '../src/features/treasury/service.js';
 import { startTestApp, type TestApp } from '../test/support/app.js';
+import { checkTarget } from './targets.js';
 
 type Row = [string, string, string, string];
 const LARGE = 10_000;
@@ -89,6 +90,8 @@ export async function payrollFigures(runs: number): Promise<Row[]> {
     const gasPerRecipient = Number(receipt.gasUsed) / EXECUTED;
     const blockGas = Number((await client.getBlock()).gasLimit);
 
+    checkTarget(`payroll prepare, ${LARGE.toLocaleString('en')} employees`, median(largeMs), { below: 2000 }, 'ms');
+    checkTarget(`payroll execute, ${EXECUTED} recipients: chain transactions`, transactions, { atMost: 1 }, '');
     return [
       [
         `payroll prepare, ${LARGE.toLocaleString('en')} employees (TIP-403 policy set; checks batched; one transaction), ms`,

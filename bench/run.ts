@@ -21,6 +21,7 @@ import { paymentFigures } from './payments.js';
 import { payrollFigures } from './payroll.js';
 import { streamFigures } from './streams.js';
 import { saltMiningFigures } from './salt-mining.js';
+import { checkTarget, targetChecks } from './targets.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -137,6 +138,7 @@ if (want('start')) {
     await warm.service.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+  checkTarget('cold start to ready, fresh data dir (PGlite)', median(coldStarts), { below: 15000 }, 'ms');
   row('cold start to ready, fresh data dir (PGlite), ms', median(coldStarts).toFixed(0), 'target < 15000', (median(coldStarts) / 15000).toFixed(2));
   row('restart to ready, existing data dir (PGlite), ms', median(warmStarts).toFixed(0), '', '');
 }
@@ -207,6 +209,18 @@ Written by \`npm run bench\` (bench/run.ts); do not edit by hand.
 - Date: ${new Date().toISOString()}
 - Machine: ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}
 - Node ${process.version}; ${RUNS} runs per figure (median); load: ${CONNECTIONS} connections for ${LOAD_SECONDS} s per run, loopback, load generator in a separate process from the service
+
+## Targets
+
+${targetChecks.filter((t) => t.met).length} of ${targetChecks.length} targets met.${
+  targetChecks.some((t) => !t.met) ? ` Not met: ${targetChecks.filter((t) => !t.met).map((t) => `${t.figure} (${t.gap})`).join('; ')}.` : ''
+}
+
+| figure | target | measured | met | by how much |
+|---|---|---|---|---|
+${targetChecks.map((t) => `| ${t.figure} | ${t.goal} | ${t.measured} | ${t.met ? 'yes' : '**no**'} | ${t.gap} |`).join('\n')}
+
+## All figures
 
 | figure | value | reference (same run) | ratio |
 |---|---|---|---|

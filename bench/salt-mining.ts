@@ -15,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { keccak_256 } from '@noble/hashes/sha3';
 import { instantiateKeccakMiner, messageLanes } from '../src/features/virtual-addresses/keccak-wasm.js';
 import { mineSalt } from '../src/features/virtual-addresses/miner.js';
+import { checkTarget } from './targets.js';
 
 const SECONDS = Number(process.env.BENCH_MINING_SECONDS ?? 2);
 const ADDRESS = '0x5FbDB2315678afecb367f032d93F642f64180aa3' as const;
@@ -150,6 +151,7 @@ function figuresFrom(rates: Rate[]): [string, string, string, string][] {
   const all = find(`ours: mineSalt, ${cores} worker`);
   const kernel = find('ours: WebAssembly search loop');
   const ratio = (a: number, b: number) => (a / b).toFixed(2);
+  checkTarget('salt mining per core against the fastest keccak256 reachable from Node (ratio)', one.hashesPerSecond / fastest.hashesPerSecond, { atLeast: 0.8 }, '');
   const rows: [string, string, string, string][] = [
     [
       'salt mining keccak256 of a 20-byte address and a 32-byte salt, per core (mineSalt, 1 worker thread), hashes/s',

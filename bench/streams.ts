@@ -15,6 +15,7 @@ import { createClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
 import { startServer, type BenchServer } from './payments.js';
+import { checkTarget } from './targets.js';
 
 type Row = [string, string, string, string];
 
@@ -166,6 +167,10 @@ export async function streamFigures(): Promise<Row[]> {
     for (const stream of streams) if (stream.error) errors.set(stream.error, (errors.get(stream.error) ?? 0) + 1);
     if (errors.size > 0) process.stderr.write(`streams that ended early: ${JSON.stringify(Object.fromEntries(errors))}\n`);
     const expected = STREAMS * HOLD_SECONDS;
+    checkTarget(`server CPU while ${STREAMS} streams tick`, held.cores, { below: 1 }, 'cores');
+    checkTarget(`server peak RSS while ${STREAMS} streams tick`, held.peakRss / 2 ** 20, { below: 1024 }, 'MiB');
+    checkTarget('5,000 streams (projected from the measured ones): CPU', coresPerStream * 5000, { below: 1 }, 'cores');
+    checkTarget('5,000 streams (projected from the measured ones): memory over idle', (bytesPerStream * 5000) / 2 ** 20, { below: 1024 }, 'MiB');
     return [
       [`balance streams open at once (paid per tick, one MPP session each)`, String(STREAMS), `opened in ${openSeconds.toFixed(0)} s`, ''],
       [`ticks delivered in ${HOLD_SECONDS} s, all streams`, String(delivered), `expected ${expected}`, (delivered / expected).toFixed(3)],
