@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardSandboxPaymentIntents, complianceEvents, payments, payrollRuns } from '../../src/db/schema.js';
 import { findPaidRoute } from '../../src/payments/prices.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { serveOnLoopback, type LoopbackServer } from '../support/http.js';
+import { serveCountingOverlap } from '../support/http.js';
 import { reportFigure } from './figures.js';
 import { baseBalance, fundedEmployer, newRecipient, tempoBalance, type Employer } from './support/agent-pay.js';
 
@@ -35,9 +35,7 @@ const CHECK_PRICE = findPaidRoute('POST', CHECK)!.price;
 const FUND_USD = '5';
 
 let t: TestApp;
-let server: LoopbackServer;
-let inFlight = 0;
-let peak = 0;
+let server: Awaited<ReturnType<typeof serveCountingOverlap>>;
 
 type RailName = 'A' | 'B' | 'C' | 'card';
 interface RailResult {
@@ -51,14 +49,7 @@ const results = new Map<RailName, RailResult>();
 
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
-  server = await serveOnLoopback(async (request) => {
-    peak = Math.max(peak, ++inFlight);
-    try {
-      return await t.app.fetch(request);
-    } finally {
-      inFlight--;
-    }
-  });
+  server = await serveCountingOverlap((request) => t.app.fetch(request));
 });
 
 afterAll(async () => {
@@ -95,9 +86,9 @@ async function ledgerRows(wallet: Address): Promise<number> {
  * every other answer 402, and returns the counts.
  */
 async function replay(proof: Record<string, string>, first: Send, later: { name: string; send: Send }[]): Promise<RailResult> {
-  peak = 0;
+  server.resetPeak();
   const responses = await Promise.all(Array.from({ length: COPIES }, () => post(first, proof)));
-  const overlap = peak;
+  const overlap = server.peak();
   const answers = await Promise.all(
     responses.map(async (r) => {
       const body = (await r.json()) as { code?: string; error?: string };

@@ -4,7 +4,7 @@ import { agentPayCalls, payments } from '../../src/db/schema.js';
 import { usage } from '../../src/features/agents/store.js';
 import { findPaidRoute } from '../../src/payments/prices.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { serveOnLoopback, type LoopbackServer } from '../support/http.js';
+import { serveCountingOverlap } from '../support/http.js';
 import { reportFigure } from './figures.js';
 import {
   agentPayService,
@@ -36,22 +36,12 @@ const FEE = findPaidRoute('POST', PAY)!.price; // $0.05
 const BURST_BUDGET_MS = 90_000;
 
 let t: TestApp;
-let server: LoopbackServer;
+let server: Awaited<ReturnType<typeof serveCountingOverlap>>;
 let fees: Awaited<ReturnType<typeof feePayer>>;
-// Requests inside the app's handler right now, and the most at once: proof the burst overlapped.
-let inFlight = 0;
-let peak = 0;
 
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
-  server = await serveOnLoopback(async (request) => {
-    peak = Math.max(peak, ++inFlight);
-    try {
-      return await t.app.fetch(request);
-    } finally {
-      inFlight--;
-    }
-  });
+  server = await serveCountingOverlap((request) => t.app.fetch(request));
   // 2 x 200 fees of $0.05, and a margin.
   fees = await feePayer(t, server.url, '25');
 });
@@ -69,10 +59,10 @@ async function signAll(agents: readonly Agent[], employerId: string, amount: str
 
 /** Fires the burst and returns its answers with what it took and how many overlapped in the handler. */
 async function burst(calls: readonly SignedCall[]): Promise<{ answers: Answer[]; ms: number; overlap: number }> {
-  peak = 0;
+  server.resetPeak();
   const started = Date.now();
   const answers = await fireAll(server.url, calls);
-  return { answers, ms: Date.now() - started, overlap: peak };
+  return { answers, ms: Date.now() - started, overlap: server.peak() };
 }
 
 const treasuryTokenBalance = () => tempoBalance(t, t.chains!.tempo.contracts.payrollTreasury);

@@ -23,3 +23,18 @@ export function serveOnLoopback(fetch: (request: Request) => Response | Promise<
     );
   });
 }
+
+/** `serveOnLoopback` that counts requests inside the handler: `peak()` is the most at once since `resetPeak()`. */
+export async function serveCountingOverlap(fetch: (request: Request) => Response | Promise<Response>): Promise<LoopbackServer & { peak(): number; resetPeak(): void }> {
+  let inFlight = 0;
+  let peak = 0;
+  const server = await serveOnLoopback(async (request) => {
+    peak = Math.max(peak, ++inFlight);
+    try {
+      return await fetch(request);
+    } finally {
+      inFlight--;
+    }
+  });
+  return { ...server, peak: () => peak, resetPeak: () => (peak = 0) };
+}
