@@ -41,6 +41,18 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
+/** The fetch init of a test request: the bearer token, and a JSON body unless the body is already text. */
+export function requestInit(method: string, options: RequestOptions = {}): RequestInit {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  return { method, headers, ...(body === undefined ? {} : { body }) };
+}
+
 /**
  * The app over a fresh database (in-memory PGlite, or a new database on TEST_DATABASE_URL);
  * `chains: true` also runs the embedded chains, as local mode does.
@@ -85,14 +97,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     dataDir,
     token: (sub, email) => idp.issue({ sub, email }),
     request(method, requestPath, options = {}) {
-      const headers: Record<string, string> = { ...options.headers };
-      if (options.token) headers.authorization = `Bearer ${options.token}`;
-      let body: string | undefined;
-      if (options.body !== undefined) {
-        body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-        headers['content-type'] ??= 'application/json';
-      }
-      return Promise.resolve(app.request(requestPath, { method, headers, body }));
+      return Promise.resolve(app.request(requestPath, requestInit(method, options)));
     },
     async close() {
       await database.close();

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { address } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import { requestInit, type RequestOptions } from './app.js';
 
 /** The service as `npm start` runs it (src/main.ts under tsx), in its own process. */
 export interface ServiceProcess {
@@ -47,26 +48,12 @@ export async function waitForHealthy(base: string, timeoutMs: number): Promise<n
   throw new Error(`not healthy within ${timeoutMs} ms`);
 }
 
-export interface RemoteRequestOptions {
-  token?: string;
-  /** Sent as JSON unless it is a string (sent as is). */
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
 /** A running local-mode service over loopback HTTP: requests, dev tokens and chain reads through /api/dev. */
 export class RemoteService {
   constructor(readonly base: string) {}
 
-  request(method: string, path: string, options: RemoteRequestOptions = {}): Promise<Response> {
-    const headers: Record<string, string> = { ...options.headers };
-    if (options.token) headers.authorization = `Bearer ${options.token}`;
-    let body: string | undefined;
-    if (options.body !== undefined) {
-      body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    return fetch(`${this.base}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+  request(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
+    return fetch(`${this.base}${path}`, requestInit(method, options));
   }
 
   async token(sub: string): Promise<string> {
