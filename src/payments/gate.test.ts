@@ -437,6 +437,26 @@ describe('an invalid proof gets 402 with a reason', () => {
     await expectPaymentRequired(response, 'PAYMENT_INVALID', /X-PAYMENT/);
     expect(response.headers.get('www-authenticate')).toMatch(/^Payment /);
   });
+
+  it('a genuine challenge with a payload that does not fit its method (Tempo and card), found by the fuzz suite', async () => {
+    // mppx throws its schema error for these (was a 500): a forged payload is the payer's mistake.
+    const card = `${base}${CARD.path.replace('{outcome}', 'ok')}`;
+    const runsBefore = handlerRuns;
+    let tried = 0;
+    for (const url of [`${base}${YIELD_RATES}`, card]) {
+      const challenges = Challenge.fromResponseList(await fetch(url));
+      expect(challenges.map((c) => c.method)).toEqual(url === card ? ['tempo', 'stripe'] : ['tempo']);
+      for (const challenge of challenges) {
+        for (const payload of [{ type: 'hash', hash: 'not-hex' }, { type: 'transaction', signature: 7 }, { type: 'session' }, {}, null, 'x']) {
+          const response = await fetch(url, { headers: { authorization: Credential.serialize({ challenge, payload }) } });
+          await expectPaymentRequired(response, 'PAYMENT_INVALID');
+          tried++;
+        }
+      }
+    }
+    expect(tried).toBe(18);
+    expect(handlerRuns).toBe(runsBefore);
+  });
 });
 
 // ---- the card fallback ---------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 import { Challenge, Credential, Errors, Receipt, type Method } from 'mppx';
 import { Mppx } from 'mppx/server';
 import type { Address } from 'viem';
+import { z } from 'zod';
 import { formatUsd } from '../../money.js';
 import type { Db } from '../../db/client.js';
 import type { PaymentProof } from '../carriers.js';
@@ -132,7 +133,8 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
       try {
         validation = await mppx.validateCredential(credential, bound);
       } catch (error) {
-        if (error instanceof Errors.PaymentError) return { ok: false, reason: reasonOf(error) };
+        const refusal = refusalOf(error);
+        if (refusal) return { ok: false, reason: refusal };
         throw error;
       }
       const payer = await tempo.payerOf(credential, validation);
@@ -168,7 +170,8 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
     try {
       receipt = await mppx.broadcastCredential(credential, { request });
     } catch (error) {
-      if (error instanceof Errors.PaymentError) return { ok: false, reason: reasonOf(error) };
+      const refusal = refusalOf(error);
+      if (refusal) return { ok: false, reason: refusal };
       throw error;
     }
     const paymentIntent = receipt.reference;
@@ -185,6 +188,17 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
       },
     };
   }
+}
+
+/**
+ * Why mppx refused a credential, or null for a failure of ours. mppx parses a genuine challenge's
+ * payload with the method's schema and throws the schema error as is: a forged payload is the
+ * payer's mistake (402), not a 500.
+ */
+function refusalOf(error: unknown): string | null {
+  if (error instanceof Errors.PaymentError) return reasonOf(error);
+  if (error instanceof z.core.$ZodError) return 'the Payment credential payload does not fit the challenge method';
+  return null;
 }
 
 export function receiptHeader(receipt: Receipt.Receipt): Record<string, string> {
