@@ -319,7 +319,11 @@ export async function agentPayFigures(runs: number): Promise<Row[]> {
       const who = `${clients} client${clients === 1 ? '' : 's'}`;
       const target = clients === 100 ? `; target p99 < ${TARGET_P99_MS} ms` : '';
       const verdict = clients === 100 ? (payP99 < TARGET_P99_MS ? ' (target met)' : ' (target not met)') : '';
-      if (clients === 100) checkTarget('POST /api/mpp/agent/pay p99 at 100 clients', payP99, { below: TARGET_P99_MS }, 'ms');
+      if (clients === 100) {
+        // 100 calls at once on one main thread cannot all finish before the sum of their CPU time on it.
+        const floor = m(pay, (b) => b.mainMsPerCall) * clients;
+        checkTarget('POST /api/mpp/agent/pay p99 at 100 clients', payP99, { below: TARGET_P99_MS }, 'ms', `a floor of ${floor.toFixed(0)} ms on this machine: ${clients} calls x ${m(pay, (b) => b.mainMsPerCall).toFixed(1)} ms of main-thread CPU each`);
+      }
       rows.push([
         `POST /api/mpp/agent/pay ($0.05 fee rail B, $0.01 from the treasury on Tempo) p50 / p99 ms at ${who}, ${CALLS[level]} calls${target}`,
         `${m(pay, (b) => b.p50).toFixed(0)} / ${payP99.toFixed(0)}${verdict}`,

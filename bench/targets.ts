@@ -15,8 +15,12 @@ export const targetChecks: TargetCheck[] = [];
 
 const show = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(value >= 100 ? 0 : 2));
 
-/** Records `measured` against a bound: `below` (<), `atMost` (<=) or `atLeast` (>=), in `unit`. */
-export function checkTarget(figure: string, measured: number, bound: { below: number } | { atMost: number } | { atLeast: number }, unit: string): void {
+/**
+ * Records `measured` against a bound: `below` (<), `atMost` (<=) or `atLeast` (>=), in `unit`;
+ * `why`, for a miss, says what holds the figure back.
+ */
+export function checkTarget(figure: string, measured: number, bound: { below: number } | { atMost: number } | { atLeast: number }, unit: string, why = ''): void {
+  const because = why ? `; ${why}` : '';
   const suffix = unit ? ` ${unit}` : '';
   if ('atLeast' in bound) {
     const met = measured >= bound.atLeast;
@@ -25,7 +29,7 @@ export function checkTarget(figure: string, measured: number, bound: { below: nu
       goal: `>= ${show(bound.atLeast)}${suffix}`,
       measured: `${show(measured)}${suffix}`,
       met,
-      gap: met ? '' : `${show(bound.atLeast - measured)}${suffix} short (${(measured / bound.atLeast).toFixed(2)} of the target)`,
+      gap: met ? '' : `${show(bound.atLeast - measured)}${suffix} short (${(measured / bound.atLeast).toFixed(2)} of the target)${because}`,
     });
     return;
   }
@@ -36,6 +40,6 @@ export function checkTarget(figure: string, measured: number, bound: { below: nu
     goal: `${op} ${show(limit)}${suffix}`,
     measured: `${show(measured)}${suffix}`,
     met,
-    gap: met ? '' : `${show(measured - limit)}${suffix} over (${(measured / limit).toFixed(1)}x the limit)`,
+    gap: met ? '' : `${show(measured - limit)}${suffix} over (${(measured / limit).toFixed(1)}x the limit)${because}`,
   });
 }
