@@ -432,6 +432,18 @@ describe('an invalid proof gets 402 with a reason', () => {
     expect(await tempoBalance(payer.address)).toBe(5_000_000n);
   });
 
+  it('a credential made for another route at the same price (MPP): refused, and still good for its own route', async () => {
+    const payer = await tempoPayer();
+    const challenge = Challenge.fromResponse(await fetch(`${base}${YIELD_RATES}`));
+    const credential = await tempoMethod(payer).createCredential({ challenge, context: {} } as never);
+    const before = handlerRuns;
+    const elsewhere = await fetch(`${base}/test/paid/ok`, { headers: { authorization: credential } });
+    await expectPaymentRequired(elsewhere, 'PAYMENT_INVALID', /scope|route/i);
+    expect(handlerRuns).toBe(before);
+    expect(await tempoBalance(payer.address)).toBe(5_000_000n);
+    expect((await fetch(`${base}${YIELD_RATES}`, { headers: { authorization: credential } })).status).toBe(200);
+  });
+
   it('a malformed proof', async () => {
     const response = await fetch(`${base}${YIELD_RATES}`, { headers: { 'X-PAYMENT': 'not base64 json!' } });
     await expectPaymentRequired(response, 'PAYMENT_INVALID', /X-PAYMENT/);

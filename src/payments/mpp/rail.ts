@@ -75,6 +75,11 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
     return handler;
   };
 
+  /**
+   * The route a charge challenge is for, bound into its opaque part: a credential made for one
+   * route never pays for another, even at the same price to the same recipient.
+   */
+  const scopeOf = (route: PaidRoute) => `${route.method} ${route.path}`;
   /** What the route asks a Tempo payment for; mppx binds challenges and credentials to it. */
   const tempoRequest = (route: PaidRoute) => ({ amount: formatUsd(route.price), recipient: options.recipient, description: route.summary });
   /** The card charge offered next to it (USD cents), from the processor's minimum up. */
@@ -105,9 +110,9 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
       if (route.unit !== 'charge') {
         challenges.push(await issue.tempo!.session({ ...sessionRequest(route, options.recipient), expires }));
       }
-      if (route.unit !== 'tick') challenges.push(await issue.tempo!.charge({ ...tempoRequest(route), expires }));
+      if (route.unit !== 'tick') challenges.push(await issue.tempo!.charge({ ...tempoRequest(route), expires, scope: scopeOf(route) }));
       const cardOffer = cardRequest(route);
-      if (cardOffer) challenges.push(await issue.stripe!.charge({ ...cardOffer, expires }));
+      if (cardOffer) challenges.push(await issue.stripe!.charge({ ...cardOffer, expires, scope: scopeOf(route) }));
       return { headers: [['WWW-Authenticate', challenges.map((c) => Challenge.serialize(c)).join(', ')]] };
     },
 
@@ -128,7 +133,7 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
       if (credential.challenge.method === 'stripe') return verifyCard(route, credential);
 
       // HMAC, expiry, the route's amount and recipient, then the method's own checks: nothing moves.
-      const bound = { request: tempoRequest(route) };
+      const bound = { request: tempoRequest(route), scope: scopeOf(route) };
       let validation: Method.Validation;
       try {
         validation = await mppx.validateCredential(credential, bound);
@@ -168,7 +173,7 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
     if (!card || !request) return { ok: false, reason: 'this route offers no card payment' };
     let receipt: Receipt.Receipt;
     try {
-      receipt = await mppx.broadcastCredential(credential, { request });
+      receipt = await mppx.broadcastCredential(credential, { request, scope: scopeOf(route) });
     } catch (error) {
       const refusal = refusalOf(error);
       if (refusal) return { ok: false, reason: refusal };
