@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { TreasuryService } from '../treasury/service.js';
 import { SolanaPolicyWallet } from './solana-policy.js';
+import { insertDecision } from './store.js';
 
 /**
  * POST /api/x402/payroll/execute (spec 4.5): an agent's plan, executed once with the owner's
@@ -175,9 +176,16 @@ describe('POST /api/x402/payroll/execute', () => {
     expect(underTheirs.status).toBe(404);
     expect(await json(underTheirs)).toEqual(await json(missing));
     expect((await execute({ employer_id: employerId, decision_id: ours }, rivalToken)).status).toBe(404);
-    // A plan may only name this employer's employees.
+    // A plan may only name this employer's employees: another's is refused like a missing one when proposed...
     const rivalEmployee = await addEmployee(rivalToken, rivalId, 'Eve', { wallet_address: privateKeyToAccount(generatePrivateKey()).address });
-    const foreignPlan = await proposed([{ employee_id: rivalEmployee, amount_usd: '1' }]);
+    const foreign = await propose([{ employee_id: tempoStaff[0]!.id, amount_usd: '1' }, { employee_id: rivalEmployee, amount_usd: '1' }]);
+    const nobody = await propose([{ employee_id: tempoStaff[0]!.id, amount_usd: '1' }, { employee_id: randomUUID(), amount_usd: '1' }]);
+    expect(foreign.status).toBe(404);
+    const missingEmployee = await json(nobody);
+    expect(await json(foreign)).toEqual(missingEmployee);
+    expect(missingEmployee).toMatchObject({ field: 'items.1.employee_id' });
+    // ...and again when executed (a plan stored before that check, or written by other means).
+    const foreignPlan = (await insertDecision(t.database.db, { employerId, agentIdentifier: null, plan: { items: [{ employee_id: rivalEmployee, amount: '1000000', chain: 'tempo' }] } })).id;
     const refused = await execute({ employer_id: employerId, decision_id: foreignPlan });
     expect(refused.status).toBe(422);
     expect(await json(refused)).toMatchObject({ code: 'EMPLOYEE_NOT_PAYABLE', employees: [{ employee_id: rivalEmployee, reason: 'not an employee of this employer' }] });

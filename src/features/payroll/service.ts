@@ -375,6 +375,11 @@ export class PayrollService {
   /** Records an agent's payroll plan for the owner to execute later (kind `payroll`, status `proposed`). */
   async proposeDecision(caller: Caller, employerId: string, items: DecisionItem[], agentIdentifier: string | null, requestId: string) {
     await this.employers.requireOwned(this.database.db, caller, employerId);
+    // A plan names only this employer's employees: another's answers like a missing one.
+    const staff = new Set((await this.employers.employeesByIds(employerId, [...new Set(items.map((i) => i.employeeId))])).map((e) => e.id));
+    items.forEach((item, index) => {
+      if (!staff.has(item.employeeId)) throw new AppError(404, 'NOT_FOUND', 'Employee not found.', { field: `items.${index}.employee_id` });
+    });
     return this.database.transaction(async (tx) => {
       const decision = await store.insertDecision(tx.db, {
         employerId,
