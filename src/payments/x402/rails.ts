@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { findAssociatedTokenPda, getCreateAssociatedTokenIdempotentInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { address, getTransactionDecoder } from '@solana/kit';
-import { encodePaymentRequiredHeader } from '@x402/core/http';
 import { isPaymentPayloadV2 } from '@x402/core/schemas';
 import { HTTPFacilitatorClient, x402ResourceServer, type FacilitatorClient, type FacilitatorConfig } from '@x402/core/server';
 import {
@@ -22,6 +21,16 @@ import { embeddedFacilitator } from './embedded-facilitator.js';
 import { fromV1Payload, toV1Accepts } from './v1.js';
 
 /** B: x402 exact on Base (EIP-3009 USDC). C: x402 exact on Solana (SPL transfer, facilitator pays fees). */
+
+/**
+ * @x402/core's `encodePaymentRequiredHeader`, byte for byte (x402.test.ts compares them), with
+ * Node's base64: the library's browser-safe encoder builds one string per byte and took about a
+ * tenth of a 402's CPU (BENCH_PROFILE_DIR).
+ */
+export function paymentRequiredHeader(required: object): string {
+  return Buffer.from(JSON.stringify(required), 'utf8').toString('base64');
+}
+
 export type X402Rail = 'B' | 'C';
 
 /**
@@ -164,7 +173,7 @@ function createRails(config: RailsConfig): X402Rails {
       const accepts = await requirements(offer);
       const resource = { url: offer.resourceUrl, description: offer.description, mimeType: offer.mimeType ?? 'application/json' };
       const required = await server.createPaymentRequiredResponse(accepts, resource, offer.error);
-      return { requirements: accepts, header: encodePaymentRequiredHeader(required), accepts: toV1Accepts(accepts, resource) };
+      return { requirements: accepts, header: paymentRequiredHeader(required), accepts: toV1Accepts(accepts, resource) };
     },
 
     match(decoded, offered) {

@@ -1,5 +1,5 @@
 import { generateKeyPairSigner, type Address as SolanaAddress, type KeyPairSigner } from '@solana/kit';
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentResponseHeader } from '@x402/core/http';
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import type { Network, PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { ExactEvmScheme, registerExactEvmScheme } from '@x402/evm/exact/client';
 import { ExactEvmSchemeV1 } from '@x402/evm/v1';
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { embeddedFacilitator, embeddedSvmSigner } from './embedded-facilitator.js';
-import { embeddedX402Rails, liveX402Rails, type X402Rail, type X402Rails } from './rails.js';
+import { embeddedX402Rails, liveX402Rails, paymentRequiredHeader, type X402Rail, type X402Rails } from './rails.js';
 import { fromV1Payload, toV1Accepts, v1Network, v2Network } from './v1.js';
 
 /**
@@ -185,6 +185,13 @@ describe('requirements', () => {
     expect(v1Network('eip155:4217')).toBeUndefined();
     expect(v2Network('toString')).toBeUndefined();
     expect(toV1Accepts([{ scheme: 'exact', network: 'eip155:4217', amount: '1', asset: '0x', payTo: '0x', maxTimeoutSeconds: 60, extra: {} }], { url: 'u', description: 'd' })).toEqual([]);
+  });
+
+  it('encodes the PAYMENT-REQUIRED header exactly as @x402/core does, unicode included', () => {
+    for (const description of ['plain', 'Café, naïve: 1 € ✓ 😀 \u202e', 'lone \ud800 surrogate', '']) {
+      const required = { x402Version: 2, error: 'Payment required', resource: { url: 'http://127.0.0.1/x?y=1', description, mimeType: 'application/json' }, accepts: [] };
+      expect(paymentRequiredHeader(required)).toBe(encodePaymentRequiredHeader(required as never));
+    }
   });
 
   it('refuses a non-positive price', async () => {
