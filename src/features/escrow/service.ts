@@ -1,7 +1,7 @@
-import { crashPoint } from '../../faults.js';
 import { randomUUID } from 'node:crypto';
 import type { Address as SolanaAddress, Signature } from '@solana/kit';
 import type { Hex } from 'viem';
+import { crashPoint } from '../../faults.js';
 import { ChainRevertError } from '../../chains/evm/connection.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { SignedSolanaTransaction, SolanaChain } from '../../chains/solana/solana-chain.js';

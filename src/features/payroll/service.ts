@@ -1,6 +1,6 @@
-import { crashPoint } from '../../faults.js';
 import { randomUUID } from 'node:crypto';
 import { isAddressEqual, type Address, type Hex } from 'viem';
+import { crashPoint } from '../../faults.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import { ChainRevertError } from '../../chains/evm/connection.js';
 import type { Database } from '../../db/client.js';

@@ -1,6 +1,6 @@
-import { crashPoint } from '../../faults.js';
 import type { Signature } from '@solana/kit';
 import { keccak256, stringToHex, TransactionNotFoundError, type Hex } from 'viem';
+import { crashPoint } from '../../faults.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { SolanaChain } from '../../chains/solana/solana-chain.js';
 import type { Database, Db } from '../../db/client.js';
