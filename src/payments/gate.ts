@@ -39,7 +39,7 @@ export interface PaymentRailAdapter {
   /** Which rails of a route this adapter serves. */
   rails: readonly Rail[];
   /** What goes into a 402 for this route: headers and, for x402 v1 clients, body `accepts`. */
-  offer(route: PaidRoute, request: Request): Promise<{ headers: [string, string][]; accepts?: unknown[] }>;
+  offer(route: PaidRoute, request: Request): Promise<{ headers: [string, string][]; accepts?: readonly unknown[] }>;
   /** Checks a proof this adapter understands, without moving money. */
   verify(route: PaidRoute, proof: PaymentProof, request: Request): Promise<Verification>;
   /** Whether this adapter reads this kind of proof. */
@@ -181,8 +181,8 @@ async function paymentRequired(
   message: string,
 ): Promise<Response> {
   const offers = await Promise.all(adapters.map((a) => a.offer(route, c.req.raw)));
-  const headers = new Headers({ 'Cache-Control': 'no-store', 'Content-Type': 'application/json' });
-  for (const offer of offers) for (const [name, value] of offer.headers) headers.append(name, value);
+  const headers: Record<string, string[]> = { 'Cache-Control': ['no-store'], 'Content-Type': ['application/json'] };
+  for (const offer of offers) for (const [name, value] of offer.headers) (headers[name] ??= []).push(value);
   const accepts = offers.flatMap((o) => o.accepts ?? []);
   const body = {
     error: message,
@@ -193,5 +193,6 @@ async function paymentRequired(
     rails: route.rails,
     ...(accepts.length > 0 ? { x402Version: 1, accepts } : {}),
   };
-  return new Response(JSON.stringify(body), { status: 402, headers });
+  // Through the context, so the headers middleware already set join without a second Response.
+  return c.body(JSON.stringify(body), 402, headers);
 }

@@ -22,6 +22,9 @@ import { fromV1Payload, toV1Accepts } from './v1.js';
 
 /** B: x402 exact on Base (EIP-3009 USDC). C: x402 exact on Solana (SPL transfer, facilitator pays fees). */
 
+/** 402 answers kept per resource (rails.paymentRequired); the whole cache starts afresh when full. */
+const ANSWERED_MAX = 1000;
+
 /**
  * @x402/core's `encodePaymentRequiredHeader`, byte for byte (x402.test.ts compares them), with
  * Node's base64: the library's browser-safe encoder builds one string per byte and took about a
@@ -53,12 +56,13 @@ export interface X402Offer {
 }
 
 /** What a 402 carries for x402 clients. */
+/** Shared by every 402 for one resource (cached): read-only. */
 export interface X402PaymentRequired {
-  requirements: PaymentRequirements[];
+  readonly requirements: readonly PaymentRequirements[];
   /** Value of the `PAYMENT-REQUIRED` header: base64 JSON `{x402Version: 2, error, resource, accepts}`. */
-  header: string;
+  readonly header: string;
   /** `accepts` of the v1 JSON body `{x402Version: 1, accepts}`. */
-  accepts: PaymentRequirementsV1[];
+  readonly accepts: readonly PaymentRequirementsV1[];
 }
 
 /** A client's decoded payment paired with the offered requirement it answers. */
@@ -165,15 +169,30 @@ function createRails(config: RailsConfig): X402Rails {
     return list;
   };
 
+  const buildPaymentRequired = async (offer: X402Offer & { error?: string }): Promise<X402PaymentRequired> => {
+    const accepts = await requirements(offer);
+    const resource = { url: offer.resourceUrl, description: offer.description, mimeType: offer.mimeType ?? 'application/json' };
+    const required = await server.createPaymentRequiredResponse(accepts, resource, offer.error);
+    return { requirements: accepts, header: paymentRequiredHeader(required), accepts: toV1Accepts(accepts, resource) };
+  };
+  const answered = new Map<string, Promise<X402PaymentRequired>>();
+
   return {
     networks,
     requirements,
 
-    async paymentRequired(offer) {
-      const accepts = await requirements(offer);
-      const resource = { url: offer.resourceUrl, description: offer.description, mimeType: offer.mimeType ?? 'application/json' };
-      const required = await server.createPaymentRequiredResponse(accepts, resource, offer.error);
-      return { requirements: accepts, header: paymentRequiredHeader(required), accepts: toV1Accepts(accepts, resource) };
+    paymentRequired(offer) {
+      // Nothing in it varies between 402s for one resource (no nonce, no expiry): built once, it
+      // answers the rest. Bounded, since a path with an id in it is a resource per id.
+      const key = JSON.stringify([offer.amountUnits.toString(), offer.rails, offer.resourceUrl, offer.description, offer.mimeType ?? null, offer.error ?? null]);
+      let answer = answered.get(key);
+      if (!answer) {
+        if (answered.size >= ANSWERED_MAX) answered.clear();
+        answer = buildPaymentRequired(offer);
+        answered.set(key, answer);
+        answer.catch(() => answered.delete(key));
+      }
+      return answer;
     },
 
     match(decoded, offered) {

@@ -194,6 +194,17 @@ describe('requirements', () => {
     }
   });
 
+  it('answers every 402 of one resource alike, and never another resource\'s or error\'s', async () => {
+    const offer = { amountUnits: 10_000n, resourceUrl: 'http://127.0.0.1/a', description: 'A', rails: ['B', 'C'] as X402Rail[] };
+    const first = await rails.paymentRequired(offer);
+    expect(await rails.paymentRequired({ ...offer })).toEqual(first);
+    const other = decodePaymentRequiredHeader((await rails.paymentRequired({ ...offer, resourceUrl: 'http://127.0.0.1/b' })).header);
+    expect(other.resource.url).toBe('http://127.0.0.1/b');
+    expect(decodePaymentRequiredHeader((await rails.paymentRequired({ ...offer, error: 'used' })).header).error).toBe('used');
+    expect(decodePaymentRequiredHeader((await rails.paymentRequired({ ...offer, amountUnits: 20_000n })).header).accepts[0]!.amount).toBe('20000');
+    expect(decodePaymentRequiredHeader(first.header).resource.url).toBe('http://127.0.0.1/a');
+  });
+
   it('refuses a non-positive price', async () => {
     await expect(rails.requirements({ amountUnits: 0n, resourceUrl: 'http://x', description: 'x', rails: ['B'] })).rejects.toThrow(/positive/);
   });
