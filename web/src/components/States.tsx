@@ -27,8 +27,8 @@ export function Empty({ children }: { children: ReactNode }) {
 }
 
 /** Loading, then an error with a retry, then the page's content. */
-export function Async<T>({ loaded, children }: { loaded: Loaded<T>; children: (data: T) => ReactNode }) {
+export function Async<T>({ loaded, label, children }: { loaded: Loaded<T>; label?: string; children: (data: T) => ReactNode }) {
   if (loaded.error) return <ErrorState error={loaded.error} onRetry={loaded.reload} />;
-  if (loaded.data === null) return <Loading />;
+  if (loaded.data === null) return <Loading label={label} />;
   return <>{children(loaded.data)}</>;
 }

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { api } from '../../api';
-import { Empty, ErrorState, Loading } from '../../components/States';
+import { Async, Empty, ErrorState } from '../../components/States';
 import { formatDate } from '../../format';
 import { useApi } from '../../hooks';
 import { useSession } from '../../session';
@@ -82,32 +82,32 @@ export function AdminAnnouncements() {
             </select>
           </div>
         </div>
-        {list.error ? (
-          <ErrorState error={list.error} onRetry={list.reload} />
-        ) : !list.data ? (
-          <Loading />
-        ) : list.data.announcements.length === 0 ? (
-          <Empty>{stateFilter ? `No ${stateFilter} announcements.` : 'No announcements yet: write the first one above.'}</Empty>
-        ) : (
-          <ul className="ap-list">
-            {list.data.announcements.map((a) => (
-              <AnnouncementItem
-                key={a.id}
-                announcement={a}
-                isEditing={editing?.id === a.id}
-                onEdit={() => {
-                  setNotice('');
-                  setEditing(a);
-                }}
-                onChanged={(message, deleted) => {
-                  setNotice(message);
-                  if (deleted && editing?.id === a.id) setEditing(null);
-                  list.reload();
-                }}
-              />
-            ))}
-          </ul>
-        )}
+        <Async loaded={list}>
+          {(listData) =>
+            listData.announcements.length === 0 ? (
+              <Empty>{stateFilter ? `No ${stateFilter} announcements.` : 'No announcements yet: write the first one above.'}</Empty>
+            ) : (
+              <ul className="ap-list">
+                {listData.announcements.map((a) => (
+                  <AnnouncementItem
+                    key={a.id}
+                    announcement={a}
+                    isEditing={editing?.id === a.id}
+                    onEdit={() => {
+                      setNotice('');
+                      setEditing(a);
+                    }}
+                    onChanged={(message, deleted) => {
+                      setNotice(message);
+                      if (deleted && editing?.id === a.id) setEditing(null);
+                      list.reload();
+                    }}
+                  />
+                ))}
+              </ul>
+            )
+          }
+        </Async>
         {list.data && <Pager page={list.data.page} limit={list.data.limit} total={list.data.total} onPage={setPage} label="Announcements" busy={list.loading} />}
       </section>
     </>

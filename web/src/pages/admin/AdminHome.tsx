@@ -1,5 +1,5 @@
 import { useSearchParams } from 'react-router';
-import { Empty, ErrorState, Loading } from '../../components/States';
+import { Async, Empty, ErrorState, Loading } from '../../components/States';
 import { formatDate, formatUsd } from '../../format';
 import { useApi } from '../../hooks';
 import { useSession } from '../../session';
@@ -144,18 +144,18 @@ function ScopeTable<T extends { id: string }>({
   return (
     <section className="ap-section" aria-label={title}>
       <PanelHead title={title} onRefresh={loaded.reload} busy={loaded.loading} />
-      {loaded.error ? (
-        <ErrorState error={loaded.error} onRetry={loaded.reload} />
-      ) : !loaded.data ? (
-        <Loading />
-      ) : loaded.data.available === false ? (
-        <Empty>The job runner has not started on this database yet.</Empty>
-      ) : (
-        <>
-          {loaded.data.items.length === 0 ? <Empty>{page > 1 ? 'Nothing on this page.' : empty}</Empty> : <DataTable caption={title} columns={columns} rows={loaded.data.items} rowKey={(row) => row.id} />}
-          <Pager page={loaded.data.page} limit={loaded.data.limit} total={loaded.data.total} onPage={onPage} label={title} busy={loaded.loading} />
-        </>
-      )}
+      <Async loaded={loaded}>
+        {(loadedData) =>
+          loadedData.available === false ? (
+            <Empty>The job runner has not started on this database yet.</Empty>
+          ) : (
+            <>
+              {loadedData.items.length === 0 ? <Empty>{page > 1 ? 'Nothing on this page.' : empty}</Empty> : <DataTable caption={title} columns={columns} rows={loadedData.items} rowKey={(row) => row.id} />}
+              <Pager page={loadedData.page} limit={loadedData.limit} total={loadedData.total} onPage={onPage} label={title} busy={loaded.loading} />
+            </>
+          )
+        }
+      </Async>
     </section>
   );
 }

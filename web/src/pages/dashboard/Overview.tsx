@@ -1,6 +1,6 @@
 import { useEmployerId } from '../../session';
 import { Link } from 'react-router';
-import { Empty, ErrorState, Loading } from '../../components/States';
+import { Async, Empty, ErrorState, Loading } from '../../components/States';
 import { formatDate, formatUsd } from '../../format';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './core/CreateCompany';
@@ -37,13 +37,11 @@ function OverviewFor({ employerId }: { employerId: string }) {
           <h2 id="treasury-heading">Treasury</h2>
           <Link to="/dashboard/treasury">Treasury details</Link>
         </div>
-        {treasury.error ? (
-          <ErrorState error={treasury.error} onRetry={treasury.reload} />
-        ) : !treasury.data ? (
-          <Loading label="Loading the treasury…" />
-        ) : (
-          <TreasuryStats treasury={treasury.data} />
-        )}
+        <Async loaded={treasury} label="Loading the treasury…">
+          {(treasuryData) => (
+            <TreasuryStats treasury={treasuryData} />
+          )}
+        </Async>
       </section>
 
       <div className="grid core-two">
@@ -94,43 +92,43 @@ function OverviewFor({ employerId }: { employerId: string }) {
         <div className="grid core-two">
           <div>
             <h3 className="core-h3">Payroll runs</h3>
-            {runs.error ? (
-              <ErrorState error={runs.error} onRetry={runs.reload} />
-            ) : !runs.data ? (
-              <Loading />
-            ) : runs.data.runs.length === 0 ? (
-              <Empty>
-                No payroll runs yet. <Link to="/dashboard/payroll/new">Start one</Link>.
-              </Empty>
-            ) : (
-              <ul className="core-list">
-                {runs.data.runs.map((run) => (
-                  <li key={run.id}>
-                    <Link to={`/dashboard/payroll/${run.id}`}>{formatUsd(run.total_amount_usd)}</Link> to {run.recipient_count}{' '}
-                    <StatusPill status={run.status} /> <span className="muted">{formatDate(run.created_at)}</span>
-                  </li>
-                ))}
-              </ul>
-            )}
+            <Async loaded={runs}>
+              {(runsData) =>
+                runsData.runs.length === 0 ? (
+                  <Empty>
+                    No payroll runs yet. <Link to="/dashboard/payroll/new">Start one</Link>.
+                  </Empty>
+                ) : (
+                  <ul className="core-list">
+                    {runsData.runs.map((run) => (
+                      <li key={run.id}>
+                        <Link to={`/dashboard/payroll/${run.id}`}>{formatUsd(run.total_amount_usd)}</Link> to {run.recipient_count}{' '}
+                        <StatusPill status={run.status} /> <span className="muted">{formatDate(run.created_at)}</span>
+                      </li>
+                    ))}
+                  </ul>
+                )
+              }
+            </Async>
           </div>
           <div>
             <h3 className="core-h3">Payments</h3>
-            {transactions.error ? (
-              <ErrorState error={transactions.error} onRetry={transactions.reload} />
-            ) : !transactions.data ? (
-              <Loading />
-            ) : transactions.data.transactions.length === 0 ? (
-              <Empty>No payments yet.</Empty>
-            ) : (
-              <ul className="core-list">
-                {transactions.data.transactions.map((t) => (
-                  <li key={t.id}>
-                    {formatUsd(t.amount_usd)} to {names.get(t.employee_id) ?? 'a former employee'} <StatusPill status={t.status} />{' '}
-                    <span className="muted">{formatDate(t.finalized_at ?? t.created_at)}</span>
-                  </li>
-                ))}
-              </ul>
-            )}
+            <Async loaded={transactions}>
+              {(transactionsData) =>
+                transactionsData.transactions.length === 0 ? (
+                  <Empty>No payments yet.</Empty>
+                ) : (
+                  <ul className="core-list">
+                    {transactionsData.transactions.map((t) => (
+                      <li key={t.id}>
+                        {formatUsd(t.amount_usd)} to {names.get(t.employee_id) ?? 'a former employee'} <StatusPill status={t.status} />{' '}
+                        <span className="muted">{formatDate(t.finalized_at ?? t.created_at)}</span>
+                      </li>
+                    ))}
+                  </ul>
+                )
+              }
+            </Async>
           </div>
         </div>
       </section>

@@ -2,7 +2,7 @@ import { useEmployerId } from '../../session';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, ApiError } from '../../api';
-import { Empty, ErrorState, Loading } from '../../components/States';
+import { Async, Empty, ErrorState, Loading } from '../../components/States';
 import { formatDate, formatUsd, shortAddress } from '../../format';
 import { useApi, type Loaded } from '../../hooks';
 import { ConfirmButton } from '../../components/ConfirmButton';
@@ -208,42 +208,42 @@ function MemberDetails({
 
       <section className="card" aria-labelledby="payments-heading">
         <h2 id="payments-heading">Recent payments</h2>
-        {payments.error ? (
-          <ErrorState error={payments.error} onRetry={payments.reload} />
-        ) : !payments.data ? (
-          <Loading />
-        ) : payments.data.transactions.length === 0 ? (
-          <Empty>No payments to this employee yet.</Empty>
-        ) : (
-          <div className="table-wrap core-scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Date</th>
-                  <th scope="col" className="num">
-                    Amount
-                  </th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Run</th>
-                </tr>
-              </thead>
-              <tbody>
-                {payments.data.transactions.map((t) => (
-                  <tr key={t.id}>
-                    <td>{formatDate(t.finalized_at ?? t.created_at)}</td>
-                    <td className="num">{formatUsd(t.amount_usd)}</td>
-                    <td>
-                      <StatusPill status={t.status} />
-                    </td>
-                    <td>
-                      <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>View run</Link>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <Async loaded={payments}>
+          {(paymentsData) =>
+            paymentsData.transactions.length === 0 ? (
+              <Empty>No payments to this employee yet.</Empty>
+            ) : (
+              <div className="table-wrap core-scroll">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Date</th>
+                      <th scope="col" className="num">
+                        Amount
+                      </th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Run</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {paymentsData.transactions.map((t) => (
+                      <tr key={t.id}>
+                        <td>{formatDate(t.finalized_at ?? t.created_at)}</td>
+                        <td className="num">{formatUsd(t.amount_usd)}</td>
+                        <td>
+                          <StatusPill status={t.status} />
+                        </td>
+                        <td>
+                          <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>View run</Link>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )
+          }
+        </Async>
       </section>
     </>
   );

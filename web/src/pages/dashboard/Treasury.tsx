@@ -1,7 +1,7 @@
 import { useEmployerId } from '../../session';
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
-import { Empty, ErrorState, Loading } from '../../components/States';
+import { Async, Empty } from '../../components/States';
 import { formatDate, formatUsd, shortAddress } from '../../format';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './core/CreateCompany';
@@ -41,107 +41,103 @@ function TreasuryFor({ employerId }: { employerId: string }) {
 
       <section className="card" aria-labelledby="balances-heading">
         <h2 id="balances-heading">Balances</h2>
-        {treasury.error ? (
-          <ErrorState error={treasury.error} onRetry={treasury.reload} />
-        ) : !treasury.data ? (
-          <Loading label="Reading the treasury from the chain…" />
-        ) : (
-          <>
-            <TreasuryStats treasury={treasury.data} />
-            <p className="muted core-break">
-              Account #{treasury.data.employer_account_id} on Tempo, holding <code title={treasury.data.token}>{shortAddress(treasury.data.token)}</code>.
-            </p>
-          </>
-        )}
+        <Async loaded={treasury} label="Reading the treasury from the chain…">
+          {(treasuryData) => (
+            <>
+              <TreasuryStats treasury={treasuryData} />
+              <p className="muted core-break">
+                Account #{treasuryData.employer_account_id} on Tempo, holding <code title={treasuryData.token}>{shortAddress(treasuryData.token)}</code>.
+              </p>
+            </>
+          )}
+        </Async>
       </section>
 
       {devChains.data && treasury.data && <FaucetForm accountId={treasury.data.employer_account_id} onFunded={refresh} />}
 
       <section className="card" aria-labelledby="yield-heading">
         <h2 id="yield-heading">Yield</h2>
-        {yieldSummary.error ? (
-          <ErrorState error={yieldSummary.error} onRetry={yieldSummary.reload} />
-        ) : !yieldSummary.data ? (
-          <Loading />
-        ) : (
-          <>
-            <dl className="grid core-stats">
-              <div>
-                <dt className="muted">Blended APY</dt>
-                <dd className="stat">{yieldSummary.data.apy_percent.toFixed(2)}%</dd>
-              </div>
-              <div>
-                <dt className="muted">Projected yearly yield</dt>
-                <dd className="stat">{formatUsd(yieldSummary.data.projected_annual_yield_usd)}</dd>
-              </div>
-            </dl>
-            <div className="table-wrap core-scroll">
-              <table>
-                <caption className="core-caption">Yield sources and your allocation</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Source</th>
-                    <th scope="col" className="num">
-                      APY
-                    </th>
-                    <th scope="col" className="num">
-                      Allocation
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {yieldSummary.data.sources.map((s) => (
-                    <tr key={s.name}>
-                      <td>{s.name.replace(/-/g, ' ')}</td>
-                      <td className="num">{(s.apy_bps / 100).toFixed(2)}%</td>
-                      <td className="num">{(s.allocation_bps / 100).toFixed(2)}%</td>
+        <Async loaded={yieldSummary}>
+          {(yieldSummaryData) => (
+            <>
+              <dl className="grid core-stats">
+                <div>
+                  <dt className="muted">Blended APY</dt>
+                  <dd className="stat">{yieldSummaryData.apy_percent.toFixed(2)}%</dd>
+                </div>
+                <div>
+                  <dt className="muted">Projected yearly yield</dt>
+                  <dd className="stat">{formatUsd(yieldSummaryData.projected_annual_yield_usd)}</dd>
+                </div>
+              </dl>
+              <div className="table-wrap core-scroll">
+                <table>
+                  <caption className="core-caption">Yield sources and your allocation</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Source</th>
+                      <th scope="col" className="num">
+                        APY
+                      </th>
+                      <th scope="col" className="num">
+                        Allocation
+                      </th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          </>
-        )}
+                  </thead>
+                  <tbody>
+                    {yieldSummaryData.sources.map((s) => (
+                      <tr key={s.name}>
+                        <td>{s.name.replace(/-/g, ' ')}</td>
+                        <td className="num">{(s.apy_bps / 100).toFixed(2)}%</td>
+                        <td className="num">{(s.allocation_bps / 100).toFixed(2)}%</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </>
+          )}
+        </Async>
       </section>
 
       <section className="card" aria-labelledby="treasury-tx-heading">
         <h2 id="treasury-tx-heading">Recent payments</h2>
-        {transactions.error ? (
-          <ErrorState error={transactions.error} onRetry={transactions.reload} />
-        ) : !transactions.data ? (
-          <Loading />
-        ) : transactions.data.transactions.length === 0 ? (
-          <Empty>No payments from the treasury yet.</Empty>
-        ) : (
-          <div className="table-wrap core-scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Date</th>
-                  <th scope="col">To</th>
-                  <th scope="col" className="num">
-                    Amount
-                  </th>
-                  <th scope="col">Status</th>
-                </tr>
-              </thead>
-              <tbody>
-                {transactions.data.transactions.map((t) => (
-                  <tr key={t.id}>
-                    <td>
-                      <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>{formatDate(t.finalized_at ?? t.created_at)}</Link>
-                    </td>
-                    <td>{names.get(t.employee_id) ?? <code>{shortAddress(t.wallet_address)}</code>}</td>
-                    <td className="num">{formatUsd(t.amount_usd)}</td>
-                    <td>
-                      <StatusPill status={t.status} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <Async loaded={transactions}>
+          {(transactionsData) =>
+            transactionsData.transactions.length === 0 ? (
+              <Empty>No payments from the treasury yet.</Empty>
+            ) : (
+              <div className="table-wrap core-scroll">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Date</th>
+                      <th scope="col">To</th>
+                      <th scope="col" className="num">
+                        Amount
+                      </th>
+                      <th scope="col">Status</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {transactionsData.transactions.map((t) => (
+                      <tr key={t.id}>
+                        <td>
+                          <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>{formatDate(t.finalized_at ?? t.created_at)}</Link>
+                        </td>
+                        <td>{names.get(t.employee_id) ?? <code>{shortAddress(t.wallet_address)}</code>}</td>
+                        <td className="num">{formatUsd(t.amount_usd)}</td>
+                        <td>
+                          <StatusPill status={t.status} />
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )
+          }
+        </Async>
       </section>
     </>
   );

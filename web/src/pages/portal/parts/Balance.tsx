@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { ErrorState, Loading } from '../../../components/States';
+import { Async } from '../../../components/States';
 import { formatBaseUnits, formatDate, shortAddress } from '../../../format';
 import type { Loaded } from '../../../hooks';
 import { formatMicroUsd } from './money';
@@ -61,13 +61,11 @@ export function BalanceCard({ balance, lookup }: { balance: Loaded<WalletBalance
   return (
     <section className="card ap-balance" aria-labelledby="balance-heading">
       <h2 id="balance-heading">Balance</h2>
-      {balance.error ? (
-        <ErrorState error={balance.error} onRetry={balance.reload} />
-      ) : !balance.data ? (
-        <Loading label="Reading your balance…" />
-      ) : (
-        <BalanceBody data={balance.data} lookup={lookup} />
-      )}
+      <Async loaded={balance} label="Reading your balance…">
+        {(balanceData) => (
+          <BalanceBody data={balanceData} lookup={lookup} />
+        )}
+      </Async>
     </section>
   );
 }

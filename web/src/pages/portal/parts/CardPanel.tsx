@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api } from '../../../api';
-import { ErrorState, Loading } from '../../../components/States';
+import { Async } from '../../../components/States';
 import { formatDate } from '../../../format';
 import { useApi } from '../../../hooks';
 import { StatePill } from '../../admin/parts/DataTable';
@@ -32,28 +32,28 @@ export function CardPanel({ employeeId }: { employeeId: string }) {
   return (
     <section className="card" aria-labelledby="card-heading">
       <h2 id="card-heading">Card</h2>
-      {loaded.error ? (
-        <ErrorState error={loaded.error} onRetry={loaded.reload} />
-      ) : !loaded.data ? (
-        <Loading label="Reading your card…" />
-      ) : loaded.data.card ? (
-        <>
-          <p className="ap-card-number" aria-label={loaded.data.card.last4 ? `Card ending in ${loaded.data.card.last4}` : 'Card'}>
-            •••• {loaded.data.card.last4 ?? '····'}
-          </p>
-          <p>
-            Status: <StatePill state={loaded.data.card.status} />
-          </p>
-          <p className="muted">Issued {formatDate(loaded.data.card.created_at)}</p>
-        </>
-      ) : (
-        <>
-          <p className="muted">Spend your pay with a card. It needs an approved identity check (KYC), which your employer starts.</p>
-          <button type="button" className="button" onClick={() => void request()} disabled={busy}>
-            {busy ? 'Requesting…' : 'Request a card'}
-          </button>
-        </>
-      )}
+      <Async loaded={loaded} label="Reading your card…">
+        {(loadedData) =>
+          loadedData.card ? (
+            <>
+              <p className="ap-card-number" aria-label={loadedData.card.last4 ? `Card ending in ${loadedData.card.last4}` : 'Card'}>
+                •••• {loadedData.card.last4 ?? '····'}
+              </p>
+              <p>
+                Status: <StatePill state={loadedData.card.status} />
+              </p>
+              <p className="muted">Issued {formatDate(loadedData.card.created_at)}</p>
+            </>
+          ) : (
+            <>
+              <p className="muted">Spend your pay with a card. It needs an approved identity check (KYC), which your employer starts.</p>
+              <button type="button" className="button" onClick={() => void request()} disabled={busy}>
+                {busy ? 'Requesting…' : 'Request a card'}
+              </button>
+            </>
+          )
+        }
+      </Async>
       {error && (
         <p className="field-error" role="alert">
           {error}

@@ -1,6 +1,6 @@
 import QRCode from 'qrcode';
 import { useEffect, useState } from 'react';
-import { ErrorState, Loading } from '../../../components/States';
+import { Async, Loading } from '../../../components/States';
 import { useApi } from '../../../hooks';
 
 /** `GET /api/portal/deposit-address`. */
@@ -23,15 +23,15 @@ export function DepositAddressPanel({ employeeId }: { employeeId: string }) {
   return (
     <section className="card" aria-labelledby="deposit-heading">
       <h2 id="deposit-heading">Deposit address</h2>
-      {loaded.error ? (
-        <ErrorState error={loaded.error} onRetry={loaded.reload} />
-      ) : !loaded.data ? (
-        <Loading label="Reading your deposit address…" />
-      ) : !loaded.data.available || !loaded.data.address ? (
-        <p className="muted">Your employer has not set up deposit addresses yet. Once they do, your personal address appears here.</p>
-      ) : (
-        <AddressBody data={loaded.data} address={loaded.data.address} />
-      )}
+      <Async loaded={loaded} label="Reading your deposit address…">
+        {(loadedData) =>
+          !loadedData.available || !loadedData.address ? (
+            <p className="muted">Your employer has not set up deposit addresses yet. Once they do, your personal address appears here.</p>
+          ) : (
+            <AddressBody data={loadedData} address={loadedData.address} />
+          )
+        }
+      </Async>
     </section>
   );
 }

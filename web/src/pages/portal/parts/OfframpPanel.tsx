@@ -1,6 +1,6 @@
 import { useId, useState } from 'react';
 import { api, ApiError } from '../../../api';
-import { Empty, ErrorState, Loading } from '../../../components/States';
+import { Async, Empty } from '../../../components/States';
 import { formatBaseUnits, formatDate, formatUsd, shortAddress } from '../../../format';
 import { useApi } from '../../../hooks';
 import { StatePill } from '../../admin/parts/DataTable';
@@ -56,69 +56,67 @@ export function OfframpPanel({ employeeId, walletBalance }: { employeeId: string
     <section className="card" aria-labelledby="offramp-heading">
       <h2 id="offramp-heading">Cash out to your bank</h2>
       <p className="muted">Bank accounts and cash-outs need an approved identity check (KYC), which your employer starts.</p>
-      {accounts.error ? (
-        <ErrorState error={accounts.error} onRetry={accounts.reload} />
-      ) : !accounts.data ? (
-        <Loading label="Reading your bank accounts…" />
-      ) : (
-        <>
-          {accounts.data.bank_accounts.length === 0 ? (
-            <p>You have no bank account registered yet.</p>
-          ) : (
-            <OfframpForm employeeId={employeeId} accounts={accounts.data.bank_accounts} walletBalance={walletBalance} onCreated={transfers.reload} />
-          )}
-          {adding || accounts.data.bank_accounts.length === 0 ? (
-            <BankAccountForm
-              employeeId={employeeId}
-              onAdded={() => {
-                setAdding(false);
-                accounts.reload();
-              }}
-              onCancel={accounts.data.bank_accounts.length > 0 ? () => setAdding(false) : undefined}
-            />
-          ) : (
-            <button type="button" className="link-button ap-add" onClick={() => setAdding(true)}>
-              Add another bank account
-            </button>
-          )}
-        </>
-      )}
+      <Async loaded={accounts} label="Reading your bank accounts…">
+        {(accountsData) => (
+          <>
+            {accountsData.bank_accounts.length === 0 ? (
+              <p>You have no bank account registered yet.</p>
+            ) : (
+              <OfframpForm employeeId={employeeId} accounts={accountsData.bank_accounts} walletBalance={walletBalance} onCreated={transfers.reload} />
+            )}
+            {adding || accountsData.bank_accounts.length === 0 ? (
+              <BankAccountForm
+                employeeId={employeeId}
+                onAdded={() => {
+                  setAdding(false);
+                  accounts.reload();
+                }}
+                onCancel={accountsData.bank_accounts.length > 0 ? () => setAdding(false) : undefined}
+              />
+            ) : (
+              <button type="button" className="link-button ap-add" onClick={() => setAdding(true)}>
+                Add another bank account
+              </button>
+            )}
+          </>
+        )}
+      </Async>
 
       <h3>Recent cash-outs</h3>
-      {transfers.error ? (
-        <ErrorState error={transfers.error} onRetry={transfers.reload} />
-      ) : !transfers.data ? (
-        <Loading />
-      ) : transfers.data.transfers.length === 0 ? (
-        <Empty>No cash-outs yet.</Empty>
-      ) : (
-        <div className="table-wrap ap-scroll" role="region" aria-label="Recent cash-outs" tabIndex={0}>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Created</th>
-                <th scope="col" className="num">
-                  Amount
-                </th>
-                <th scope="col">To</th>
-                <th scope="col">Status</th>
-              </tr>
-            </thead>
-            <tbody>
-              {transfers.data.transfers.map((t) => (
-                <tr key={t.transfer_id}>
-                  <td>{formatDate(t.created_at)}</td>
-                  <td className="num">{formatUsd(t.amount)}</td>
-                  <td>{DESTINATIONS[t.destination_type]?.name ?? t.destination_type}</td>
-                  <td>
-                    <StatePill state={t.status} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Async loaded={transfers}>
+        {(transfersData) =>
+          transfersData.transfers.length === 0 ? (
+            <Empty>No cash-outs yet.</Empty>
+          ) : (
+            <div className="table-wrap ap-scroll" role="region" aria-label="Recent cash-outs" tabIndex={0}>
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Created</th>
+                    <th scope="col" className="num">
+                      Amount
+                    </th>
+                    <th scope="col">To</th>
+                    <th scope="col">Status</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {transfersData.transfers.map((t) => (
+                    <tr key={t.transfer_id}>
+                      <td>{formatDate(t.created_at)}</td>
+                      <td className="num">{formatUsd(t.amount)}</td>
+                      <td>{DESTINATIONS[t.destination_type]?.name ?? t.destination_type}</td>
+                      <td>
+                        <StatePill state={t.status} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Async>
     </section>
   );
 }
