@@ -28,6 +28,7 @@ const BENCH_PAID_ROUTE: PaidRoute = {
   rails: ['A', 'B', 'C'],
   unit: 'charge',
   card: false,
+  effect: 'reads',
   summary: 'bench',
 };
 

@@ -26,7 +26,7 @@ import { EscrowService, escrowOptionsFrom } from './features/escrow/service.js';
 import { LOCAL_ESCROW_PROGRAM_ID } from './chains/embedded/escrow-program.js';
 import { createAiProvider } from './providers/ai/index.js';
 import { defineReputationJobs } from './features/reputation/jobs.js';
-import { ReputationService, enqueueReputationWrite } from './features/reputation/service.js';
+import { ReputationService, attestSettledPayment, enqueueReputationWrite } from './features/reputation/service.js';
 import { PayrollService } from './features/payroll/service.js';
 import { TreasuryService } from './features/treasury/service.js';
 import { JobRunner } from './jobs/runner.js';
@@ -81,14 +81,14 @@ export async function startService(config: Config, log: Logger): Promise<Running
       'chains ready',
     );
 
-    const payments = await openPayments({ config, database, chains, embedded: embeddedChains });
+    const payments = await openPayments({ config, database, chains, embedded: embeddedChains, onSettled: attestSettledPayment, log });
 
     const jobs = new JobRunner(database, log.child({ component: 'jobs' }));
     const services = createServices({ config, database });
     // Settles payroll runs left submitted (a crash mid-execute, an owner's transaction in flight).
     const treasury = new TreasuryService(chains.tempo, services.employers);
     const payrollReconciler = new PayrollService(database, services.employers, treasury, chains.tempo, null);
-    defineJobs(jobs, { database, payroll: payrollReconciler, payrollStaleSeconds: config.faults.takeoverSeconds });
+    defineJobs(jobs, { database, payroll: payrollReconciler, payrollStaleSeconds: config.faults.takeoverSeconds, paymentReconciler: payments.reconciler });
     defineBridgeJobs(jobs, { bridge: new BridgeService(database, services.employers, chains.tempo, bridgeProviderFor(config, database, chains.tempo)) });
     // Local mode: the outbox is the mailbox (admins read it); live mode sends through SMTP.
     defineEmailJobs(jobs, { database, transport: createEmailTransport({ mode: config.mode, smtpUrl: config.live.smtpUrl, emailFrom: config.live.emailFrom }) });

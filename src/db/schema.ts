@@ -209,12 +209,15 @@ export const offrampTransfers = pgTable(
     sourceAddress: text('source_address'),
     depositAddress: text('deposit_address'),
     failureReason: text('failure_reason'),
+    /** The fee that bought this off-ramp: one fee, one off-ramp (a redeemed payment finds it again). */
+    feePaymentId: uuid('fee_payment_id'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
     index('offramp_transfers_employee_id_idx').on(t.employeeId, t.createdAt),
     uniqueIndex('offramp_transfers_bridge_transfer_id_key').on(t.bridgeTransferId),
+    uniqueIndex('offramp_transfers_fee_payment_id_key').on(t.feePaymentId).where(sql`fee_payment_id IS NOT NULL`),
     check('offramp_transfers_amount_positive', sql`${t.amount} > 0`),
   ],
 );
@@ -269,6 +272,8 @@ export const payrollRuns = pgTable(
     submittedBy: text('submitted_by', { enum: ['owner', 'agent'] }),
     blockNumber: bigint('block_number', { mode: 'bigint' }),
     failureReason: text('failure_reason'),
+    /** The fee that paid for executing it (paid payroll execute): a redeemed payment finds its run by it. */
+    feePaymentId: uuid('fee_payment_id'),
     submittedAt: tstz('submitted_at'),
     finalizedAt: tstz('finalized_at'),
     createdAt: createdAt(),
@@ -276,6 +281,7 @@ export const payrollRuns = pgTable(
   },
   (t) => [
     index('payroll_runs_employer_id_idx').on(t.employerId, t.createdAt),
+    uniqueIndex('payroll_runs_fee_payment_id_key').on(t.feePaymentId).where(sql`fee_payment_id IS NOT NULL`),
     uniqueIndex('payroll_runs_tx_hash_key').on(t.txHash),
     uniqueIndex('payroll_runs_decision_id_key').on(t.decisionId),
     check('payroll_runs_status', oneOf('status', PAYROLL_RUN_STATUSES)),
@@ -338,10 +344,13 @@ export const advances = pgTable(
     txHash: text('tx_hash'),
     claimedAt: tstz('claimed_at'),
     failureReason: text('failure_reason'),
+    /** The fee that bought this advance: one fee, one advance (a redeemed payment finds it again). */
+    feePaymentId: uuid('fee_payment_id'),
     createdAt: createdAt(),
   },
   (t) => [
     index('advances_employee_id_idx').on(t.employeeId, t.createdAt),
+    uniqueIndex('advances_fee_payment_id_key').on(t.feePaymentId).where(sql`fee_payment_id IS NOT NULL`),
     uniqueIndex('advances_one_pending_per_employee').on(t.employeeId).where(sql`status = 'pending'`),
     check('advances_status', oneOf('status', ADVANCE_STATUSES)),
   ],
@@ -476,6 +485,8 @@ export const agentPayCalls = pgTable(
       .on(t.authorizationId, t.idempotencyKey)
       .where(sql`idempotency_key IS NOT NULL AND status <> 'released'`),
     index('agent_pay_calls_reserved_idx').on(t.createdAt).where(sql`status = 'reserved'`),
+    // One fee, one payment: a redeemed fee payment finds its call instead of paying again.
+    uniqueIndex('agent_pay_calls_fee_payment_id_key').on(t.feePaymentId).where(sql`fee_payment_id IS NOT NULL`),
     check('agent_pay_calls_status', oneOf('status', AGENT_PAY_STATUSES)),
     check('agent_pay_calls_amount_positive', sql`${t.amount} > 0`),
   ],
@@ -597,7 +608,9 @@ export const escrows = pgTable(
     escalatedAt: tstz('escalated_at'),
     escalationReason: text('escalation_reason'),
     signatures: jsonb('signatures').notNull().default({}),
+    /** The fees that bought the post and the delivery: a redeemed fee payment finds its escrow by them. */
     feePaymentId: uuid('fee_payment_id'),
+    deliveryFeePaymentId: uuid('delivery_fee_payment_id'),
     /** One worker moves an escrow's money at a time: a lease taken by compare-and-set, lapsing after a crash. */
     leaseUntil: tstz('lease_until'),
     deliveredAt: tstz('delivered_at'),
@@ -609,6 +622,8 @@ export const escrows = pgTable(
   (t) => [
     index('escrows_employer_id_idx').on(t.employerId, t.createdAt),
     index('escrows_poster_recent_idx').on(t.posterAuthorizationId, t.createdAt),
+    uniqueIndex('escrows_fee_payment_id_key').on(t.feePaymentId).where(sql`fee_payment_id IS NOT NULL`),
+    uniqueIndex('escrows_delivery_fee_payment_id_key').on(t.deliveryFeePaymentId).where(sql`delivery_fee_payment_id IS NOT NULL`),
     index('escrows_open_expiry_idx')
       .on(t.expiresAt)
       .where(sql`status IN ('posted', 'delivered', 'validating')`),
@@ -625,7 +640,14 @@ export const escrows = pgTable(
 // ---------------------------------------------------------------------------------------------
 
 export const RAILS = ['A', 'B', 'C', 'card'] as const;
-export const PAYMENT_STATUSES = ['claimed', 'settled', 'voided', 'unknown'] as const;
+/**
+ * claimed: the proof is held by a request (until `lease_until`). settled: the fee moved, the
+ * answer is not given yet (an `acts` route settles before its handler). served: the fee is kept
+ * and the call answered. voided: the settlement was refused; the proof can never pay. unknown: a
+ * settlement whose outcome is not known (the reconciler decides). refunding -> refunded: the fee
+ * moved but the call failed (5xx) or was never served; it goes back to the payer.
+ */
+export const PAYMENT_STATUSES = ['claimed', 'settled', 'served', 'voided', 'unknown', 'refunding', 'refunded'] as const;
 
 /**
  * A fee payment presented to a paid route. `proof_key` (nonce, tx hash or credential id) is
@@ -648,13 +670,32 @@ export const payments = pgTable(
     httpStatus: integer('http_status'),
     requestId: text('request_id'),
     employerId: uuid('employer_id').references(() => employers.id),
+    /** SHA-256 of the proof as presented and of the request it paid for: a redemption must match both. */
+    proofHash: text('proof_hash'),
+    requestHash: text('request_hash'),
+    /** What the reconciler needs to find this payment on chain or at the processor (`PaymentTrace`). */
+    trace: jsonb('trace').$type<Record<string, unknown>>(),
+    /** The settlement's receipt and the headers that carry it to the payer (kept for a redemption). */
+    settlement: jsonb('settlement').$type<{ headers: Record<string, string>; receipt: Record<string, unknown> }>(),
+    /** The request holding the claim keeps this in the future; after it lapses the claim is stale. */
+    leaseUntil: tstz('lease_until'),
+    /** The refund under way: its reference and what resends it (`RefundAttempt`). */
+    refundReference: text('refund_reference'),
+    refundAttempt: jsonb('refund_attempt').$type<Record<string, unknown>>(),
     createdAt: createdAt(),
     settledAt: tstz('settled_at'),
+    servedAt: tstz('served_at'),
+    refundedAt: tstz('refunded_at'),
   },
   (t) => [
     uniqueIndex('payments_proof_key_key').on(t.proofKey),
     index('payments_employer_idx').on(t.employerId, t.createdAt),
     index('payments_payer_idx').on(t.payer, t.createdAt),
+    index('payments_proof_hash_idx').on(t.proofHash),
+    // The reconciler's work list: payments not yet in a final state.
+    index('payments_open_idx')
+      .on(t.leaseUntil)
+      .where(sql`status IN ('claimed', 'settled', 'unknown', 'refunding')`),
     check('payments_rail', oneOf('rail', RAILS)),
     check('payments_status', oneOf('status', PAYMENT_STATUSES)),
     check('payments_amount_nonnegative', sql`${t.amount} >= 0`),

@@ -20,6 +20,11 @@ export interface PaymentContext {
    * (e.g. an agent authorised for it): the receipt then shows in that employer's history.
    */
   employerId: string | null;
+  /**
+   * True when this call serves a payment settled earlier whose answer was lost (a crash, a timeout)
+   * and whose proof came back: a handler that acts finds what it did under `id` before acting again.
+   */
+  redeemed: boolean;
 }
 
 export interface AppEnv {

@@ -1,11 +1,15 @@
 import type { Database } from '../db/client.js';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency.js';
 import type { PayrollService } from '../features/payroll/service.js';
+import type { PaymentReconciler } from '../payments/reconcile.js';
 import type { JobRunner } from './runner.js';
 
 /** Every durable job and schedule of the service; features add theirs here. */
 /** `payrollStaleSeconds`: how long a submitted run is left to its executor before reconciling (default 60). */
-export function defineJobs(jobs: JobRunner, deps: { database: Database; payroll?: PayrollService; payrollStaleSeconds?: number }): void {
+export function defineJobs(
+  jobs: JobRunner,
+  deps: { database: Database; payroll?: PayrollService; payrollStaleSeconds?: number; paymentReconciler?: PaymentReconciler },
+): void {
   jobs.define({
     name: 'purge-idempotency-keys',
     schedule: '17 * * * *',
@@ -14,6 +18,17 @@ export function defineJobs(jobs: JobRunner, deps: { database: Database; payroll?
       if (deleted > 0) log.info({ deleted }, 'expired idempotency keys purged');
     },
   });
+  const { paymentReconciler } = deps;
+  if (paymentReconciler) {
+    jobs.define({
+      name: 'payments-reconcile',
+      schedule: '* * * * *',
+      async handle(_data, { log }) {
+        const counts = await paymentReconciler.run();
+        if (counts.settled + counts.voided + counts.refunded > 0) log.info(counts, 'fee payments reconciled');
+      },
+    });
+  }
   const { payroll } = deps;
   if (payroll) {
     jobs.define({

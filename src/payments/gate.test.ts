@@ -25,6 +25,7 @@ import { createLogger } from '../log.js';
 import { formatUsd } from '../money.js';
 import { paymentGate, type PaymentRailAdapter } from './gate.js';
 import { CARD_MINIMUM, PRICE_TABLE, type PaidRoute } from './prices.js';
+import { PaymentRefunds } from './refunds.js';
 
 /**
  * The gate on the real app, paid by unmodified clients over HTTP: mppx (rail A, private-key and
@@ -43,6 +44,7 @@ const testRoute = (path: string, price: bigint, options: Partial<PaidRoute> = {}
   rails: ['A', 'B', 'C'],
   unit: 'charge',
   card: false,
+  effect: 'reads',
   summary: 'A test route',
   ...options,
 });
@@ -258,7 +260,7 @@ describe('paying a paid route on the local server', () => {
     expect(await tempoBalance(t.payments!.payTo.tempo as Address)).toBe(serviceBefore + 10_000n);
 
     const [stored] = await t.database.db.select().from(payments).where(eq(payments.reference, receipt.reference as string));
-    expect(stored).toMatchObject({ rail: 'A', status: 'settled', route: `GET ${YIELD_RATES}`, amount: 10_000n, httpStatus: 200 });
+    expect(stored).toMatchObject({ rail: 'A', status: 'served', route: `GET ${YIELD_RATES}`, amount: 10_000n, httpStatus: 200 });
     expect(stored!.payer?.toLowerCase()).toBe(payer.address.toLowerCase());
     const [kept] = await t.database.db.select().from(paymentReceipts).where(eq(paymentReceipts.paymentId, stored!.id));
     expect(kept).toMatchObject({ rail: 'A', amount: 10_000n, status: 'settled' });
@@ -497,7 +499,7 @@ describe('card fallback', () => {
     expect(receipt).toMatchObject({ method: 'stripe', status: 'success' });
     expect(await t.payments!.cardSandbox!.paymentIntent(receipt.reference as string)).toMatchObject({ amount: 100n, status: 'succeeded' });
     const [stored] = await t.database.db.select().from(payments).where(eq(payments.reference, receipt.reference as string));
-    expect(stored).toMatchObject({ rail: 'card', status: 'settled', amount: 1_000_000n });
+    expect(stored).toMatchObject({ rail: 'card', status: 'served', amount: 1_000_000n });
   });
 
   it('refunds the card when the handler fails', async () => {
@@ -547,11 +549,14 @@ describe('unknown settlement outcome', () => {
           proofKey,
           payer: null,
           asset: null,
+          trace: { kind: 'card', paymentIntent: 'unused' },
           settle: async () => ({ state: 'unknown', reason: 'the facilitator timed out', reference: null }),
         },
       }),
+      lookup: async () => ({ state: 'pending' }),
     };
-    const app = behindGate(paymentGate({ db: t.database.db, adapters: [adapter] })(route), route.path, () => (runs += 1));
+    const refunds = new PaymentRefunds(t.database.db, { ...t.chains! });
+    const app = behindGate(paymentGate({ db: t.database.db, adapters: [adapter], refunds, leaseSeconds: 60 })(route), route.path, () => (runs += 1));
     const proof = Buffer.from(JSON.stringify({ x402Version: 2, accepted: {}, payload: {} })).toString('base64');
     const first = await app.request('/test/unknown', { headers: { 'PAYMENT-SIGNATURE': proof } });
     expect(first.status).toBe(502);

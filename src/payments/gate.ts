@@ -1,13 +1,32 @@
-import type { Context, MiddlewareHandler } from 'hono';
+import { createHash } from 'node:crypto';
+import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { Db } from '../db/client.js';
+import { crashPoint } from '../faults.js';
 import type { AppEnv } from '../http/context.js';
 import { formatUsd } from '../money.js';
 import { readPaymentProof, type PaymentProof } from './carriers.js';
 import type { SessionCall } from './mpp/session.js';
-import type { PaidRoute, Rail } from './prices.js';
-import { claimProof, findClaim, markOutcomeUnknown, recordSettlement, releaseClaim, voidClaim, type PaymentRail } from './store.js';
+import type { PaidRoute, Rail, RouteEffect } from './prices.js';
+import type { PaymentRefunds } from './refunds.js';
+import {
+  claimProof,
+  findClaim,
+  markOutcomeUnknown,
+  markServed,
+  recordSettlement,
+  releaseClaim,
+  renewLease,
+  startRefund,
+  takeOverSettled,
+  voidClaim,
+  type ClaimRow,
+  type PaymentRail,
+  type Settlement,
+  type SettledHook,
+} from './store.js';
+import type { PaymentTrace } from './trace.js';
 
-/** A proof a rail has checked: ready to claim, and to settle once the handler has answered. */
+/** A proof a rail has checked: ready to claim and to settle. */
 export interface VerifiedPayment {
   rail: PaymentRail;
   network: string;
@@ -15,18 +34,32 @@ export interface VerifiedPayment {
   proofKey: string;
   payer: string | null;
   asset: string | null;
+  /**
+   * Money already moved when the proof was verified (a pushed transaction, a card charge): it is
+   * settled before the handler on every route, and refunded if the handler fails.
+   */
+  prepaid?: boolean;
+  /** What finds this payment again after a crash (kept with the claim; the adapter's `lookup` reads it). */
+  trace: PaymentTrace;
   /** Moves the money (or confirms it moved). */
   settle(): Promise<SettlementOutcome>;
-  /** Undoes what verification already moved (a card charge) when the handler failed. */
-  abandon?(): Promise<void>;
 }
 
 export type SettlementOutcome =
-  | { state: 'settled'; reference: string | null; payer: string | null; headers: Record<string, string>; receipt: Record<string, unknown> }
+  | ({ state: 'settled' } & Settlement)
   /** The chain refused it: nothing moved and nothing will. */
   | { state: 'refused'; reason: string }
   /** We cannot tell whether it moved (timeout, lost connection): never answer 402 then. */
   | { state: 'unknown'; reason: string; reference: string | null };
+
+/** What the chain or the processor says of a payment the service lost track of (the reconciler asks). */
+export type PaymentLookup =
+  /** The money moved. */
+  | { state: 'landed'; reference: string | null }
+  /** It did not, and never can (expired, refused). */
+  | { state: 'absent'; reason: string }
+  /** Not yet, but it still could. */
+  | { state: 'pending' };
 
 /**
  * A refusal names the proof's key when it is known: a proof already spent fails verification (its
@@ -44,6 +77,8 @@ export interface PaymentRailAdapter {
   verify(route: PaidRoute, proof: PaymentProof, request: Request): Promise<Verification>;
   /** Whether this adapter reads this kind of proof. */
   accepts(proof: PaymentProof): boolean;
+  /** Whether a payment this adapter verified (its trace, and the reference if one was recorded) moved money. */
+  lookup(trace: PaymentTrace, reference: string | null): Promise<PaymentLookup>;
   /** Payments through a session (MPP payment channels), charged per call or per tick. */
   session?: {
     accepts(proof: PaymentProof): proof is Extract<PaymentProof, { kind: 'mpp' }>;
@@ -54,14 +89,29 @@ export interface PaymentRailAdapter {
 export interface PaymentGateDeps {
   db: Db;
   adapters: PaymentRailAdapter[];
+  refunds: PaymentRefunds;
+  /** How long a claim outlives a request that stopped renewing it (a crash) before it counts as abandoned. */
+  leaseSeconds: number;
+  onSettled?: SettledHook | undefined;
 }
+
+/** Headers that decide what a paid request does besides its method, URL and body (a redemption must repeat them). */
+const BOUND_HEADERS = ['x-agent-identifier', 'x-agent-timestamp', 'x-agent-signature', 'x-identity-token', 'x-agent-key', 'idempotency-key'];
+/** How long a failed call's response waits for its refund before leaving it to the reconciler. */
+const INLINE_REFUND_MS = 15_000;
 
 /**
  * The outermost middleware of a paid route: without a valid, unused proof the caller gets the 402
- * (before any validation); with one, the proof is claimed, the handler runs, and the payment is
- * settled only when the handler answered below 500 (spec 4.1.7: a 403 keeps the fee).
+ * (before any validation). With one, the proof is claimed, then (docs/decisions.md, issue 24):
+ * - `acts` routes (and prepaid proofs) settle first: a fee that does not settle answers 402 and
+ *   nothing happens; the handler runs after, and a 5xx gets the fee refunded;
+ * - `reads` routes run the handler first and settle after an answer below 500; a settlement that
+ *   fails withholds the answer; a 5xx releases the proof unspent.
+ * A settled payment whose answer was lost is served once when the same proof and request come back.
  */
 export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => MiddlewareHandler<AppEnv> {
+  const { db, leaseSeconds } = deps;
+
   return (route) => async (c, next) => {
     const proof = readPaymentProof(c.req.raw);
     const adapters = deps.adapters.filter((a) => a.rails.some((rail) => route.rails.includes(rail)));
@@ -76,7 +126,8 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
       if (route.unit === 'charge') {
         return paymentRequired(c, route, adapters, 'PAYMENT_INVALID', 'This route takes single charges, not MPP session credentials.');
       }
-      // A channel's signed cumulative amount bounds what it can ever be charged: no proof claim.
+      // A channel's signed cumulative amount bounds what it can ever be charged, and a call is
+      // charged against it before its handler: no proof claim, nothing acts unpaid.
       return adapter.session.serve({
         c,
         route,
@@ -86,73 +137,180 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
       });
     }
 
+    const bound = { proofHash: proofHashOf(proof), requestHash: await requestHashOf(c) };
+    /** A proof someone presented before: its lost answer served once, or a refusal. */
+    const answerEarlier = async (earlier: ClaimRow | null) => {
+      if (earlier?.status === 'unknown') return outcomeUnknown(c, earlier.id);
+      if (earlier?.status === 'settled' && earlier.proofHash === bound.proofHash && earlier.requestHash === bound.requestHash) {
+        const taken = await takeOverSettled(db, earlier.id, leaseSeconds);
+        if (taken) return serveSettled(c, next, taken.id, taken.settlement?.headers ?? {}, true);
+        return paymentRequired(c, route, adapters, 'PAYMENT_ALREADY_USED', 'This payment proof is paying for a call still being answered.', {
+          'Retry-After': String(leaseSeconds),
+        });
+      }
+      return paymentRequired(c, route, adapters, 'PAYMENT_ALREADY_USED', 'This payment proof has already been used.');
+    };
+
     const verification = await adapter.verify(route, proof, c.req.raw);
     if (!verification.ok) {
-      const earlier = verification.proofKey ? await findClaim(deps.db, verification.proofKey) : null;
-      if (earlier) return alreadyClaimed(c, route, adapters, earlier);
+      const earlier = (await findClaim(db, { proofHash: bound.proofHash })) ?? (verification.proofKey ? await findClaim(db, { proofKey: verification.proofKey }) : null);
+      if (earlier) return answerEarlier(earlier);
       return paymentRequired(c, route, adapters, 'PAYMENT_INVALID', verification.reason);
     }
     const { payment } = verification;
-    const paymentId = await claimProof(deps.db, {
-      proofKey: payment.proofKey,
-      rail: payment.rail,
-      network: payment.network,
-      route: `${route.method} ${route.path}`,
-      payer: payment.payer,
-      amount: route.price,
-      asset: payment.asset,
-      requestId: c.var.requestId,
-    });
-    if (!paymentId) return alreadyClaimed(c, route, adapters, await findClaim(deps.db, payment.proofKey));
+    const paymentId = await claimProof(
+      db,
+      {
+        proofKey: payment.proofKey,
+        rail: payment.rail,
+        network: payment.network,
+        route: `${route.method} ${route.path}`,
+        payer: payment.payer,
+        amount: route.price,
+        asset: payment.asset,
+        requestId: c.var.requestId,
+        trace: payment.trace,
+        ...bound,
+      },
+      leaseSeconds,
+    );
+    if (!paymentId) return answerEarlier(await findClaim(db, { proofKey: payment.proofKey }));
 
-    const context = { id: paymentId, employerId: null as string | null };
+    if (payment.prepaid || (await effectOf(route, c)) === 'acts') {
+      const outcome = await leased(paymentId, () => settleSafely(payment));
+      if (outcome.state !== 'settled') return unsettled(c, route, adapters, paymentId, outcome, null);
+      await recordSettlement(db, paymentId, outcome);
+      crashPoint('payment.after-settle');
+      return serveSettled(c, next, paymentId, outcome.headers, false);
+    }
+    return serveThenSettle(c, next, paymentId, payment, (outcome, status) => unsettled(c, route, adapters, paymentId, outcome, status));
+  };
+
+  /** An `acts` call (or a redemption) after its fee settled: run the handler; a 5xx refunds the fee. */
+  async function serveSettled(c: Context<AppEnv>, next: Next, paymentId: string, receiptHeaders: Record<string, string>, redeemed: boolean) {
+    const context = { id: paymentId, employerId: null as string | null, redeemed };
     c.set('payment', context);
-    try {
-      await next();
-    } catch (error) {
-      await releaseClaim(deps.db, paymentId);
-      await payment.abandon?.();
-      throw error;
+    const failure = await leased(paymentId, () => runHandler(next));
+    if (failure !== null || c.res.status >= 500) {
+      await refundFailedCall(c, paymentId, failure === null ? c.res.status : 500);
+      if (failure !== null) throw failure.error;
+      return;
+    }
+    crashPoint('payment.before-served');
+    await markServed(db, paymentId, { httpStatus: c.res.status, employerId: context.employerId }, deps.onSettled);
+    for (const [name, value] of Object.entries(receiptHeaders)) c.res.headers.set(name, value);
+  }
+
+  /** A `reads` call: the handler answers first, then the fee settles (or the answer is withheld). */
+  async function serveThenSettle(
+    c: Context<AppEnv>,
+    next: Next,
+    paymentId: string,
+    payment: VerifiedPayment,
+    unpaid: (outcome: Exclude<SettlementOutcome, { state: 'settled' }>, httpStatus: number) => Promise<Response>,
+  ) {
+    const context = { id: paymentId, employerId: null as string | null, redeemed: false };
+    c.set('payment', context);
+    const failure = await leased(paymentId, () => runHandler(next));
+    if (failure !== null || c.res.status >= 500) {
+      // Nothing moved: the proof goes back unspent, and may be presented again.
+      await releaseClaim(db, paymentId);
+      if (failure !== null) throw failure.error;
+      return;
     }
     const status = c.res.status;
-    if (status >= 500) {
-      // Not charged: the proof goes back unspent, and may be presented again.
-      await releaseClaim(deps.db, paymentId);
-      await payment.abandon?.();
+    const outcome = await leased(paymentId, () => settleSafely(payment));
+    if (outcome.state !== 'settled') {
+      c.res = await unpaid(outcome, status);
       return;
     }
+    await markServed(db, paymentId, { httpStatus: status, employerId: context.employerId, settlement: outcome }, deps.onSettled);
+    for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
+  }
 
-    const outcome = await payment.settle().catch((error: unknown): SettlementOutcome => ({
-      state: 'unknown',
-      reason: error instanceof Error ? error.message : String(error),
-      reference: null,
-    }));
-    if (outcome.state === 'settled') {
-      await recordSettlement(deps.db, paymentId, {
-        reference: outcome.reference,
-        payer: outcome.payer ?? payment.payer,
-        httpStatus: status,
-        receipt: outcome.receipt,
-        employerId: context.employerId,
-      });
-      for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
-      return;
+  /** Runs `work` while renewing the claim's lease, so it never looks abandoned while this request lives. */
+  async function leased<T>(paymentId: string, work: () => Promise<T>): Promise<T> {
+    const renew = setInterval(() => void renewLease(db, paymentId, leaseSeconds).catch(() => {}), (leaseSeconds * 1000) / 3);
+    renew.unref();
+    try {
+      return await work();
+    } finally {
+      clearInterval(renew);
     }
+  }
+
+  /** A settled fee whose call failed goes back to the payer: now if it can, else by the reconciler. */
+  async function refundFailedCall(c: Context<AppEnv>, paymentId: string, httpStatus: number) {
+    const row = await startRefund(db, paymentId, httpStatus, leaseSeconds);
+    if (!row) return;
+    const refunded = await Promise.race([
+      deps.refunds.refund(row, `the call answered ${httpStatus}`),
+      new Promise<'later'>((resolve) => setTimeout(resolve, INLINE_REFUND_MS, 'later').unref()),
+    ]).catch((error: unknown) => {
+      c.var.log.error({ err: error, paymentId }, 'fee refund failed; the reconciler retries it');
+      return 'later' as const;
+    });
+    if (c.res.status >= 500) c.res.headers.set('Payment-Refund', refunded === 'later' || refunded.state !== 'refunded' ? 'pending' : refunded.reference);
+  }
+
+  /** A settlement that did not happen: voided (402, nothing moved) or unknown (502, never 402). */
+  async function unsettled(
+    c: Context<AppEnv>,
+    route: PaidRoute,
+    adapters: PaymentRailAdapter[],
+    paymentId: string,
+    outcome: Exclude<SettlementOutcome, { state: 'settled' }>,
+    httpStatus: number | null,
+  ): Promise<Response> {
     if (outcome.state === 'refused') {
-      await voidClaim(deps.db, paymentId, status);
-      c.res = await paymentRequired(c, route, adapters, 'PAYMENT_SETTLEMENT_FAILED', `The payment could not be settled: ${outcome.reason}.`);
-      return;
+      await voidClaim(db, paymentId, httpStatus);
+      return paymentRequired(c, route, adapters, 'PAYMENT_SETTLEMENT_FAILED', `The payment could not be settled: ${outcome.reason}.`);
     }
-    await markOutcomeUnknown(deps.db, paymentId, status, outcome.reference);
+    await markOutcomeUnknown(db, paymentId, httpStatus, outcome.reference);
     c.var.log.error({ paymentId, reason: outcome.reason }, 'payment settlement outcome unknown');
-    c.res = outcomeUnknown(c, paymentId);
-  };
+    return outcomeUnknown(c, paymentId);
+  }
 }
 
-/** A proof someone already presented: used (402), or of unknown outcome (502: it may have paid). */
-function alreadyClaimed(c: Context<AppEnv>, route: PaidRoute, adapters: PaymentRailAdapter[], earlier: { id: string; status: string } | null) {
-  if (earlier?.status === 'unknown') return outcomeUnknown(c, earlier.id);
-  return paymentRequired(c, route, adapters, 'PAYMENT_ALREADY_USED', 'This payment proof has already been used.');
+/** Runs the handler; a throw is returned, not raised (the gate answers for the fee first). */
+async function runHandler(next: Next): Promise<{ error: unknown } | null> {
+  try {
+    await next();
+    return null;
+  } catch (error) {
+    return { error };
+  }
+}
+
+/** A settlement that throws has an unknown outcome: it may have reached the chain. */
+function settleSafely(payment: VerifiedPayment): Promise<SettlementOutcome> {
+  return payment.settle().catch(
+    (error: unknown): SettlementOutcome => ({ state: 'unknown', reason: error instanceof Error ? error.message : String(error), reference: null }),
+  );
+}
+
+/** Whether this call acts: the route's effect, or for a route with acting actions, its body's `action`. */
+async function effectOf(route: PaidRoute, c: Context<AppEnv>): Promise<RouteEffect> {
+  if (!route.actingActions) return route.effect;
+  const body = (await c.req.json().catch(() => null)) as { action?: unknown } | null;
+  return typeof body?.action === 'string' && route.actingActions.includes(body.action) ? 'acts' : route.effect;
+}
+
+const sha256 = (...parts: (string | Uint8Array)[]) => {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part).update('\n');
+  return hash.digest('hex');
+};
+
+function proofHashOf(proof: Exclude<PaymentProof, { kind: 'none' | 'malformed' }>): string {
+  return sha256(proof.kind === 'mpp' ? proof.authorization : JSON.stringify(proof.payload));
+}
+
+/** The request a proof paid for: method, path and query, body, and the headers that change what it does. */
+async function requestHashOf(c: Context<AppEnv>): Promise<string> {
+  const url = new URL(c.req.url);
+  const body = c.req.method === 'GET' || c.req.method === 'HEAD' ? new Uint8Array() : new Uint8Array(await c.req.arrayBuffer());
+  return sha256(c.req.method, url.pathname + url.search, ...BOUND_HEADERS.map((name) => `${name}:${c.req.header(name) ?? ''}`), body);
 }
 
 function outcomeUnknown(c: Context<AppEnv>, paymentId: string): Response {
@@ -179,9 +337,11 @@ async function paymentRequired(
   adapters: PaymentRailAdapter[],
   code: string,
   message: string,
+  extraHeaders: Record<string, string> = {},
 ): Promise<Response> {
   const offers = await Promise.all(adapters.map((a) => a.offer(route, c.req.raw)));
   const headers: Record<string, string[]> = { 'Cache-Control': ['no-store'], 'Content-Type': ['application/json'] };
+  for (const [name, value] of Object.entries(extraHeaders)) headers[name] = [value];
   for (const offer of offers) for (const [name, value] of offer.headers) (headers[name] ??= []).push(value);
   const accepts = offers.flatMap((o) => o.accepts ?? []);
   const body = {

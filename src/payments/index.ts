@@ -4,14 +4,18 @@ import type { Chains } from '../chains/index.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
 import type { AppEnv } from '../http/context.js';
+import type { Logger } from '../log.js';
 import { CardSandbox, sandboxCardRail } from './card/sandbox.js';
 import { stripeCardRail } from './card/stripe.js';
 import { paymentGate, type PaymentRailAdapter } from './gate.js';
-import { mppRail } from './mpp/rail.js';
+import { mppRail, type CardRail } from './mpp/rail.js';
 import { embeddedSessionRail, liveSessionRail } from './mpp/session.js';
 import { PgChannelStore } from './mpp/session-store.js';
 import { embeddedTempoRail, liveTempoRail } from './mpp/tempo-rails.js';
 import type { PaidRoute } from './prices.js';
+import { PaymentReconciler } from './reconcile.js';
+import { PaymentRefunds } from './refunds.js';
+import { recordReference, type SettledHook } from './store.js';
 import { x402Rail } from './x402/adapter.js';
 import { embeddedX402Rails, liveX402Rails } from './x402/rails.js';
 
@@ -24,24 +28,41 @@ export interface Payments {
   payTo: { tempo: string; base: string; solana: string };
   /** MPP session channels' state (vouchers accepted, spent). */
   sessions: PgChannelStore;
+  /** Resolves payments no request is answering any more (the `payments-reconcile` job). */
+  reconciler: PaymentReconciler;
+  /** The rails' adapters behind the gate. */
+  adapters: readonly PaymentRailAdapter[];
 }
+
+/** A claim outlives a request that stopped renewing it (a crash) by this long (LOCAL_TAKEOVER_SECONDS shortens it in tests). */
+const LEASE_SECONDS = 60;
 
 /**
  * Local mode: rail A settles on the embedded Tempo chain, B and C through an in-process x402
  * facilitator on the embedded Base and Solana chains, the card through the sandbox. Live mode:
  * mppx's tempo.charge, the configured x402 facilitator, Stripe when a key is set.
  */
-export async function openPayments(deps: { config: Config; database: Database; chains: Chains; embedded?: EmbeddedChains | undefined }): Promise<Payments> {
+export async function openPayments(deps: {
+  config: Config;
+  database: Database;
+  chains: Chains;
+  embedded?: EmbeddedChains | undefined;
+  /** What the service does with each collected fee (in the transaction that keeps it). */
+  onSettled?: SettledHook | undefined;
+  log: Logger;
+}): Promise<Payments> {
   const { config, chains, embedded } = deps;
   const payTo = { tempo: chains.tempo.serviceAddress, base: chains.base.serviceAddress, solana: chains.solana.serviceAddress };
   const realm = new URL(config.publicBaseUrl).host;
   let adapters: PaymentRailAdapter[];
   let cardSandbox: CardSandbox | undefined;
+  let card: CardRail | undefined;
   const channels = new PgChannelStore(deps.database.db);
   const db = deps.database.db;
 
   if (embedded) {
     cardSandbox = new CardSandbox(deps.database.db);
+    card = sandboxCardRail(cardSandbox);
     // Challenge ids are HMACs under this key: derived from the embedded operator key (a stable
     // signature), so challenges survive a restart without a setting.
     const secretKey = config.live.mppSecretKey ?? (await embedded.tempo.operator.signMessage({ message: 'mpp challenge key' }));
@@ -52,14 +73,19 @@ export async function openPayments(deps: { config: Config; database: Database; c
         recipient: payTo.tempo,
         tempo: embeddedTempoRail(embedded.tempo),
         session: embeddedSessionRail(embedded.tempo, channels),
-        card: sandboxCardRail(cardSandbox),
+        card,
         db,
       }),
-      x402Rail(await embeddedX402Rails(embedded, { evm: payTo.base, solana: payTo.solana }), config.publicBaseUrl),
+      x402Rail(
+        await embeddedX402Rails(embedded, { evm: payTo.base, solana: payTo.solana }, { beforeSvmSend: (proofKey, signature) => recordReference(db, proofKey, signature) }),
+        config.publicBaseUrl,
+        chains,
+      ),
     ];
   } else {
     const { mppSecretKey, x402FacilitatorUrl, stripe } = config.live;
     if (!mppSecretKey || !x402FacilitatorUrl) throw new Error('live payments need MPP_SECRET_KEY and X402_FACILITATOR_URL');
+    card = stripe ? stripeCardRail(stripe) : undefined;
     adapters = [
       mppRail({
         secretKey: mppSecretKey,
@@ -72,7 +98,7 @@ export async function openPayments(deps: { config: Config; database: Database; c
           currency: chains.tempo.token,
           store: channels,
         }),
-        card: stripe && stripeCardRail(stripe),
+        card,
         db,
       }),
       x402Rail(
@@ -84,8 +110,18 @@ export async function openPayments(deps: { config: Config; database: Database; c
           solanaNetwork: config.live.solanaNetwork,
         }),
         config.publicBaseUrl,
+        chains,
       ),
     ];
   }
-  return { gate: paymentGate({ db, adapters }), cardSandbox, payTo, sessions: channels };
+  const refunds = new PaymentRefunds(db, { tempo: chains.tempo, base: chains.base, solana: chains.solana, refundCard: card?.refund });
+  const leaseSeconds = config.faults.takeoverSeconds ?? LEASE_SECONDS;
+  return {
+    gate: paymentGate({ db, adapters, refunds, leaseSeconds, onSettled: deps.onSettled }),
+    cardSandbox,
+    payTo,
+    sessions: channels,
+    reconciler: new PaymentReconciler({ db, adapters, refunds, leaseSeconds, log: deps.log.child({ component: 'payments' }) }),
+    adapters,
+  };
 }

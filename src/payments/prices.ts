@@ -7,6 +7,12 @@
 export type Rail = 'A' | 'B' | 'C';
 /** What one price buys: one call, one second of a stream (a tick), or one session. */
 export type PriceUnit = 'charge' | 'tick' | 'session';
+/**
+ * `reads`: the handler changes nothing; the fee is settled after it answers, and a settlement that
+ * fails withholds the answer. `acts`: the handler moves money or changes state; the fee is settled
+ * before it runs, so nothing happens without a collected fee (docs/decisions.md, issue 24).
+ */
+export type RouteEffect = 'reads' | 'acts';
 
 export interface PaidRoute {
   method: 'GET' | 'POST';
@@ -18,6 +24,9 @@ export interface PaidRoute {
   unit: PriceUnit;
   /** Spec 4.1.5: a card charge is offered next to rail A (payroll execute, bridge offramp). */
   card: boolean;
+  effect: RouteEffect;
+  /** A route whose JSON body's `action` decides: these actions act, the others read (`effect`). */
+  actingActions?: readonly string[];
   summary: string;
 }
 
@@ -32,30 +41,41 @@ const route = (
   path: string,
   price: bigint,
   rails: readonly Rail[],
+  effect: RouteEffect,
   summary: string,
-  options: { unit?: PriceUnit; card?: boolean } = {},
-): PaidRoute => ({ method, path, price, rails, unit: options.unit ?? 'charge', card: options.card ?? false, summary });
+  options: { unit?: PriceUnit; card?: boolean; actingActions?: readonly string[] } = {},
+): PaidRoute => ({
+  method,
+  path,
+  price,
+  rails,
+  unit: options.unit ?? 'charge',
+  card: options.card ?? false,
+  effect,
+  ...(options.actingActions ? { actingActions: options.actingActions } : {}),
+  summary,
+});
 
 export const PRICE_TABLE: readonly PaidRoute[] = [
-  route('GET', '/api/mpp/treasury/yield-rates', usd(1), ALL, 'Treasury yield rates'),
-  route('POST', '/api/mpp/payroll/execute', usd(100), A_ONLY, 'Execute a prepared payroll run', { card: true }),
-  route('POST', '/api/mpp/employee/advance', usd(50), A_ONLY, "Claim an employee's accrued wages"),
-  route('POST', '/api/mpp/compliance/check', usd(5), ALL, 'Screen a wallet (sanctions and blocklists)'),
-  route('GET', '/api/mpp/employee/balance/stream', usdMills(1), A_ONLY, 'Live salary balance (SSE), billed per tick', { unit: 'tick' }),
-  route('GET', '/api/mpp/payslips/{runId}/{employeeId}', usd(2), A_ONLY, 'A payslip'),
-  route('POST', '/api/mpp/memo/decode', usd(1), ALL, 'Decode a payroll memo'),
-  route('GET', '/api/mpp/employee/{id}/history', usd(5), A_ONLY, "An employee's payment history"),
-  route('POST', '/api/mpp/bridge/offramp', usd(25), A_ONLY, 'Cash out to a bank account', { card: true }),
-  route('POST', '/api/mpp/treasury/optimize', usd(10), A_ONLY, 'Treasury optimisation advice', { unit: 'session' }),
-  route('GET', '/api/mpp/marketplace/compliance-list/{employerId}', usd(50), A_ONLY, "An employer's compliance-cleared wallets"),
-  route('POST', '/api/mpp/escrow/post', usd(10), ALL, 'Post an escrow for agent work'),
-  route('POST', '/api/mpp/escrow/deliver', usd(2), ALL, 'Deliver escrowed work'),
-  route('POST', '/api/mpp/escrow/deliver-signed', usd(2), A_ONLY, 'Deliver escrowed work with a signed transaction'),
-  route('GET', '/api/mpp/escrow/{id}/status', usd(1), ALL, 'Escrow status'),
-  route('POST', '/api/mpp/agent/pay', usd(5), ALL, 'Agent-to-agent payment from an employer treasury'),
-  route('POST', '/api/mpp/agent/session/treasury', usd(2), A_ONLY, 'Treasury session actions', { unit: 'session' }),
-  route('POST', '/api/x402/streams', usd(5), X402_ONLY, 'Open a payroll stream on Solana'),
-  route('POST', '/api/mpp/agents/register', usd(10), ALL, 'Register an agent'),
+  route('GET', '/api/mpp/treasury/yield-rates', usd(1), ALL, 'reads', 'Treasury yield rates'),
+  route('POST', '/api/mpp/payroll/execute', usd(100), A_ONLY, 'acts', 'Execute a prepared payroll run', { card: true }),
+  route('POST', '/api/mpp/employee/advance', usd(50), A_ONLY, 'acts', "Claim an employee's accrued wages"),
+  route('POST', '/api/mpp/compliance/check', usd(5), ALL, 'reads', 'Screen a wallet (sanctions and blocklists)'),
+  route('GET', '/api/mpp/employee/balance/stream', usdMills(1), A_ONLY, 'reads', 'Live salary balance (SSE), billed per tick', { unit: 'tick' }),
+  route('GET', '/api/mpp/payslips/{runId}/{employeeId}', usd(2), A_ONLY, 'reads', 'A payslip'),
+  route('POST', '/api/mpp/memo/decode', usd(1), ALL, 'reads', 'Decode a payroll memo'),
+  route('GET', '/api/mpp/employee/{id}/history', usd(5), A_ONLY, 'reads', "An employee's payment history"),
+  route('POST', '/api/mpp/bridge/offramp', usd(25), A_ONLY, 'acts', 'Cash out to a bank account', { card: true }),
+  route('POST', '/api/mpp/treasury/optimize', usd(10), A_ONLY, 'reads', 'Treasury optimisation advice', { unit: 'session' }),
+  route('GET', '/api/mpp/marketplace/compliance-list/{employerId}', usd(50), A_ONLY, 'reads', "An employer's compliance-cleared wallets"),
+  route('POST', '/api/mpp/escrow/post', usd(10), ALL, 'acts', 'Post an escrow for agent work'),
+  route('POST', '/api/mpp/escrow/deliver', usd(2), ALL, 'acts', 'Deliver escrowed work'),
+  route('POST', '/api/mpp/escrow/deliver-signed', usd(2), A_ONLY, 'acts', 'Deliver escrowed work with a signed transaction'),
+  route('GET', '/api/mpp/escrow/{id}/status', usd(1), ALL, 'reads', 'Escrow status'),
+  route('POST', '/api/mpp/agent/pay', usd(5), ALL, 'acts', 'Agent-to-agent payment from an employer treasury'),
+  route('POST', '/api/mpp/agent/session/treasury', usd(2), A_ONLY, 'reads', 'Treasury session actions', { unit: 'session', actingActions: ['rebalance'] }),
+  route('POST', '/api/x402/streams', usd(5), X402_ONLY, 'acts', 'Open a payroll stream on Solana'),
+  route('POST', '/api/mpp/agents/register', usd(10), ALL, 'acts', 'Register an agent'),
 ];
 
 /** Stripe's minimum charge: a card offer below it cannot be made (RECIPES.md). */

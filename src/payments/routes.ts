@@ -25,9 +25,17 @@ export function paidRoute<const Extra extends { request?: RouteConfig['request']
     tags: ['Paid'],
     summary: paid.summary,
     middleware: gate(paid),
-    'x-payment': { price: formatUsd(paid.price), currency: 'USD', unit: paid.unit, rails: paid.rails, card: paid.card },
+    'x-payment': {
+      price: formatUsd(paid.price),
+      currency: 'USD',
+      unit: paid.unit,
+      rails: paid.rails,
+      card: paid.card,
+      effect: paid.effect,
+      ...(paid.actingActions && { acting_actions: paid.actingActions }),
+    },
     ...extra,
-    description: `Paid: ${price}; rails ${rails}${paid.card ? '; card fallback offered with rail A' : ''}.${extra.description ? ` ${extra.description}` : ''}`,
+    description: `Paid: ${price}; rails ${rails}${paid.card ? '; card fallback offered with rail A' : ''}. ${effectText(paid)}${extra.description ? ` ${extra.description}` : ''}`,
     responses: {
       ...extra.responses,
       402: {
@@ -38,6 +46,14 @@ export function paidRoute<const Extra extends { request?: RouteConfig['request']
       },
     },
   };
+}
+
+/** How the fee of a route is collected, in its OpenAPI description (docs/decisions.md, issue 24). */
+export function effectText(paid: PaidRoute): string {
+  const acts = 'the fee is settled before the handler runs (a fee that does not settle answers 402 and nothing happens; a 5xx refunds it)';
+  const reads = 'the fee is settled after the handler answers below 500 (a 5xx is not charged)';
+  if (paid.actingActions) return `Acts for action ${paid.actingActions.join(', ')}: ${acts}; reads otherwise: ${reads}.`;
+  return paid.effect === 'acts' ? `Acts: ${acts}.` : `Reads: ${reads}.`;
 }
 
 /**

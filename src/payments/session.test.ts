@@ -22,8 +22,8 @@ let server: LoopbackServer;
 let base: string;
 
 const TICK = 1_000n; // $0.001
-const STREAM: PaidRoute = { method: 'GET', path: '/test/stream', price: TICK, rails: ['A'], unit: 'tick', card: false, summary: 'A test stream' };
-const CALL: PaidRoute = { method: 'POST', path: '/test/session-call', price: 20_000n, rails: ['A'], unit: 'session', card: false, summary: 'A test call' };
+const STREAM: PaidRoute = { method: 'GET', path: '/test/stream', price: TICK, rails: ['A'], unit: 'tick', card: false, effect: 'reads', summary: 'A test stream' };
+const CALL: PaidRoute = { method: 'POST', path: '/test/session-call', price: 20_000n, rails: ['A'], unit: 'session', card: false, effect: 'reads', summary: 'A test call' };
 let callRuns = 0;
 
 beforeAll(async () => {

@@ -1,9 +1,17 @@
-import { and, count, desc, eq, sql } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { paymentReceipts, payments } from '../db/schema.js';
-import { enqueueReputationWrite, parseReputationAddress } from '../features/reputation/service.js';
+import { auditLog, paymentReceipts, payments } from '../db/schema.js';
 
 export type PaymentRail = (typeof payments.$inferInsert)['rail'];
+export type PaymentStatus = (typeof payments.$inferSelect)['status'];
+export type PaymentRow = typeof payments.$inferSelect;
+
+/**
+ * Runs in the transaction that makes a payment final and kept (`served`): what the rest of the
+ * service does with a collected fee (e.g. a payer's attestation for a rail C payment) registers
+ * here, so this module depends on no feature (`openPayments({ onSettled })`).
+ */
+export type SettledHook = (db: Db, payment: PaymentRow) => Promise<void>;
 
 export interface NewClaim {
   proofKey: string;
@@ -14,94 +22,271 @@ export interface NewClaim {
   amount: bigint;
   asset: string | null;
   requestId: string;
+  proofHash: string;
+  requestHash: string;
+  trace: Record<string, unknown>;
 }
+
+export interface Settlement {
+  reference: string | null;
+  payer: string | null;
+  headers: Record<string, string>;
+  receipt: Record<string, unknown>;
+}
+
+const leaseFor = (seconds: number) => sql`now() + make_interval(secs => ${seconds})`;
+const leaseLapsed = or(isNull(payments.leaseUntil), lt(payments.leaseUntil, sql`now()`));
 
 /**
  * Claims a proof before its handler runs: the unique `proof_key` lets exactly one request through.
+ * The claim is held until `leaseSeconds` from now (the request renews it while it runs).
  * Returns the payment id, or null when the proof was already claimed (a replay).
  */
-export async function claimProof(db: Db, claim: NewClaim): Promise<string | null> {
+export async function claimProof(db: Db, claim: NewClaim, leaseSeconds: number): Promise<string | null> {
   const rows = await db
     .insert(payments)
-    .values({ ...claim, status: 'claimed' })
+    .values({ ...claim, status: 'claimed', leaseUntil: leaseFor(leaseSeconds) })
     .onConflictDoNothing({ target: payments.proofKey })
     .returning({ id: payments.id });
   return rows[0]?.id ?? null;
 }
 
-/** The claim already holding a proof key, if any (to tell a replay from a pending outcome). */
-export async function findClaim(db: Db, proofKey: string): Promise<{ id: string; status: (typeof payments.$inferSelect)['status'] } | null> {
-  const [row] = await db.select({ id: payments.id, status: payments.status }).from(payments).where(eq(payments.proofKey, proofKey));
+export type ClaimRow = Pick<PaymentRow, 'id' | 'status' | 'proofHash' | 'requestHash' | 'settlement' | 'leaseUntil'>;
+const claimColumns = {
+  id: payments.id,
+  status: payments.status,
+  proofHash: payments.proofHash,
+  requestHash: payments.requestHash,
+  settlement: payments.settlement,
+  leaseUntil: payments.leaseUntil,
+};
+
+/** The claim already holding a proof, by its key or by the exact bytes presented. */
+export async function findClaim(db: Db, by: { proofKey: string } | { proofHash: string }): Promise<ClaimRow | null> {
+  const where = 'proofKey' in by ? eq(payments.proofKey, by.proofKey) : eq(payments.proofHash, by.proofHash);
+  const [row] = await db.select(claimColumns).from(payments).where(where).limit(1);
   return row ?? null;
 }
 
-/** Gives a claimed proof back (it was refused, or the handler failed): the payer may present it again. */
-export async function releaseClaim(db: Db, paymentId: string): Promise<void> {
-  await db.delete(payments).where(and(eq(payments.id, paymentId), eq(payments.status, 'claimed')));
+/** Keeps a running request's claim from looking abandoned. */
+export async function renewLease(db: Db, paymentId: string, leaseSeconds: number): Promise<void> {
+  await db
+    .update(payments)
+    .set({ leaseUntil: leaseFor(leaseSeconds) })
+    .where(and(eq(payments.id, paymentId), inArray(payments.status, ['claimed', 'settled', 'refunding'])));
 }
 
-/** claimed -> settled, with the receipt kept for the payer's and the employer's history. */
-export async function recordSettlement(
+/**
+ * Takes over a settled payment whose request died before answering (its lease lapsed): the one
+ * caller that wins serves it. Null when it is served, refunded or still held.
+ */
+export async function takeOverSettled(db: Db, paymentId: string, leaseSeconds: number): Promise<ClaimRow | null> {
+  const [row] = await db
+    .update(payments)
+    .set({ leaseUntil: leaseFor(leaseSeconds) })
+    .where(and(eq(payments.id, paymentId), eq(payments.status, 'settled'), leaseLapsed))
+    .returning(claimColumns);
+  return row ?? null;
+}
+
+/** Gives a claimed proof back (nothing moved: the handler failed first): the payer may present it again. */
+export async function releaseClaim(db: Db, paymentId: string): Promise<boolean> {
+  const deleted = await db
+    .delete(payments)
+    .where(and(eq(payments.id, paymentId), eq(payments.status, 'claimed')))
+    .returning({ id: payments.id });
+  return deleted.length > 0;
+}
+
+/** claimed -> settled: the fee moved; the answer is still to come (`markServed`). */
+export async function recordSettlement(db: Db, paymentId: string, settlement: Settlement): Promise<boolean> {
+  const rows = await db
+    .update(payments)
+    .set({
+      status: 'settled',
+      reference: settlement.reference,
+      payer: settlement.payer,
+      settlement: { headers: settlement.headers, receipt: settlement.receipt },
+      settledAt: sql`now()`,
+    })
+    .where(and(eq(payments.id, paymentId), eq(payments.status, 'claimed')))
+    .returning({ id: payments.id });
+  return rows.length > 0;
+}
+
+/**
+ * claimed or settled -> served: the call was answered below 500, so the fee is kept. Writes the
+ * receipt for the payer's and the employer's history and runs the settled hook, in one transaction.
+ * `settlement` is given when the payment settles only now (a `reads` route, after its handler).
+ */
+export async function markServed(
   db: Db,
   paymentId: string,
-  settlement: { reference: string | null; payer: string | null; httpStatus: number; receipt: Record<string, unknown>; employerId?: string | null },
+  served: { httpStatus: number; employerId: string | null; settlement?: Settlement },
+  onSettled?: SettledHook,
 ): Promise<boolean> {
   return db.transaction(async (tx) => {
-    const [settled] = await tx
+    const { settlement } = served;
+    const [row] = await tx
       .update(payments)
       .set({
-        status: 'settled',
-        reference: settlement.reference,
-        payer: settlement.payer,
-        httpStatus: settlement.httpStatus,
-        employerId: settlement.employerId ?? null,
-        settledAt: new Date(),
+        status: 'served',
+        httpStatus: served.httpStatus,
+        employerId: served.employerId,
+        servedAt: sql`now()`,
+        ...(settlement && {
+          reference: settlement.reference,
+          payer: settlement.payer,
+          settlement: { headers: settlement.headers, receipt: settlement.receipt },
+          settledAt: sql`now()`,
+        }),
       })
-      .where(and(eq(payments.id, paymentId), eq(payments.status, 'claimed')))
+      .where(and(eq(payments.id, paymentId), eq(payments.status, settlement ? 'claimed' : 'settled')))
       .returning();
-    if (!settled) return false;
+    if (!row) return false;
     await tx.insert(paymentReceipts).values({
       paymentId,
-      route: settled.route,
-      rail: settled.rail,
-      payer: settled.payer,
-      amount: settled.amount,
-      reference: settled.reference,
+      route: row.route,
+      rail: row.rail,
+      payer: row.payer,
+      amount: row.amount,
+      reference: row.reference,
       status: 'settled',
-      receipt: settlement.receipt,
-      employerId: settlement.employerId ?? null,
+      receipt: row.settlement?.receipt ?? {},
+      employerId: row.employerId,
     });
-    // Spec 6: a payment settled on Solana (x402 rail C) earns its payer an attestation, queued in
-    // this transaction so it exists exactly when the payment is settled. A payer that is not a
-    // Solana key (never expected on rail C) gets none rather than failing the settlement.
-    if (settled.rail === 'C' && settled.payer && parseReputationAddress(settled.payer)?.kind === 'solana') {
-      await enqueueReputationWrite(tx, {
-        kind: 'attestation',
-        writeType: 'payment',
-        subject: settled.payer,
-        sourceType: 'payment',
-        sourceId: paymentId,
-        amount: settled.amount,
-      });
-    }
+    await onSettled?.(tx, row);
     return true;
   });
 }
 
-/** claimed -> unknown: settlement was attempted and its outcome is not known (a reconciler decides). */
-export async function markOutcomeUnknown(db: Db, paymentId: string, httpStatus: number, reference: string | null): Promise<void> {
+/** claimed -> unknown: settlement was attempted and its outcome is not known (the reconciler decides). */
+export async function markOutcomeUnknown(db: Db, paymentId: string, httpStatus: number | null, reference: string | null): Promise<void> {
   await db
     .update(payments)
     .set({ status: 'unknown', httpStatus, reference })
     .where(and(eq(payments.id, paymentId), eq(payments.status, 'claimed')));
 }
 
-/** claimed -> voided: the chain refused the settlement; the proof can never pay. */
-export async function voidClaim(db: Db, paymentId: string, httpStatus: number): Promise<void> {
+/** claimed -> voided: the settlement was refused; the proof can never pay. */
+export async function voidClaim(db: Db, paymentId: string, httpStatus: number | null): Promise<void> {
   await db
     .update(payments)
     .set({ status: 'voided', httpStatus })
     .where(and(eq(payments.id, paymentId), eq(payments.status, 'claimed')));
+}
+
+/** Records the settlement reference as soon as it is known (before a send whose answer may be lost). */
+export async function recordReference(db: Db, proofKey: string, reference: string): Promise<void> {
+  await db
+    .update(payments)
+    .set({ reference })
+    .where(and(eq(payments.proofKey, proofKey), inArray(payments.status, ['claimed', 'unknown'])));
+}
+
+// ---- refunds -----------------------------------------------------------------------------------
+
+/**
+ * settled -> refunding (the call failed with a 5xx, or was never served), held by the caller for
+ * `leaseSeconds`. Null when another request or instance resolved the payment first.
+ */
+export async function startRefund(db: Db, paymentId: string, httpStatus: number | null, leaseSeconds: number): Promise<PaymentRow | null> {
+  const [row] = await db
+    .update(payments)
+    .set({ status: 'refunding', httpStatus, leaseUntil: leaseFor(leaseSeconds) })
+    .where(and(eq(payments.id, paymentId), eq(payments.status, 'settled')))
+    .returning();
+  return row ?? null;
+}
+
+/** A refund whose worker died (lease lapsed), taken by this one; null when someone else holds it. */
+export async function takeOverRefund(db: Db, paymentId: string, leaseSeconds: number): Promise<PaymentRow | null> {
+  const [row] = await db
+    .update(payments)
+    .set({ leaseUntil: leaseFor(leaseSeconds) })
+    .where(and(eq(payments.id, paymentId), eq(payments.status, 'refunding'), leaseLapsed))
+    .returning();
+  return row ?? null;
+}
+
+/**
+ * Records the refund transaction before it is sent (so a crash afterwards finds it and never sends
+ * a second one). False when the payment is no longer refunding: do not send then.
+ */
+export async function recordRefundAttempt(db: Db, paymentId: string, reference: string, attempt: Record<string, unknown>): Promise<boolean> {
+  const rows = await db
+    .update(payments)
+    .set({ refundReference: reference, refundAttempt: attempt })
+    .where(and(eq(payments.id, paymentId), eq(payments.status, 'refunding')))
+    .returning({ id: payments.id });
+  return rows.length > 0;
+}
+
+/** refunding -> refunded, with the refund's reference. */
+export async function markRefunded(db: Db, paymentId: string, reference: string): Promise<boolean> {
+  const rows = await db
+    .update(payments)
+    .set({ status: 'refunded', refundReference: reference, refundedAt: sql`now()`, leaseUntil: null })
+    .where(and(eq(payments.id, paymentId), eq(payments.status, 'refunding')))
+    .returning({ id: payments.id });
+  return rows.length > 0;
+}
+
+// ---- the reconciler's work list ----------------------------------------------------------------
+
+/**
+ * Payments no request is answering any more: claims and unknown outcomes whose lease lapsed,
+ * settlements never served within `unservedSeconds`, and refunds whose worker died.
+ */
+export async function stalePayments(db: Db, options: { unservedSeconds: number; limit: number }): Promise<PaymentRow[]> {
+  return db
+    .select()
+    .from(payments)
+    .where(
+      and(
+        leaseLapsed,
+        or(
+          inArray(payments.status, ['claimed', 'unknown', 'refunding']),
+          and(eq(payments.status, 'settled'), lt(payments.settledAt, sql`now() - make_interval(secs => ${options.unservedSeconds})`)),
+        ),
+      ),
+    )
+    .orderBy(payments.createdAt)
+    .limit(options.limit);
+}
+
+/** A reconciler decision: `from` -> `to` by compare-and-set, with an audit entry in the same transaction. */
+export async function resolvePayment(db: Db, row: PaymentRow, to: 'settled' | 'voided', details: { reference?: string | null; reason: string }): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const reference = details.reference ?? row.reference;
+    const changed = await tx
+      .update(payments)
+      .set({ status: to, reference, ...(to === 'settled' && { settledAt: sql`now()` }) })
+      .where(and(eq(payments.id, row.id), eq(payments.status, row.status), leaseLapsed))
+      .returning({ id: payments.id });
+    if (changed.length === 0) return false;
+    await tx.insert(auditLog).values({
+      actorKind: 'system',
+      action: `payment.${to}`,
+      employerId: row.employerId,
+      targetType: 'payment',
+      targetId: row.id,
+      details: { from: row.status, route: row.route, rail: row.rail, proof_key: row.proofKey, reference, reason: details.reason },
+    });
+    return true;
+  });
+}
+
+/** An audit entry for a refund made (by the gate after a 5xx, or by the reconciler). */
+export async function auditRefund(db: Db, row: PaymentRow, reference: string, reason: string): Promise<void> {
+  await db.insert(auditLog).values({
+    actorKind: 'system',
+    action: 'payment.refunded',
+    employerId: row.employerId,
+    targetType: 'payment',
+    targetId: row.id,
+    details: { route: row.route, rail: row.rail, amount: row.amount.toString(), payer: row.payer, refund_reference: reference, reason },
+  });
 }
 
 // ---- receipt history ---------------------------------------------------------------------------

@@ -172,7 +172,7 @@ describe('payment replay: one proof sent 100 times at once is served once', () =
     const result = await replay({ authorization: credential }, first, laterReplays(wallet));
     expect(await ledgerRows(wallet)).toBe(1);
     expect(await tempoBalance(t, account.address)).toBe(FUNDED - CHECK_PRICE);
-    expect(await charges(account.address, `POST ${CHECK}`)).toEqual(['settled']);
+    expect(await charges(account.address, `POST ${CHECK}`)).toEqual(['served']);
     results.set('A', result);
   });
 
@@ -190,7 +190,7 @@ describe('payment replay: one proof sent 100 times at once is served once', () =
       const result = await replay({ 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(payload) }, first, laterReplays(wallet));
       expect(await ledgerRows(wallet)).toBe(1);
       expect(await balance()).toBe(FUNDED - CHECK_PRICE);
-      expect(await charges(payer, `POST ${CHECK}`)).toEqual(['settled']);
+      expect(await charges(payer, `POST ${CHECK}`)).toEqual(['served']);
       results.set(rail, result);
     });
   }
@@ -245,7 +245,7 @@ describe('payment replay: one proof sent 100 times at once is served once', () =
     const intents = await t.database.db.select().from(cardSandboxPaymentIntents).where(eq(cardSandboxPaymentIntents.tokenId, spt!));
     expect(intents.map((i) => ({ amount: i.amount, status: i.status }))).toEqual([{ amount: 100n, status: 'succeeded' }]);
     const cardPayments = await t.database.db.select().from(payments).where(and(eq(payments.rail, 'card'), eq(payments.reference, intents[0]!.id)));
-    expect(cardPayments.map((p) => p.status)).toEqual(['settled']);
+    expect(cardPayments.map((p) => p.status)).toEqual(['served']);
     results.set('card', result);
   });
 

@@ -112,9 +112,9 @@ async function reconcile(
   expect(new Set(rows.paid.map((row) => row.txHash))).toEqual(hashes);
   for (const hash of hashes) expect((await t.chains!.tempo.connection.receipt(hash as `0x${string}`))?.status).toBe('success');
 
-  // Every answer below 500 keeps its fee, once: 200 settled fee payments, $0.05 each on Base.
+  // Every answer below 500 keeps its fee, once: 200 served fee payments, $0.05 each on Base.
   const feeRows = await t.database.db.select().from(payments).where(and(eq(payments.route, 'POST /api/mpp/agent/pay'), eq(payments.payer, fees.payer)));
-  expect(feeRows.filter((row) => row.status === 'settled')).toHaveLength(before.feeRows + CALLS);
+  expect(feeRows.filter((row) => row.status === 'served')).toHaveLength(before.feeRows + CALLS);
   expect(feeRows).toHaveLength(before.feeRows + CALLS);
   expect(before.fees - (await baseBalance(t, fees.payer))).toBe(FEE * BigInt(CALLS));
 

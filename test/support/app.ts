@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
 import { readinessChecks } from '../../src/features/ops/readiness.js';
+import { attestSettledPayment } from '../../src/features/reputation/service.js';
 import { createLogger } from '../../src/log.js';
 import { openPayments, type Payments } from '../../src/payments/index.js';
 import { DevIdentityProvider } from '../../src/providers/identity/dev-idp.js';
@@ -68,7 +69,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const services = createServices({ config, database });
   const embeddedChains = options.chains ? await openEmbeddedChains(database.db, { virtualMasterZeroBytes: config.virtualMaster.zeroBytes }) : undefined;
   const chains = embeddedChains && (await embeddedChainPorts(embeddedChains));
-  const payments = chains && (await openPayments({ config, database, chains, embedded: embeddedChains }));
+  const payments = chains && (await openPayments({ config, database, chains, embedded: embeddedChains, onSettled: attestSettledPayment, log: createLogger('silent') }));
   const verifyIdentity = createIdentityVerifier({ issuer: config.idp.issuer, audience: config.idp.audience, jwks: { keys: idp.jwks().keys } });
   const app = buildApp(
     {

@@ -1,9 +1,11 @@
 import type { Address as SolanaAddress } from '@solana/kit';
 import { generateKeyPairSigner } from '@solana/kit';
+import { decodePaymentRequiredHeader } from '@x402/core/http';
 import type { Network, PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
+import { Challenge } from 'mppx';
 import { Mppx, stripe, tempo } from 'mppx/client';
 import { createClient, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -51,6 +53,40 @@ export async function railA(t: FaucetHost, baseUrl: string, amountUsd = '5'): Pr
   const client = createClient({ chain: tempoChain, transport: http(`${baseUrl}/api/dev/rpc/tempo`), account });
   const mppx = Mppx.create({ methods: [tempo.charge({ account, getClient: () => client })], polyfill: false });
   return { pay: withJson(mppx.fetch as typeof fetch, baseUrl), payer: account.address };
+}
+
+/**
+ * Proofs made before anything is sent, for a test that presents several at once (the fetch
+ * wrappers pay one 402 at a time): each `proof` answers a fresh 402 of `method path` and returns
+ * the header that carries it. Rail A signs with mppx's Tempo charge, B and C with @x402's clients;
+ * the payer is fresh and funded with `amountUsd` (so a test can fund exactly one fee).
+ */
+export async function proofMaker(t: TestApp, baseUrl: string, rail: 'A' | 'B' | 'C', amountUsd = '5') {
+  const challenge = (path: string, method: string) =>
+    fetch(`${baseUrl}${path}`, { method, ...(method === 'POST' ? { body: '{}', headers: { 'content-type': 'application/json' } } : {}) });
+  if (rail === 'A') {
+    const account = privateKeyToAccount(generatePrivateKey());
+    await faucet(t, 'eip155:4217', account.address, amountUsd);
+    const client = createClient({ chain: tempoChain, transport: http(`${baseUrl}/api/dev/rpc/tempo`), account });
+    const method = tempo.charge({ account, getClient: () => client });
+    return {
+      payer: account.address as string,
+      async proof(path: string, requestMethod = 'POST'): Promise<Record<string, string>> {
+        const credential = await method.createCredential({ challenge: Challenge.fromResponse(await challenge(path, requestMethod)), context: {} } as never);
+        return { authorization: credential };
+      },
+    };
+  }
+  const { client, payer } = await x402Payer(t, localAssets(t), baseUrl, rail, amountUsd);
+  return {
+    payer,
+    async proof(path: string, requestMethod = 'POST'): Promise<Record<string, string>> {
+      const required = decodePaymentRequiredHeader((await challenge(path, requestMethod)).headers.get('PAYMENT-REQUIRED')!);
+      const network = rail === 'B' ? 'eip155:8453' : localAssets(t).solanaNetwork;
+      const payload = await client.createPaymentPayload({ ...required, accepts: required.accepts.filter((a) => a.network === network) });
+      return { 'PAYMENT-SIGNATURE': Buffer.from(JSON.stringify(payload)).toString('base64') };
+    },
+  };
 }
 
 /** The card fallback: mppx's stripe method against the local card sandbox. */

@@ -31,7 +31,7 @@ beforeAll(async () => {
   // Two fee payments as the gate records them.
   await t.database.pool.query(
     `INSERT INTO payments (proof_key, rail, network, route, payer, amount, status, employer_id, created_at)
-     VALUES ('proof-1', 'B', 'eip155:8453', 'POST /api/x402/streams', '0xpayer', 50000, 'settled', $1, now() - interval '1 minute'),
+     VALUES ('proof-1', 'B', 'eip155:8453', 'POST /api/x402/streams', '0xpayer', 50000, 'served', $1, now() - interval '1 minute'),
             ('proof-2', 'A', 'eip155:4217', 'POST /api/mpp/memo/decode', '0xother', 10000, 'voided', NULL, now())`,
     [employerId],
   );
@@ -83,7 +83,7 @@ describe('GET /api/admin', () => {
     });
     expect(body.counts.payments).toEqual([
       { rail: 'A', status: 'voided', count: 1, amount_usd: '0.010000' },
-      { rail: 'B', status: 'settled', count: 1, amount_usd: '0.050000' },
+      { rail: 'B', status: 'served', count: 1, amount_usd: '0.050000' },
     ]);
   });
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentProofHeaders, erc8004Agent, type AgentSigner } from '../../../test/support/agents.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { railA, type PayingFetch } from '../../../test/support/pay.js';
+import { proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
 import { agentPayCalls, notifications, paymentReceipts, payments, reputationWrites } from '../../db/schema.js';
 import { createLogger } from '../../log.js';
 import { decodeMemo } from '../memo/codec.js';
@@ -147,7 +147,7 @@ describe('a paid, proven, authorized payment', () => {
     await expectRefused(await agentPay(agent), 403, 'AGENT_NOT_AUTHORIZED');
     const refused = await t.database.db.select().from(payments).where(and(eq(payments.route, 'POST /api/mpp/agent/pay'), eq(payments.httpStatus, 403)));
     expect(refused.length).toBeGreaterThanOrEqual(4);
-    expect(refused.every((p) => p.status === 'settled')).toBe(true);
+    expect(refused.every((p) => p.status === 'served')).toBe(true);
   });
 
   it('validates the body after payment, naming the field', async () => {
@@ -388,5 +388,28 @@ describe('200 concurrent payments against a per-day cap', () => {
     expect(before - (await treasury.account(employerId)).available).toBe(10_000_000n);
     const paid = await t.database.db.select().from(agentPayCalls).where(eq(agentPayCalls.authorizationId, agent.authorization.id));
     expect(paid.filter((c) => c.status === 'paid')).toHaveLength(10);
+  });
+});
+
+describe('charge before acting', () => {
+  it('two calls at once from a payer who can cover one fee: one payment, the other refused before it moves money', async () => {
+    const agent = await authorize();
+    const poor = await proofMaker(t, server.url, 'A', '0.05');
+    const recipients = [recipient(), recipient()];
+    const calls = await Promise.all(
+      recipients.map(async (to) => {
+        const body = JSON.stringify({ employer_id: employerId, recipient_wallet: to, amount: '1.00', reference: `race-${randomUUID()}` });
+        const proof = await agentProofHeaders(agent.identifier, agent.signer, { method: 'POST', path: PAY, body });
+        return { body, headers: { ...proof, ...(await poor.proof(PAY)), 'content-type': 'application/json' } };
+      }),
+    );
+    const before = (await treasury.account(employerId)).available;
+    const responses = await Promise.all(calls.map((call) => fetch(`${server.url}${PAY}`, { method: 'POST', ...call })));
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 402]);
+    const refused = await json<{ code: string }>(responses.find((r) => r.status === 402)!);
+    expect(refused.code).toBe('PAYMENT_SETTLEMENT_FAILED');
+    const received = await Promise.all(recipients.map(balanceOf));
+    expect(received.sort()).toEqual([0n, 1_000_000n]);
+    expect(before - (await treasury.account(employerId)).available).toBe(1_000_000n);
   });
 });

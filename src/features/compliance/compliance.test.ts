@@ -92,7 +92,7 @@ async function expectFeeKept(response: Response, status: number, employerId: str
     .from(payments)
     .where(eq(payments.requestId, response.headers.get('x-request-id')!))
     .limit(1);
-  expect(payment).toMatchObject({ status: 'settled', httpStatus: status, employerId });
+  expect(payment).toMatchObject({ status: 'served', httpStatus: status, employerId });
 }
 
 const addToBlocklist = (tenant: Tenant, body: unknown, token = tenant.token) =>

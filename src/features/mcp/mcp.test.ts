@@ -245,6 +245,8 @@ describe('tools/list', () => {
           protocols: paid!.rails.includes('A') ? (paid!.rails.length > 1 ? ['mpp', 'x402'] : ['mpp']) : ['x402'],
           unit: paid!.unit,
           card: paid!.card,
+          effect: paid!.effect,
+          ...(paid!.actingActions && { actingActions: [...paid!.actingActions] }),
           endpoint: `${paid!.method} ${paid!.path}`,
         });
         expect(tool.outputSchema, tool.name).toBeUndefined();
@@ -255,7 +257,10 @@ describe('tools/list', () => {
     const meta = (suffix: string) => tools.find((tool) => tool.name === `svc_${suffix}`)!._meta!;
     expect(meta('agent_pay')).toMatchObject({ price: '0.050000', rails: ['A', 'B', 'C'], protocols: ['mpp', 'x402'] });
     expect(meta('payroll_execute')).toMatchObject({ price: '1.000000', rails: ['A'], protocols: ['mpp'] });
-    expect(meta('treasury_session')).toMatchObject({ price: '0.020000', unit: 'session' });
+    expect(meta('treasury_session')).toMatchObject({ price: '0.020000', unit: 'session', effect: 'reads', actingActions: ['rebalance'] });
+    // The fee of a tool that acts is collected before it acts.
+    expect(meta('agent_pay')).toMatchObject({ effect: 'acts' });
+    expect(meta('memo_decode')).toMatchObject({ effect: 'reads' });
     // The route's own schema, as JSON Schema, with its descriptions.
     const escrowPost = tools.find((tool) => tool.name === 'svc_escrow_post')!;
     expect(escrowPost.inputSchema).toMatchObject({

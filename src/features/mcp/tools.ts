@@ -229,6 +229,10 @@ export interface ToolPricing {
   unit: string | null;
   /** Whether a card charge is offered next to rail A (where the card processor is configured). */
   card: boolean;
+  /** `acts`: the fee is collected before the tool does anything; `reads`: after it answers. Null for a free tool. */
+  effect: 'reads' | 'acts' | null;
+  /** For a tool whose `action` decides: the actions that act (the others read). */
+  actingActions?: string[];
   /** The backing REST route, e.g. `POST /api/mpp/agent/pay`. */
   endpoint: string;
 }
@@ -262,6 +266,9 @@ function pricingOf(definition: ToolDefinition, paid: PaidRoute | null): ToolPric
     protocols: [...new Set(rails.map((rail) => (rail === 'A' ? 'mpp' : 'x402')))],
     unit: paid?.unit ?? null,
     card: paid?.card ?? false,
+    // Whether the fee settles before the tool acts (acts) or after it answers (reads).
+    effect: paid?.effect ?? null,
+    ...(paid?.actingActions && { actingActions: [...paid.actingActions] }),
     endpoint: `${definition.method} ${definition.path}`,
   };
 }

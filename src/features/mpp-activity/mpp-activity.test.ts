@@ -13,7 +13,7 @@ import type { PaidRoute } from '../../payments/prices.js';
  * The route behind the real gate takes the employer from its path, as a feature would after
  * checking the caller may act for it.
  */
-const ROUTE: PaidRoute = { method: 'GET', path: '/test/for/{employerId}/{outcome}', price: 20_000n, rails: ['A', 'B', 'C'], unit: 'charge', card: false, summary: 'test' };
+const ROUTE: PaidRoute = { method: 'GET', path: '/test/for/{employerId}/{outcome}', price: 20_000n, rails: ['A', 'B', 'C'], unit: 'charge', card: false, effect: 'reads', summary: 'test' };
 
 let t: TestApp;
 let ownerA: string;

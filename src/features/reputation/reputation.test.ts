@@ -15,12 +15,13 @@ import { HttpMetrics } from '../../http/metrics.js';
 import { requestContext } from '../../http/request-context.js';
 import { validationHook } from '../../http/validation.js';
 import { createLogger } from '../../log.js';
-import { claimProof, recordSettlement } from '../../payments/store.js';
+import { claimProof, markServed } from '../../payments/store.js';
 import { Faucet } from '../dev/faucet.js';
 import type { JobDefinition, JobRunner } from '../../jobs/runner.js';
 import { defineReputationJobs } from './jobs.js';
 import { registerReputationRoutes } from './routes.js';
 import {
+  attestSettledPayment,
   enqueueReputationWrite,
   parseReputationAddress,
   reputationBackoffSeconds,
@@ -465,17 +466,26 @@ describe('GET /api/reputation/{address}', () => {
 
 describe('the rail-C settlement hook', () => {
   const claim = (rail: 'B' | 'C', payer: string | null) =>
-    claimProof(db(), {
-      proofKey: `proof-${randomUUID()}`,
-      rail,
-      network: rail === 'C' ? t.chains!.solana.network : 'eip155:8453',
-      route: 'POST /api/mpp/memo/decode',
-      payer,
-      amount: 10_000n,
-      asset: null,
-      requestId: randomUUID(),
-    });
-  const settle = (paymentId: string, payer: string | null) => recordSettlement(db(), paymentId, { reference: 'ref', payer, httpStatus: 200, receipt: {} });
+    claimProof(
+      db(),
+      {
+        proofKey: `proof-${randomUUID()}`,
+        rail,
+        network: rail === 'C' ? t.chains!.solana.network : 'eip155:8453',
+        route: 'POST /api/mpp/memo/decode',
+        payer,
+        amount: 10_000n,
+        asset: null,
+        requestId: randomUUID(),
+        proofHash: randomUUID(),
+        requestHash: randomUUID(),
+        trace: {},
+      },
+      60,
+    );
+  // The gate keeps a fee (served) with the hook the service passes to openPayments.
+  const settle = (paymentId: string, payer: string | null) =>
+    markServed(db(), paymentId, { httpStatus: 200, employerId: null, settlement: { reference: 'ref', payer, headers: {}, receipt: {} } }, attestSettledPayment);
 
   it('queues exactly one payment attestation to the payer of a settled Solana payment', async () => {
     const payer = solanaKey();

@@ -46,6 +46,24 @@ export function parseReputationAddress(address: string): ReputationAddress | nul
 
 // ---- queueing (called inside the caller's transaction) -------------------------------------------
 
+/**
+ * Spec 6: a fee settled on Solana (x402 rail C) earns its payer an attestation. The payment gate
+ * calls this in the transaction that keeps the fee (`openPayments({ onSettled })`), so the write
+ * exists exactly when the payment is kept; a refunded fee earns nothing. A payer that is not a
+ * Solana key (never expected on rail C) gets none rather than failing the payment.
+ */
+export async function attestSettledPayment(db: Db, payment: { id: string; rail: string; payer: string | null; amount: bigint }): Promise<void> {
+  if (payment.rail !== 'C' || !payment.payer || parseReputationAddress(payment.payer)?.kind !== 'solana') return;
+  await enqueueReputationWrite(db, {
+    kind: 'attestation',
+    writeType: 'payment',
+    subject: payment.payer,
+    sourceType: 'payment',
+    sourceId: payment.id,
+    amount: payment.amount,
+  });
+}
+
 export interface ReputationWrite {
   kind: 'attestation' | 'erc8004_feedback';
   /** Without the service slug: 'payment', 'agent-pay', 'escrow-settled', 'escrow-refunded', 'payroll'. */

@@ -47,7 +47,7 @@ describe('POST /api/x402/streams', () => {
     const { rows } = await t.database.pool.query(
       "SELECT rail, amount::text AS amount, status FROM payments WHERE route LIKE '%/api/x402/streams' ORDER BY created_at DESC LIMIT 1",
     );
-    expect(rows[0]).toEqual({ rail: 'B', amount: '50000', status: 'settled' });
+    expect(rows[0]).toEqual({ rail: 'B', amount: '50000', status: 'served' });
 
     // Each stream gets its own id; a 43-character key and no cliff are fine.
     const other = await pay('/api/x402/streams', {

@@ -453,7 +453,7 @@ function amountMismatch(who: string, paid: bigint, price: bigint, exact: boolean
   return refuse(`${who} moves ${paid} base units, the challenge asks for ${exact ? 'exactly ' : ''}${price}`);
 }
 
-const transferWithMemoEvent = parseAbiItem('event TransferWithMemo(address indexed from, address indexed to, uint256 amount, bytes32 indexed memo)');
+export const transferWithMemoEvent = parseAbiItem('event TransferWithMemo(address indexed from, address indexed to, uint256 amount, bytes32 indexed memo)');
 
 interface LogMovement extends Movement {
   logIndex: number;

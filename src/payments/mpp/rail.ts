@@ -1,20 +1,21 @@
 import { Challenge, Credential, Errors, Receipt, type Method } from 'mppx';
 import { Mppx } from 'mppx/server';
-import type { Address } from 'viem';
+import type { Address, Hex, PublicClient } from 'viem';
 import { z } from 'zod';
 import { formatUsd } from '../../money.js';
 import type { Db } from '../../db/client.js';
 import type { PaymentProof } from '../carriers.js';
-import type { PaymentRailAdapter, SettlementOutcome, Verification } from '../gate.js';
+import type { PaymentLookup, PaymentRailAdapter, SettlementOutcome, Verification } from '../gate.js';
 import { CARD_MINIMUM, type PaidRoute } from '../prices.js';
-import { reasonOf } from './embedded-tempo-charge.js';
+import type { PaymentTrace } from '../trace.js';
+import { isChallengeBoundMemo, reasonOf, transferWithMemoEvent } from './embedded-tempo-charge.js';
 import { isSessionProof, serveSessionCall, sessionRequest, type SessionRail } from './session.js';
 
 /**
  * Rail A (MPP on Tempo) and the card fallback, through mppx: mppx issues the challenges and checks
  * every credential (HMAC binding to this server, the route's amount and recipient, expiry). A Tempo
- * payment is validated before the handler and broadcast after it; the card is charged while it is
- * verified and refunded when the handler fails.
+ * payment is validated without moving money and broadcast when the gate settles it; a pushed
+ * payment and the card have moved the money by the time they are verified (prepaid).
  */
 
 /**
@@ -25,6 +26,10 @@ export interface TempoChargeRail {
   method: Method.AnyServer;
   network: string;
   currency: Address;
+  /** Reads the chain (to find a payment again after a crash). */
+  client: PublicClient;
+  /** How far back to look for a lost payment's transfer; undefined: from genesis (the embedded chain). */
+  lookbackBlocks?: bigint;
   /** Who pays, once validation passed. */
   payerOf(credential: Credential.Credential, validation: Method.Validation): Promise<Address>;
 }
@@ -34,7 +39,7 @@ export interface CardRail {
   method: Method.AnyServer;
   /** Stripe's network id for the challenge (`methodDetails.networkId`). */
   networkId: string;
-  /** Gives a charge back (the handler failed with a 5xx). */
+  /** Gives a charge back (the handler failed with a 5xx); idempotent per charge. */
   refund(paymentIntentId: string): Promise<void>;
 }
 
@@ -54,6 +59,8 @@ export interface MppRailOptions {
 const CENTS_PER_BASE_UNIT = 10_000n;
 /** How long a challenge may be answered (mppx's own default). */
 const CHALLENGE_TTL_MS = 5 * 60_000;
+/** After its challenge expired, how long a broadcast already under way may still take to land. */
+const LANDING_GRACE_MS = 60_000;
 
 export function mppRail(options: MppRailOptions): PaymentRailAdapter {
   const { tempo, card, session } = options;
@@ -116,6 +123,8 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
       return { headers: [['WWW-Authenticate', challenges.map((c) => Challenge.serialize(c)).join(', ')]] };
     },
 
+    lookup: (trace) => lookup(trace),
+
     session: {
       accepts: isSessionProof,
       serve: (call) => serveSessionCall({ db: options.db, store: session.store, handler: sessionHandler(call.route) }, call),
@@ -143,6 +152,18 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
         throw error;
       }
       const payer = await tempo.payerOf(credential, validation);
+      const pushed = (credential.payload as { type?: string; hash?: Hex }).type === 'hash';
+      const trace: PaymentTrace = pushed
+        ? { kind: 'tempo-push', hash: (credential.payload as { hash: Hex }).hash }
+        : {
+            kind: 'tempo-pull',
+            payer,
+            recipient: options.recipient,
+            amount: route.price.toString(),
+            realm: credential.challenge.realm,
+            challengeId: credential.challenge.id,
+            expires: credential.challenge.expires ?? new Date(Date.now() + CHALLENGE_TTL_MS).toISOString(),
+          };
       return {
         ok: true,
         payment: {
@@ -153,6 +174,9 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
           proofKey: `mpp:tempo:${credential.challenge.id}:${payer.toLowerCase()}`,
           payer,
           asset: tempo.currency,
+          // A pushed transaction paid before it was presented.
+          prepaid: pushed,
+          trace,
           async settle(): Promise<SettlementOutcome> {
             try {
               const receipt = await mppx.broadcastCredential(credential, bound);
@@ -188,10 +212,36 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
         proofKey: `mpp:stripe:${paymentIntent}`,
         payer: null,
         asset: 'usd',
+        prepaid: true,
+        trace: { kind: 'card', paymentIntent },
         settle: async () => ({ state: 'settled', reference: paymentIntent, payer: null, headers: receiptHeader(receipt), receipt: { ...receipt } }),
-        abandon: () => card.refund(paymentIntent),
       },
     };
+  }
+
+  /** Whether a payment this rail verified moved the money, from the Tempo chain (the card always did). */
+  async function lookup(trace: PaymentTrace): Promise<PaymentLookup> {
+    if (trace.kind === 'card') return { state: 'landed', reference: trace.paymentIntent };
+    if (trace.kind === 'tempo-push') {
+      const receipt = await tempo.client.getTransactionReceipt({ hash: trace.hash as Hex }).catch(() => null);
+      if (!receipt) return { state: 'pending' };
+      return receipt.status === 'success' ? { state: 'landed', reference: trace.hash } : { state: 'absent', reason: `transaction ${trace.hash} reverted` };
+    }
+    if (trace.kind !== 'tempo-pull') throw new Error(`rail A cannot look up a ${trace.kind} payment`);
+    // The challenge-bound transfer from the payer to the service: mppx's own proof that it paid.
+    const latest = await tempo.client.getBlockNumber({ cacheTime: 0 });
+    const fromBlock = tempo.lookbackBlocks === undefined || latest < tempo.lookbackBlocks ? 0n : latest - tempo.lookbackBlocks;
+    const logs = await tempo.client.getLogs({
+      address: tempo.currency,
+      event: transferWithMemoEvent,
+      args: { from: trace.payer as Address, to: trace.recipient as Address },
+      fromBlock,
+      strict: true,
+    });
+    const paid = logs.find((log) => log.args.amount === BigInt(trace.amount) && isChallengeBoundMemo(log.args.memo, trace.realm, trace.challengeId));
+    if (paid) return { state: 'landed', reference: paid.transactionHash };
+    if (Date.now() > Date.parse(trace.expires) + LANDING_GRACE_MS) return { state: 'absent', reason: 'its challenge expired and no transfer landed' };
+    return { state: 'pending' };
   }
 }
 

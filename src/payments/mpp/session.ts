@@ -117,7 +117,7 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
       `the session's accepted vouchers leave ${available} base units; this call costs ${price}: send a voucher for a higher cumulative amount`,
     );
   }
-  const context = { id: channelId, employerId: null as string | null };
+  const context = { id: channelId, employerId: null as string | null, redeemed: false };
   c.set('payment', context);
   try {
     await call.next();

@@ -12,6 +12,7 @@ export function embeddedTempoRail(chain: EmbeddedEvmChain): TempoChargeRail {
     method: createEmbeddedTempoCharge({ chain }).method,
     network: `eip155:${chain.chain.id}`,
     currency: getAddress(chain.contracts.stablecoin!),
+    client: chain.connection.publicClient,
     // Our validate names the payer it checked.
     payerOf: async (_credential, validation) => (validation.details as { payer: Address }).payer,
   };
@@ -24,6 +25,9 @@ export function liveTempoRail(options: { client: PublicClient; currency: Address
     method: method as Method.AnyServer,
     network: `eip155:${options.client.chain?.id ?? 4217}`,
     currency: options.currency,
+    client: options.client,
+    // About a day of Tempo blocks: the reconciler looks within minutes of a payment.
+    lookbackBlocks: 200_000n,
     async payerOf(credential: Credential.Credential) {
       const source = /^did:pkh:eip155:\d+:(0x[0-9a-fA-F]{40})$/.exec(credential.source ?? '')?.[1];
       if (source) return getAddress(source);

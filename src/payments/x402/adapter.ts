@@ -1,14 +1,24 @@
+import type { Signature } from '@solana/kit';
 import { encodePaymentResponseHeader } from '@x402/core/http';
-import type { PaymentRailAdapter, SettlementOutcome } from '../gate.js';
+import { parseAbi, type Address, type Hex } from 'viem';
+import type { EvmTokenChain } from '../../chains/evm/token-chain.js';
+import type { SolanaChain } from '../../chains/solana/solana-chain.js';
+import type { PaymentLookup, PaymentRailAdapter, SettlementOutcome } from '../gate.js';
 import type { PaidRoute } from '../prices.js';
-import type { X402Offer, X402Rail, X402Rails } from './rails.js';
+import type { PaymentTrace } from '../trace.js';
+import { X402_MAX_TIMEOUT_SECONDS, type X402Offer, type X402Rail, type X402Rails } from './rails.js';
+
+const eip3009Abi = parseAbi(['function authorizationState(address authorizer, bytes32 nonce) view returns (bool)']);
+/** A rail C transaction's blockhash expires within about a minute; past this it can never land. */
+const SVM_LANDING_WINDOW_MS = X402_MAX_TIMEOUT_SECONDS * 1000;
 
 /**
  * Rails B and C in the gate: the 402 carries `PAYMENT-REQUIRED` (v2) and the v1 body `accepts`; a
  * `PAYMENT-SIGNATURE` or `X-PAYMENT` payload is paired with the route's own requirements (never
- * the client's copy), verified by the facilitator, and settled after the handler.
+ * the client's copy), verified by the facilitator, and settled by the gate (before or after the
+ * handler, as the route's effect decides). `chains` reads what a lost settlement did.
  */
-export function x402Rail(rails: X402Rails, publicBaseUrl: string): PaymentRailAdapter {
+export function x402Rail(rails: X402Rails, publicBaseUrl: string, chains: { base: EvmTokenChain; solana: SolanaChain }): PaymentRailAdapter {
   const offerFor = (route: PaidRoute, request: Request): X402Offer => {
     const url = new URL(request.url);
     return {
@@ -50,6 +60,7 @@ export function x402Rail(rails: X402Rails, publicBaseUrl: string): PaymentRailAd
           proofKey,
           payer: verdict.payer ?? null,
           asset: requirement.asset,
+          trace: traceOf(rail, payload.payload, requirement.asset, proofKey),
           async settle(): Promise<SettlementOutcome> {
             const settlement = await rails.settle(payload, requirement);
             const { response } = settlement;
@@ -69,5 +80,37 @@ export function x402Rail(rails: X402Rails, publicBaseUrl: string): PaymentRailAd
         },
       };
     },
+
+    async lookup(trace, reference): Promise<PaymentLookup> {
+      if (trace.kind === 'eip3009') {
+        // The token marks each authorization nonce it executed.
+        const used = await chains.base.connection.publicClient.readContract({
+          address: trace.token as Address,
+          abi: eip3009Abi,
+          functionName: 'authorizationState',
+          args: [trace.from as Address, trace.nonce as Hex],
+        });
+        if (used) return { state: 'landed', reference };
+        if (Date.now() / 1000 > Number(trace.validBefore)) return { state: 'absent', reason: 'the authorization expired unused' };
+        return { state: 'pending' };
+      }
+      if (trace.kind !== 'svm') throw new Error(`rails B and C cannot look up a ${trace.kind} payment`);
+      const expired = Date.now() > Date.parse(trace.expires);
+      // Without the signature the facilitator never returned, nothing tells whether it landed: a person decides.
+      if (!reference) return { state: 'pending' };
+      const status = await chains.solana.status(reference as Signature);
+      if (status.state === 'landed') return { state: 'landed', reference };
+      if (status.state === 'failed') return { state: 'absent', reason: `transaction ${reference} failed: ${status.error}` };
+      return expired ? { state: 'absent', reason: `transaction ${reference} never landed before its blockhash expired` } : { state: 'pending' };
+    },
   };
+}
+
+/** What finds a rail B or C payment again: the EIP-3009 nonce, or the Solana message (by its signature). */
+function traceOf(rail: X402Rail, inner: Record<string, unknown>, asset: string, proofKey: string): PaymentTrace {
+  if (rail === 'B') {
+    const { from, nonce, validBefore } = (inner as { authorization: { from: string; nonce: string; validBefore: string } }).authorization;
+    return { kind: 'eip3009', token: asset, from, nonce, validBefore };
+  }
+  return { kind: 'svm', messageHash: proofKey.slice(proofKey.lastIndexOf(':') + 1), expires: new Date(Date.now() + SVM_LANDING_WINDOW_MS).toISOString() };
 }

@@ -1,4 +1,5 @@
 import {
+  getBase58Decoder,
   getBase64EncodedWireTransaction,
   getTransactionDecoder,
   type Address as SolanaAddress,
@@ -16,6 +17,15 @@ import { concat, encodeFunctionData, type Abi, type Hex } from 'viem';
 import { EMBEDDED_POLLING_MS, type EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
 import type { EmbeddedChains } from '../../chains/embedded/index.js';
 import type { EmbeddedSolana } from '../../chains/embedded/solana.js';
+import { svmProofKey } from './rails.js';
+
+export interface EmbeddedFacilitatorHooks {
+  /**
+   * Runs before a rail C transaction is sent, with its claim key and signature (known once the fee
+   * payer signed): the gate records the signature, so a crash mid-settlement can be looked up.
+   */
+  beforeSvmSend?: (proofKey: string, signature: string) => Promise<void>;
+}
 
 /** The embedded chains mine on send; a receipt that is not there within this is not coming. */
 const CONFIRMATION_TIMEOUT_MS = 10_000;
@@ -24,10 +34,10 @@ const CONFIRMATION_TIMEOUT_MS = 10_000;
  * Local mode's x402 facilitator: the library's own `x402Facilitator` with the exact EVM and SVM
  * schemes, whose signers talk to the embedded chains in process (never the network).
  */
-export function embeddedFacilitator(embedded: EmbeddedChains): FacilitatorClient {
+export function embeddedFacilitator(embedded: EmbeddedChains, hooks: EmbeddedFacilitatorHooks = {}): FacilitatorClient {
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer: embeddedEvmSigner(embedded.base), networks: `eip155:${embedded.base.chain.id}` });
-  registerExactSvmScheme(facilitator, { signer: embeddedSvmSigner(embedded.solana), networks: embedded.solana.network as Network });
+  registerExactSvmScheme(facilitator, { signer: embeddedSvmSigner(embedded.solana, hooks), networks: embedded.solana.network as Network });
   // The resource server wants the HTTP client's shape, whose getSupported is asynchronous.
   return {
     verify: (payload, requirements) => facilitator.verify(payload, requirements),
@@ -69,7 +79,7 @@ export function embeddedEvmSigner(chain: EmbeddedEvmChain): ReturnType<typeof to
  * sending hands back the signature and the chain's verdict (e.g. `AlreadyProcessed` for a replay)
  * surfaces at confirmation, where the facilitator turns it into a refused settlement.
  */
-export function embeddedSvmSigner(chain: EmbeddedSolana): FacilitatorSvmSigner {
+export function embeddedSvmSigner(chain: EmbeddedSolana, hooks: EmbeddedFacilitatorHooks = {}): FacilitatorSvmSigner {
   const feePayer = chain.operator;
   // Outcomes of this process's sends, read once by the confirmation that follows the send.
   const sendFailures = new Map<string, string>();
@@ -96,6 +106,11 @@ export function embeddedSvmSigner(chain: EmbeddedSolana): FacilitatorSvmSigner {
       if (outcome.error) throw new Error(`Simulation failed: ${outcome.error}`);
     },
     sendTransaction: async (transaction) => {
+      if (hooks.beforeSvmSend) {
+        const decoded = decode(transaction);
+        const feePayerSignature = decoded.signatures[feePayer.address];
+        if (feePayerSignature) await hooks.beforeSvmSend(svmProofKey(chain.network, decoded.messageBytes), getBase58Decoder().decode(feePayerSignature));
+      }
       const { signature, error } = await chain.sendTransaction(transaction);
       if (error) sendFailures.set(signature, error);
       return signature;

@@ -17,7 +17,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { ExactSvmScheme } from '@x402/svm/exact/server';
 import { getAddress, isAddress, isHex, parseAbi, type Address } from 'viem';
 import type { EmbeddedChains } from '../../chains/embedded/index.js';
-import { embeddedFacilitator } from './embedded-facilitator.js';
+import { embeddedFacilitator, type EmbeddedFacilitatorHooks } from './embedded-facilitator.js';
 import { fromV1Payload, toV1Accepts } from './v1.js';
 
 /** B: x402 exact on Base (EIP-3009 USDC). C: x402 exact on Solana (SPL transfer, facilitator pays fees). */
@@ -35,6 +35,11 @@ export function paymentRequiredHeader(required: object): string {
 }
 
 export type X402Rail = 'B' | 'C';
+
+/** A rail C payment's claim key: its network and the SHA-256 of its transaction message. */
+export function svmProofKey(network: string, messageBytes: ArrayLike<number>): string {
+  return `x402:${network}:${createHash('sha256').update(Uint8Array.from(messageBytes)).digest('hex')}`;
+}
 
 /**
  * How long a signed payment stays usable (EVM `validBefore` = signing time + this). Long enough for
@@ -269,7 +274,7 @@ function createRails(config: RailsConfig): X402Rails {
       }
       if (rail === 'C') {
         const transaction = getTransactionDecoder().decode(Buffer.from((payload.payload as { transaction: string }).transaction, 'base64'));
-        return `x402:${network}:${createHash('sha256').update(Uint8Array.from(transaction.messageBytes)).digest('hex')}`;
+        return svmProofKey(network, transaction.messageBytes);
       }
       throw new Error(`no x402 rail on ${network}`);
     },
@@ -281,7 +286,7 @@ function createRails(config: RailsConfig): X402Rails {
  * verified and settled by an in-process `x402Facilitator` on the embedded chains (Base operator
  * submits transferWithAuthorization; Solana operator is the fee payer).
  */
-export async function embeddedX402Rails(embedded: EmbeddedChains, payTo: X402PayTo): Promise<X402Rails> {
+export async function embeddedX402Rails(embedded: EmbeddedChains, payTo: X402PayTo, hooks: EmbeddedFacilitatorHooks = {}): Promise<X402Rails> {
   const { base, solana } = embedded;
   const stablecoin = base.contracts.stablecoin;
   if (!stablecoin) throw new Error('the embedded Base chain has no stablecoin');
@@ -294,7 +299,7 @@ export async function embeddedX402Rails(embedded: EmbeddedChains, payTo: X402Pay
   ]);
   await ensureTokenAccount(embedded, payTo.solana);
   return createRails({
-    facilitator: embeddedFacilitator(embedded),
+    facilitator: embeddedFacilitator(embedded, hooks),
     payTo: { evm: getAddress(payTo.evm), solana: payTo.solana },
     networks: { B: `eip155:${base.chain.id}`, C: solana.network as Network },
     evmAsset: { address: getAddress(stablecoin), name, version },

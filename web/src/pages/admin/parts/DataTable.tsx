@@ -62,7 +62,7 @@ export function JsonDetails({ value, summary = 'Show' }: { value: unknown; summa
   );
 }
 
-const OK = new Set(['completed', 'confirmed', 'sent', 'settled', 'written', 'active', 'paid', 'payment_processed']);
+const OK = new Set(['completed', 'confirmed', 'sent', 'settled', 'served', 'refunded', 'written', 'active', 'paid', 'payment_processed']);
 const WARN = new Set(['created', 'retry', 'draft', 'submitted', 'queued', 'pending', 'posted', 'delivered', 'validating', 'scheduled', 'awaiting_funds', 'funds_received', 'payment_submitted']);
 const ERR = new Set(['failed', 'cancelled', 'canceled', 'error', 'rejected_refunded', 'expired_refunded', 'expired', 'returned', 'policy_rejected']);
 

@@ -1,0 +1,289 @@
+import type { Address as SolanaAddress } from '@solana/kit';
+import { eq } from 'drizzle-orm';
+import { Mppx as MppxClient, stripe as stripeClient, tempo } from 'mppx/client';
+import { createClient, erc20Abi, http, type Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { tempo as tempoChain } from 'viem/chains';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../test/support/app.js';
+import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
+import { proofMaker } from '../../test/support/pay.js';
+import { auditLog, paymentReceipts, payments } from '../db/schema.js';
+import { createLogger } from '../log.js';
+import { paymentGate, type PaymentRailAdapter, type SettlementOutcome } from './gate.js';
+import type { PaidRoute } from './prices.js';
+import { PaymentReconciler } from './reconcile.js';
+import { PaymentRefunds } from './refunds.js';
+
+/**
+ * Issue 24 on the real app and the embedded chains: a route that acts settles its fee before the
+ * handler (two calls on one fee's worth: one action), a 5xx after settlement refunds the fee on
+ * every rail, a settled but unserved payment is served once when its proof comes back, and the
+ * reconciler resolves what a crash left behind.
+ */
+let t: TestApp;
+let server: LoopbackServer;
+const actions: string[] = [];
+
+const route = (path: string, options: Partial<PaidRoute> = {}): PaidRoute => ({
+  method: 'POST',
+  path,
+  price: 10_000n,
+  rails: ['A', 'B', 'C'],
+  unit: 'charge',
+  card: false,
+  effect: 'acts',
+  summary: 'A test route that acts',
+  ...options,
+});
+const ACTS = route('/test/acts/{outcome}');
+const CARD_ACTS = route('/test/card-acts/{outcome}', { price: 1_000_000n, rails: ['A'], card: true });
+const READS = route('/test/reads/{outcome}', { effect: 'reads' });
+
+/**
+ * The real rails behind a gate whose settlement the test steers: `lose` settles for real and
+ * then loses the answer (a timeout, a crash), `skip` never settles.
+ */
+function steeredGate(mode: 'lose' | 'skip') {
+  const db = t.database.db;
+  const { adapters } = t.payments!;
+  const steered = adapters.map(
+    (adapter): PaymentRailAdapter => ({
+      ...adapter,
+      async verify(paid, proof, request) {
+        const verification = await adapter.verify(paid, proof, request);
+        if (!verification.ok) return verification;
+        const real = verification.payment.settle;
+        const settle = async (): Promise<SettlementOutcome> => {
+          if (mode === 'skip') return { state: 'unknown', reason: 'the facilitator timed out', reference: null };
+          const outcome = await real();
+          return { state: 'unknown', reason: 'the answer was lost', reference: outcome.state === 'settled' ? outcome.reference : null };
+        };
+        return { ok: true, payment: { ...verification.payment, settle } };
+      },
+    }),
+  );
+  const refunds = new PaymentRefunds(db, { ...t.chains!, refundCard: (id) => t.payments!.cardSandbox!.refund(id) });
+  return {
+    gate: paymentGate({ db, adapters: steered, refunds, leaseSeconds: 1 }),
+    reconciler: (unservedSeconds = 3600) => new PaymentReconciler({ db, adapters: steered, refunds, leaseSeconds: 1, unservedSeconds, log: createLogger('silent') }),
+  };
+}
+
+let steered: ReturnType<typeof steeredGate>;
+
+beforeAll(async () => {
+  t = await startTestApp({}, { chains: true });
+  for (const paid of [ACTS, CARD_ACTS, READS]) {
+    t.app.post(paid.path.replace('{outcome}', ':outcome'), t.payments!.gate(paid), async (c) => {
+      const outcome = c.req.param('outcome');
+      if (outcome === 'throw') throw new Error('handler blew up');
+      if (outcome === 'fail') return c.json({ error: 'Broken.', code: 'INTERNAL_ERROR' }, 500);
+      actions.push(`${c.var.payment.id}:${await c.req.text()}`);
+      return c.json({ acted: true, redeemed: c.var.payment.redeemed }, 200);
+    });
+  }
+  // Behind gates whose settlement the reconciler tests steer.
+  steered = steeredGate('lose');
+  const skipping = steeredGate('skip');
+  t.app.post('/test/steered/lose', steered.gate(route('/test/steered/lose')), (c) => c.json({ acted: true, redeemed: c.var.payment.redeemed }));
+  t.app.post('/test/steered/skip', skipping.gate(route('/test/steered/skip')), (c) => c.json({ acted: true }));
+  server = await serveOnLoopback(t.app.fetch);
+});
+
+afterAll(async () => {
+  await server?.close();
+  await t?.close();
+});
+
+const USD = 1_000_000n;
+const post = (path: string, headers: Record<string, string>, body = '{"n":1}') =>
+  fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+const json = async <T = Record<string, unknown>>(response: Response) => (await response.json()) as T;
+const paymentOf = async (payer: string) => {
+  const rows = await t.database.db.select().from(payments);
+  return rows.filter((row) => row.payer?.toLowerCase() === payer.toLowerCase());
+};
+
+/** The payer's stablecoin on the rail's chain. */
+async function balance(rail: 'A' | 'B' | 'C', payer: string): Promise<bigint> {
+  const chains = t.embeddedChains!;
+  if (rail === 'C') return chains.solana.tokenBalance(payer as SolanaAddress);
+  const chain = rail === 'A' ? chains.tempo : chains.base;
+  return chain.connection.publicClient.readContract({ address: chain.contracts.stablecoin!, abi: erc20Abi, functionName: 'balanceOf', args: [payer as Address] });
+}
+
+describe('a route that acts', () => {
+  for (const rail of ['A', 'B', 'C'] as const) {
+    it(`rail ${rail}: two calls at once on one fee's worth act once; the other answers 402 before acting`, async () => {
+      const maker = await proofMaker(t, server.url, rail, '0.01');
+      const path = '/test/acts/ok';
+      const proofs = [await maker.proof(path), await maker.proof(path)];
+      const before = actions.length;
+      const responses = await Promise.all(proofs.map((proof, i) => post(path, proof, `{"call":${i}}`)));
+      expect(responses.map((r) => r.status).sort()).toEqual([200, 402]);
+      expect((await json<{ code: string }>(responses.find((r) => r.status === 402)!)).code).toBe('PAYMENT_SETTLEMENT_FAILED');
+      expect(actions.length - before).toBe(1);
+      expect(await balance(rail, maker.payer)).toBe(0n);
+      expect((await paymentOf(maker.payer)).map((p) => p.status).sort()).toEqual(['served', 'voided']);
+    });
+
+    it(`rail ${rail}: a 500 after settlement gives the fee back on chain`, async () => {
+      const maker = await proofMaker(t, server.url, rail, '1');
+      const response = await post('/test/acts/fail', await maker.proof('/test/acts/fail'));
+      expect(response.status).toBe(500);
+      expect(await balance(rail, maker.payer)).toBe(USD);
+      const [row] = await paymentOf(maker.payer);
+      expect(row).toMatchObject({ status: 'refunded', httpStatus: 500 });
+      expect(row!.refundReference).toBeTruthy();
+      expect(response.headers.get('payment-refund')).toBe(row!.refundReference);
+      const audit = await t.database.db.select().from(auditLog).where(eq(auditLog.targetId, row!.id));
+      expect(audit.map((a) => a.action)).toEqual(['payment.refunded']);
+      // No receipt: the fee was not kept.
+      expect(await t.database.db.select().from(paymentReceipts).where(eq(paymentReceipts.paymentId, row!.id))).toEqual([]);
+    });
+  }
+
+  it('a handler that throws after settlement is refunded too', async () => {
+    const maker = await proofMaker(t, server.url, 'B', '1');
+    expect((await post('/test/acts/throw', await maker.proof('/test/acts/throw'))).status).toBe(500);
+    expect(await balance('B', maker.payer)).toBe(USD);
+    expect((await paymentOf(maker.payer))[0]?.status).toBe('refunded');
+  });
+
+  it('the card: a 500 after the charge refunds it at the processor', async () => {
+    let token: string | undefined;
+    const pay = MppxClient.create({
+      polyfill: false,
+      methods: [
+        stripeClient.charge({
+          paymentMethod: 'pm_card_visa',
+          createToken: async ({ amount, currency, expiresAt, paymentMethod }) => {
+            const response = await t.request('POST', '/api/dev/card/token', { body: { payment_method: paymentMethod, amount, currency, expires_at: expiresAt } });
+            return (token = ((await response.json()) as { spt: string }).spt);
+          },
+        }),
+      ],
+    }).fetch;
+    const response = await pay(`${server.url}/test/card-acts/fail`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    expect(response.status).toBe(500);
+    const { rows } = await t.database.pool.query<{ id: string; status: string }>('SELECT id, status FROM card_sandbox_payment_intents WHERE token_id = $1', [token]);
+    expect(rows[0]?.status).toBe('refunded');
+    const [row] = await t.database.db.select().from(payments).where(eq(payments.reference, rows[0]!.id));
+    expect(row).toMatchObject({ rail: 'card', status: 'refunded', refundReference: rows[0]!.id });
+  });
+});
+
+describe('a pushed rail A payment (the payer sent the transaction itself)', () => {
+  it('is refunded when the handler answers 500, even on a route that only reads', async () => {
+    const payer = privateKeyToAccount(generatePrivateKey()).address;
+    const rpc = (method: string, params: unknown[]) =>
+      fetch(`${server.url}/api/dev/rpc/tempo`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    await rpc('hardhat_impersonateAccount', [payer]);
+    await t.request('POST', '/api/dev/faucet', { body: { network: 'eip155:4217', address: payer, amount: '1' } });
+    const client = createClient({ chain: tempoChain, transport: http(`${server.url}/api/dev/rpc/tempo`), account: payer });
+    const pay = MppxClient.create({ methods: [tempo.charge({ account: payer, getClient: () => client })], polyfill: false }).fetch;
+    const response = await pay(`${server.url}/test/reads/fail`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    expect(response.status).toBe(500);
+    expect(await balance('A', payer)).toBe(USD);
+    expect((await paymentOf(payer))[0]).toMatchObject({ status: 'refunded', rail: 'A' });
+  });
+});
+
+describe('a settled payment whose answer was lost', () => {
+  /** What a crash between settlement and answer leaves: settled, unserved, nobody holding it. */
+  const orphan = async (paymentId: string) => {
+    await t.database.db.delete(paymentReceipts).where(eq(paymentReceipts.paymentId, paymentId));
+    await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [paymentId]);
+  };
+
+  for (const rail of ['A', 'B', 'C'] as const) {
+    it(`rail ${rail}: is served once when the same proof and request come back, never charged twice`, async () => {
+      const maker = await proofMaker(t, server.url, rail, '1');
+      const proof = await maker.proof('/test/acts/ok');
+      expect((await post('/test/acts/ok', proof, '{"order":1}')).status).toBe(200);
+      const [row] = await paymentOf(maker.payer);
+      await orphan(row!.id);
+      // Another body with the same proof is not the call it paid for.
+      expect((await json<{ code: string }>(await post('/test/acts/ok', proof, '{"order":2}'))).code).toBe('PAYMENT_ALREADY_USED');
+      const before = actions.length;
+      const again = await post('/test/acts/ok', proof, '{"order":1}');
+      expect(again.status).toBe(200);
+      expect(await json(again)).toEqual({ acted: true, redeemed: true });
+      expect(actions.slice(before)).toEqual([`${row!.id}:{"order":1}`]);
+      // Served now: a third time is a replay.
+      expect((await json<{ code: string }>(await post('/test/acts/ok', proof, '{"order":1}'))).code).toBe('PAYMENT_ALREADY_USED');
+      expect(await balance(rail, maker.payer)).toBe(USD - 10_000n);
+      expect((await paymentOf(maker.payer)).map((p) => p.status)).toEqual(['served']);
+    });
+  }
+
+  it('is served by exactly one of 20 identical retries at once', async () => {
+    const maker = await proofMaker(t, server.url, 'B', '1');
+    const proof = await maker.proof('/test/acts/ok');
+    expect((await post('/test/acts/ok', proof)).status).toBe(200);
+    const [row] = await paymentOf(maker.payer);
+    await orphan(row!.id);
+    const before = actions.length;
+    const statuses = (await Promise.all(Array.from({ length: 20 }, () => post('/test/acts/ok', proof)))).map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(19);
+    expect(actions.length - before).toBe(1);
+  });
+});
+
+describe('the payments reconciler', () => {
+  const lapse = () => new Promise((resolve) => setTimeout(resolve, 1_100));
+
+  it('an unknown outcome whose money moved: settled, then served once to its proof; a never-served one is refunded', async () => {
+    const { reconciler } = steered;
+    const served = await proofMaker(t, server.url, 'B', '1');
+    const abandoned = await proofMaker(t, server.url, 'B', '1');
+    const proofs = [await served.proof('/test/steered/lose'), await abandoned.proof('/test/steered/lose')];
+    for (const proof of proofs) expect((await post('/test/steered/lose', proof)).status).toBe(502);
+    await lapse();
+    expect(await reconciler().run()).toMatchObject({ settled: 2 });
+    const again = await post('/test/steered/lose', proofs[0]!);
+    expect(again.status).toBe(200);
+    expect(await json(again)).toEqual({ acted: true, redeemed: true });
+    expect(await balance('B', served.payer)).toBe(USD - 10_000n);
+    // The other payer never came back: refunded once unserved too long, exactly once.
+    await lapse();
+    expect(await reconciler(0).run()).toMatchObject({ refunded: 1 });
+    expect(await reconciler(0).run()).toMatchObject({ refunded: 0, settled: 0 });
+    expect(await balance('B', abandoned.payer)).toBe(USD);
+    const [row] = await paymentOf(abandoned.payer);
+    const audit = await t.database.db.select().from(auditLog).where(eq(auditLog.targetId, row!.id));
+    expect(audit.map((a) => a.action).sort()).toEqual(['payment.refunded', 'payment.settled']);
+  });
+
+  it('a settlement never sent stays open while it could land, and is voided once it never can', async () => {
+    const { reconciler } = steered;
+    const maker = await proofMaker(t, server.url, 'B', '1');
+    expect((await post('/test/steered/skip', await maker.proof('/test/steered/skip'))).status).toBe(502);
+    await lapse();
+    expect(await reconciler().run()).toMatchObject({ pending: 1, voided: 0 });
+    // The authorization's validBefore has passed: it can never be executed.
+    const [row] = await paymentOf(maker.payer);
+    await t.database.pool.query(`UPDATE payments SET trace = jsonb_set(trace, '{validBefore}', '"1"') WHERE id = $1`, [row!.id]);
+    expect(await reconciler().run()).toMatchObject({ voided: 1 });
+    expect(await balance('B', maker.payer)).toBe(USD);
+  });
+
+  it('a claim whose request died after its money moved: settled by the reconciler, and its retry is served once', async () => {
+    const { reconciler } = steered;
+    const maker = await proofMaker(t, server.url, 'A', '1');
+    const proof = await maker.proof('/test/steered/lose');
+    expect((await post('/test/steered/lose', proof)).status).toBe(502);
+    // What a kill -9 between the transfer and its record leaves: the claim, nothing else.
+    const [row] = await paymentOf(maker.payer);
+    await t.database.pool.query("UPDATE payments SET status = 'claimed', reference = NULL WHERE id = $1", [row!.id]);
+    await lapse();
+    expect(await reconciler().run()).toMatchObject({ settled: 1 });
+    const again = await post('/test/steered/lose', proof);
+    expect(again.status).toBe(200);
+    expect(await json(again)).toEqual({ acted: true, redeemed: true });
+    expect(await balance('A', maker.payer)).toBe(USD - 10_000n);
+    expect((await paymentOf(maker.payer))[0]).toMatchObject({ status: 'served' });
+  });
+});

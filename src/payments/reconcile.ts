@@ -1,0 +1,74 @@
+import type { Db } from '../db/client.js';
+import type { Logger } from '../log.js';
+import type { PaymentRailAdapter } from './gate.js';
+import type { PaymentRefunds } from './refunds.js';
+import { resolvePayment, stalePayments, startRefund, takeOverRefund, type PaymentRow } from './store.js';
+import type { PaymentTrace } from './trace.js';
+
+/** A payment settled but never served this long is refunded (its proof may come back until then). */
+export const UNSERVED_REFUND_SECONDS = 3600;
+
+export interface ReconcileCounts {
+  settled: number;
+  voided: number;
+  refunded: number;
+  pending: number;
+}
+
+/**
+ * Resolves every fee payment no request is answering any more (the `payments-reconcile` job, every
+ * minute and at start-up), from the chain or the card processor:
+ * - a claim or an unknown outcome whose lease lapsed: `settled` when the money moved (its proof can
+ *   then be served once, see the gate), `voided` when it never can, left alone while it still could;
+ * - a payment settled but not served for `unservedSeconds`, and a refund whose worker died: refunded.
+ * Every decision is a compare-and-set with an audit entry; instances never resolve one row twice.
+ */
+export class PaymentReconciler {
+  constructor(
+    private readonly deps: {
+      db: Db;
+      adapters: PaymentRailAdapter[];
+      refunds: PaymentRefunds;
+      leaseSeconds: number;
+      unservedSeconds?: number;
+      log: Logger;
+    },
+  ) {}
+
+  async run(limit = 100): Promise<ReconcileCounts> {
+    const counts: ReconcileCounts = { settled: 0, voided: 0, refunded: 0, pending: 0 };
+    const stale = await stalePayments(this.deps.db, { unservedSeconds: this.deps.unservedSeconds ?? UNSERVED_REFUND_SECONDS, limit });
+    for (const row of stale) {
+      try {
+        const outcome = row.status === 'claimed' || row.status === 'unknown' ? await this.resolve(row) : await this.refund(row);
+        counts[outcome] += 1;
+      } catch (error) {
+        counts.pending += 1;
+        this.deps.log.error({ err: error, paymentId: row.id, status: row.status }, 'payment not reconciled; tried again next round');
+      }
+    }
+    return counts;
+  }
+
+  /** A claim or an unknown outcome: did the money move? */
+  private async resolve(row: PaymentRow): Promise<keyof ReconcileCounts> {
+    const adapter = this.deps.adapters.find((a) => a.rails.includes(row.rail === 'card' ? 'A' : row.rail));
+    if (!adapter || !row.trace) throw new Error(`no way to look payment ${row.id} up (rail ${row.rail}, trace ${row.trace ? 'kept' : 'missing'})`);
+    const found = await adapter.lookup(row.trace as PaymentTrace, row.reference);
+    if (found.state === 'pending') return 'pending';
+    if (found.state === 'landed') {
+      return (await resolvePayment(this.deps.db, row, 'settled', { reference: found.reference, reason: 'the money moved; its request never answered' })) ? 'settled' : 'pending';
+    }
+    return (await resolvePayment(this.deps.db, row, 'voided', { reason: found.reason })) ? 'voided' : 'pending';
+  }
+
+  /** A settlement never served, or a refund left unfinished. */
+  private async refund(row: PaymentRow): Promise<keyof ReconcileCounts> {
+    const { db, leaseSeconds } = this.deps;
+    const held = row.status === 'settled' ? await startRefund(db, row.id, row.httpStatus, leaseSeconds) : await takeOverRefund(db, row.id, leaseSeconds);
+    if (!held) return 'pending';
+    const reason = row.status === 'settled' ? 'settled but never served' : (held.httpStatus ?? 0) >= 500 ? `the call answered ${held.httpStatus}` : 'an unfinished refund';
+    const outcome = await this.deps.refunds.refund(held, reason);
+    return outcome.state === 'refunded' ? 'refunded' : 'pending';
+  }
+}

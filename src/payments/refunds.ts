@@ -1,0 +1,111 @@
+import type { Address as SolanaAddress, Signature } from '@solana/kit';
+import { keccak256, stringToHex, zeroHash, type Address, type Hex } from 'viem';
+import type { EvmTokenChain } from '../chains/evm/token-chain.js';
+import type { SignedSolanaTransaction, SolanaChain } from '../chains/solana/solana-chain.js';
+import type { Db } from '../db/client.js';
+import { auditRefund, markRefunded, recordRefundAttempt, type PaymentRow } from './store.js';
+
+export type RefundOutcome = { state: 'refunded'; reference: string } | { state: 'pending'; reference: string | null };
+
+export interface RefundRails {
+  /** Rail A fees came to the service's Tempo wallet; a refund is a memo-tagged transfer back. */
+  tempo: EvmTokenChain;
+  /** Rail B fees came to the service's Base wallet. */
+  base: EvmTokenChain;
+  /** Rail C fees came to the service's Solana wallet. */
+  solana: SolanaChain;
+  /** The card processor's refund of a charge (absent: no card rail). */
+  refundCard?: ((paymentIntentId: string) => Promise<void>) | undefined;
+}
+
+const isNonceTaken = (error: unknown) => error !== null && /nonce too low|nonce.*(lower|already used)/i.test(String((error as Error)?.message ?? error));
+
+/** An EVM refund recorded before it was broadcast. */
+type EvmAttempt = { hash: Hex; raw: Hex };
+/** A Solana refund recorded before it was sent. */
+type SolanaAttempt = { signature: string; wire: string; lastValidBlockHeight: string };
+
+/**
+ * Gives a collected fee back to its payer: on chain from the service wallet that received it
+ * (rails A, B, C), or through the card processor. Exactly once: the transaction is recorded on the
+ * payment before it is sent, and a later attempt (after a crash, by another instance) first looks
+ * that one up, resends the same bytes while they can still land, and signs a new one only when the
+ * recorded one never can. The caller holds the payment's lease (status `refunding`).
+ */
+export class PaymentRefunds {
+  constructor(
+    private readonly db: Db,
+    private readonly rails: RefundRails,
+  ) {}
+
+  async refund(row: PaymentRow, reason: string): Promise<RefundOutcome> {
+    const outcome = await this.attempt(row);
+    if (outcome.state === 'refunded' && (await markRefunded(this.db, row.id, outcome.reference))) {
+      await auditRefund(this.db, row, outcome.reference, reason);
+    }
+    return outcome;
+  }
+
+  private attempt(row: PaymentRow): Promise<RefundOutcome> {
+    if (row.rail === 'card') return this.refundCard(row);
+    if (!row.payer) throw new Error(`payment ${row.id} names no payer to refund`);
+    if (row.rail === 'C') return this.refundSolana(row, row.payer as SolanaAddress);
+    const chain = row.rail === 'A' ? this.rails.tempo : this.rails.base;
+    // Tempo's token carries a memo naming the payment; Base's USDC has none.
+    const memo = row.rail === 'A' ? keccak256(stringToHex(`refund:${row.id}`)) : zeroHash;
+    return this.refundEvm(row, chain, row.payer as Address, memo);
+  }
+
+  private async refundCard(row: PaymentRow): Promise<RefundOutcome> {
+    const paymentIntent = row.reference ?? (row.trace as { paymentIntent?: string } | null)?.paymentIntent;
+    if (!paymentIntent || !this.rails.refundCard) throw new Error(`payment ${row.id} has no card charge to refund`);
+    await this.rails.refundCard(paymentIntent); // idempotent at the processor (keyed by the charge)
+    return { state: 'refunded', reference: paymentIntent };
+  }
+
+  private async refundEvm(row: PaymentRow, chain: EvmTokenChain, payer: Address, memo: Hex): Promise<RefundOutcome> {
+    const earlier = row.refundAttempt as EvmAttempt | null;
+    if (earlier) {
+      const { connection } = chain;
+      let receipt = await connection.receipt(earlier.hash);
+      if (!receipt) {
+        // The same bytes again: they land with their nonce, or that nonce went to another
+        // transaction meanwhile (or to them: look once more) and they never can.
+        const error = await connection.rebroadcast(earlier.raw).then(() => null, (failure: unknown) => failure);
+        receipt = await connection.receipt(earlier.hash);
+        if (!receipt && !isNonceTaken(error)) return { state: 'pending', reference: earlier.hash };
+      }
+      if (receipt?.status === 'success') return { state: 'refunded', reference: earlier.hash };
+      // Reverted, or never able to land: sign a new refund.
+    }
+    const written = await chain.transfer(payer, row.amount, memo, {
+      beforeBroadcast: async (signed) => {
+        if (!(await recordRefundAttempt(this.db, row.id, signed.hash, { ...signed } satisfies EvmAttempt))) {
+          throw new Error(`payment ${row.id} is no longer being refunded`);
+        }
+      },
+    });
+    return { state: 'refunded', reference: written.txHash };
+  }
+
+  private async refundSolana(row: PaymentRow, payer: SolanaAddress): Promise<RefundOutcome> {
+    const { solana } = this.rails;
+    const earlier = row.refundAttempt as SolanaAttempt | null;
+    if (earlier) {
+      const signature = earlier.signature as Signature;
+      const status = await solana.status(signature);
+      if (status.state === 'landed') return { state: 'refunded', reference: signature };
+      if (status.state === 'unknown' && (await solana.blockHeight()) <= BigInt(earlier.lastValidBlockHeight)) {
+        await solana.resend({ signature, wire: earlier.wire, lastValidBlockHeight: BigInt(earlier.lastValidBlockHeight) });
+        return { state: 'pending', reference: signature };
+      }
+      // Failed, or its blockhash expired unlanded: it never can land; sign a new one.
+    }
+    const record = async (signed: SignedSolanaTransaction) => {
+      const attempt: SolanaAttempt = { signature: signed.signature, wire: signed.wire, lastValidBlockHeight: signed.lastValidBlockHeight.toString() };
+      if (!(await recordRefundAttempt(this.db, row.id, signed.signature, attempt))) throw new Error(`payment ${row.id} is no longer being refunded`);
+    };
+    const { signature } = await solana.transfer(payer, row.amount, `refund ${row.id}`, { beforeSend: record });
+    return { state: 'refunded', reference: signature };
+  }
+}
