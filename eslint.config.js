@@ -12,6 +12,13 @@ export default tseslint.config(
     },
   },
   {
+    // The payment gate is a closed library: features hook into it (openPayments' onSettled), never the reverse.
+    files: ['src/payments/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/features/**'], message: 'src/payments imports nothing from src/features (docs/decisions.md, issue 24).' }] }],
+    },
+  },
+  {
     files: ['test/**', 'bench/**', '**/*.test.ts', 'scripts/**'],
     rules: { 'no-console': 'off', '@typescript-eslint/no-explicit-any': 'off' },
   },

@@ -98,11 +98,13 @@ export interface Services {
 const EXPOSED_HEADERS = [
   'WWW-Authenticate',
   'Payment-Receipt',
+  'Payment-Refund',
   'PAYMENT-REQUIRED',
   'PAYMENT-RESPONSE',
   'X-PAYMENT-RESPONSE',
   'X-Request-Id',
   'Idempotent-Replayed',
+  'Retry-After',
 ];
 const ALLOWED_HEADERS = [
   'Authorization',

@@ -5,8 +5,10 @@
  * real server exactly between two effects, with no clean-up of any kind, then restart it.
  */
 export const CRASH_POINTS = [
-  // Payment gate, on a route that acts: the fee is settled, the handler not run yet / the answer not yet recorded.
+  // Payment gate, on a route that acts: the fee moved, not yet recorded / recorded, the handler not run / the
+  // handler answered, the answer not recorded.
   'payment.after-settle',
+  'payment.before-handler',
   'payment.before-served',
   // Payroll execute: the signed batch is recorded, not yet broadcast / mined, not yet confirmed in the database.
   'payroll.before-broadcast',

@@ -1,4 +1,4 @@
-import type { Address as SolanaAddress } from '@solana/kit';
+import { generateKeyPairSigner, type Address as SolanaAddress } from '@solana/kit';
 import { eq } from 'drizzle-orm';
 import { Mppx as MppxClient, stripe as stripeClient, tempo } from 'mppx/client';
 import { createClient, erc20Abi, http, type Address } from 'viem';
@@ -285,5 +285,68 @@ describe('the payments reconciler', () => {
     expect(await json(again)).toEqual({ acted: true, redeemed: true });
     expect(await balance('A', maker.payer)).toBe(USD - 10_000n);
     expect((await paymentOf(maker.payer))[0]).toMatchObject({ status: 'served' });
+  });
+});
+
+describe('a refund, exactly once through a crash', () => {
+  /** A fee row being refunded to a fresh payer (as the gate leaves it after a 5xx). */
+  const refunding = async (rail: 'A' | 'B' | 'C', payer: string) => {
+    const [row] = await t.database.db
+      .insert(payments)
+      .values({ proofKey: `test:${crypto.randomUUID()}`, rail, network: 'test', route: 'POST /test', payer, amount: 10_000n, status: 'refunding', requestId: 'test' })
+      .returning();
+    return row!;
+  };
+  const refunds = () => new PaymentRefunds(t.database.db, { ...t.chains! });
+  beforeAll(async () => {
+    // The service wallets hold the fees they give back.
+    const { payTo } = t.payments!;
+    for (const [network, address] of [['eip155:4217', payTo.tempo], ['eip155:8453', payTo.base], [t.embeddedChains!.solana.network, payTo.solana]]) {
+      await t.request('POST', '/api/dev/faucet', { body: { network, address, amount: '1' } });
+    }
+  });
+  /** Signs and records the refund, then dies before sending it (what a kill -9 there leaves). */
+  const crashBeforeSending = (signed: { hash?: string; signature?: string }, row: { id: string }, attempt: Record<string, unknown>) =>
+    t.database.pool
+      .query('UPDATE payments SET refund_reference = $2, refund_attempt = $3 WHERE id = $1', [row.id, signed.hash ?? signed.signature, attempt])
+      .then(() => {
+        throw new Error('killed before sending');
+      });
+
+  it('rails A and B: the recorded bytes are sent again, not a second refund; a nonce taken meanwhile gets a new one', async () => {
+    for (const rail of ['A', 'B'] as const) {
+      const chain = rail === 'A' ? t.chains!.tempo : t.chains!.base;
+      for (const nonceTaken of [false, true]) {
+        const payer = privateKeyToAccount(generatePrivateKey()).address;
+        const row = await refunding(rail, payer);
+        await chain.transfer(payer, row.amount, undefined, { beforeBroadcast: (signed) => crashBeforeSending(signed, row, { ...signed }) }).catch(() => {});
+        // Another write of the service wallet takes the recorded refund's nonce.
+        if (nonceTaken) await chain.transfer(privateKeyToAccount(generatePrivateKey()).address, 1n);
+        const [stored] = await t.database.db.select().from(payments).where(eq(payments.id, row.id));
+        const outcome = await refunds().refund(stored!, 'test');
+        expect(outcome.state, `${rail}, nonce taken: ${nonceTaken}`).toBe('refunded');
+        expect(outcome.reference === stored!.refundReference, `${rail}, nonce taken: ${nonceTaken}`).toBe(!nonceTaken);
+        // Once: a second worker holding the old row finds it done and sends nothing.
+        await refunds().refund(stored!, 'test').catch(() => {});
+        expect(await balance(rail, payer)).toBe(row.amount);
+        expect((await t.database.db.select().from(payments).where(eq(payments.id, row.id)))[0]).toMatchObject({ status: 'refunded' });
+      }
+    }
+  });
+
+  it('rail C: the recorded transaction is sent again while its blockhash lives', async () => {
+    const payer = (await generateKeyPairSigner()).address;
+    const row = await refunding('C', payer);
+    await t.chains!.solana
+      .transfer(payer, row.amount, `refund ${row.id}`, {
+        beforeSend: (signed) => crashBeforeSending(signed, row, { signature: signed.signature, wire: signed.wire, lastValidBlockHeight: signed.lastValidBlockHeight.toString() }),
+      })
+      .catch(() => {});
+    const [stored] = await t.database.db.select().from(payments).where(eq(payments.id, row.id));
+    const outcome = await refunds().refund(stored!, 'test');
+    // Resent: it lands with the same signature (the next round sees it landed).
+    const settledOutcome = outcome.state === 'refunded' ? outcome : await refunds().refund((await t.database.db.select().from(payments).where(eq(payments.id, row.id)))[0]!, 'test');
+    expect(settledOutcome).toEqual({ state: 'refunded', reference: stored!.refundReference });
+    expect(await balance('C', payer)).toBe(row.amount);
   });
 });

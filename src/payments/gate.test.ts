@@ -213,9 +213,31 @@ describe('every paid route of the price table', () => {
     expect(validation.valid).toBe(true);
     for (const route of PRICE_TABLE) {
       const operation = document.paths[route.path]?.[route.method.toLowerCase()];
-      expect(operation?.['x-payment'], route.path).toMatchObject({ price: formatUsd(route.price), rails: route.rails });
+      expect(operation?.['x-payment'], route.path).toMatchObject({ price: formatUsd(route.price), rails: route.rails, effect: route.effect });
       expect(operation?.responses['402'], route.path).toBeDefined();
     }
+  });
+
+  it('declares whether each route acts (its fee is collected before the handler) or reads (issue 24)', () => {
+    const of = (effect: 'acts' | 'reads') => PRICE_TABLE.filter((r) => r.effect === effect).map((r) => `${r.method} ${r.path}`);
+    expect(of('acts').sort()).toEqual(
+      [
+        'POST /api/mpp/payroll/execute',
+        'POST /api/mpp/employee/advance',
+        'POST /api/mpp/bridge/offramp',
+        'POST /api/mpp/escrow/post',
+        'POST /api/mpp/escrow/deliver',
+        'POST /api/mpp/escrow/deliver-signed',
+        'POST /api/mpp/agent/pay',
+        'POST /api/mpp/agents/register',
+        'POST /api/x402/streams',
+      ].sort(),
+    );
+    // The session treasury reads, except its rebalance action.
+    expect(PRICE_TABLE.filter((r) => r.actingActions).map((r) => [r.path, r.effect, r.actingActions])).toEqual([
+      ['/api/mpp/agent/session/treasury', 'reads', ['rebalance']],
+    ]);
+    expect(of('reads')).toHaveLength(PRICE_TABLE.length - 9);
   });
 
   it('issues a distinct challenge on every 402, even at once (one payer pays each of them)', async () => {

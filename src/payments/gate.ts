@@ -15,7 +15,7 @@ import {
   markServed,
   recordSettlement,
   releaseClaim,
-  renewLease,
+  holdingLease,
   startRefund,
   takeOverSettled,
   voidClaim,
@@ -111,6 +111,7 @@ const INLINE_REFUND_MS = 15_000;
  */
 export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => MiddlewareHandler<AppEnv> {
   const { db, leaseSeconds } = deps;
+  const leased = <T>(paymentId: string, work: () => Promise<T>) => holdingLease(db, paymentId, leaseSeconds, work);
 
   return (route) => async (c, next) => {
     const proof = readPaymentProof(c.req.raw);
@@ -179,8 +180,9 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
     if (payment.prepaid || (await effectOf(route, c)) === 'acts') {
       const outcome = await leased(paymentId, () => settleSafely(payment));
       if (outcome.state !== 'settled') return unsettled(c, route, adapters, paymentId, outcome, null);
-      await recordSettlement(db, paymentId, outcome);
       crashPoint('payment.after-settle');
+      await recordSettlement(db, paymentId, outcome);
+      crashPoint('payment.before-handler');
       return serveSettled(c, next, paymentId, outcome.headers, false);
     }
     return serveThenSettle(c, next, paymentId, payment, (outcome, status) => unsettled(c, route, adapters, paymentId, outcome, status));
@@ -228,28 +230,21 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
     for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
   }
 
-  /** Runs `work` while renewing the claim's lease, so it never looks abandoned while this request lives. */
-  async function leased<T>(paymentId: string, work: () => Promise<T>): Promise<T> {
-    const renew = setInterval(() => void renewLease(db, paymentId, leaseSeconds).catch(() => {}), (leaseSeconds * 1000) / 3);
-    renew.unref();
-    try {
-      return await work();
-    } finally {
-      clearInterval(renew);
-    }
-  }
 
   /** A settled fee whose call failed goes back to the payer: now if it can, else by the reconciler. */
   async function refundFailedCall(c: Context<AppEnv>, paymentId: string, httpStatus: number) {
     const row = await startRefund(db, paymentId, httpStatus, leaseSeconds);
     if (!row) return;
+    let timer: NodeJS.Timeout | undefined;
     const refunded = await Promise.race([
-      deps.refunds.refund(row, `the call answered ${httpStatus}`),
-      new Promise<'later'>((resolve) => setTimeout(resolve, INLINE_REFUND_MS, 'later').unref()),
-    ]).catch((error: unknown) => {
-      c.var.log.error({ err: error, paymentId }, 'fee refund failed; the reconciler retries it');
-      return 'later' as const;
-    });
+      leased(paymentId, () => deps.refunds.refund(row, `the call answered ${httpStatus}`)),
+      new Promise<'later'>((resolve) => (timer = setTimeout(resolve, INLINE_REFUND_MS, 'later'))),
+    ])
+      .catch((error: unknown) => {
+        c.var.log.error({ err: error, paymentId }, 'fee refund failed; the reconciler retries it');
+        return 'later' as const;
+      })
+      .finally(() => clearTimeout(timer));
     if (c.res.status >= 500) c.res.headers.set('Payment-Refund', refunded === 'later' || refunded.state !== 'refunded' ? 'pending' : refunded.reference);
   }
 

@@ -2,11 +2,13 @@ import type { Db } from '../db/client.js';
 import type { Logger } from '../log.js';
 import type { PaymentRailAdapter } from './gate.js';
 import type { PaymentRefunds } from './refunds.js';
-import { resolvePayment, stalePayments, startRefund, takeOverRefund, type PaymentRow } from './store.js';
+import { holdingLease, resolvePayment, stalePayments, startRefund, takeOverRefund, type PaymentRow } from './store.js';
 import type { PaymentTrace } from './trace.js';
 
 /** A payment settled but never served this long is refunded (its proof may come back until then). */
 export const UNSERVED_REFUND_SECONDS = 3600;
+/** A payment whose outcome the chain has not told after this long is reported every round. */
+const STUCK_AFTER_MS = 15 * 60_000;
 
 export interface ReconcileCounts {
   settled: number;
@@ -55,7 +57,12 @@ export class PaymentReconciler {
     const adapter = this.deps.adapters.find((a) => a.rails.includes(row.rail === 'card' ? 'A' : row.rail));
     if (!adapter || !row.trace) throw new Error(`no way to look payment ${row.id} up (rail ${row.rail}, trace ${row.trace ? 'kept' : 'missing'})`);
     const found = await adapter.lookup(row.trace as PaymentTrace, row.reference);
-    if (found.state === 'pending') return 'pending';
+    if (found.state === 'pending') {
+      if (Date.now() - row.createdAt.getTime() > STUCK_AFTER_MS) {
+        this.deps.log.warn({ paymentId: row.id, rail: row.rail, reference: row.reference }, 'fee payment outcome still unknown; a person must resolve it (docs/operations.md)');
+      }
+      return 'pending';
+    }
     if (found.state === 'landed') {
       return (await resolvePayment(this.deps.db, row, 'settled', { reference: found.reference, reason: 'the money moved; its request never answered' })) ? 'settled' : 'pending';
     }
@@ -68,7 +75,7 @@ export class PaymentReconciler {
     const held = row.status === 'settled' ? await startRefund(db, row.id, row.httpStatus, leaseSeconds) : await takeOverRefund(db, row.id, leaseSeconds);
     if (!held) return 'pending';
     const reason = row.status === 'settled' ? 'settled but never served' : (held.httpStatus ?? 0) >= 500 ? `the call answered ${held.httpStatus}` : 'an unfinished refund';
-    const outcome = await this.deps.refunds.refund(held, reason);
+    const outcome = await holdingLease(db, held.id, leaseSeconds, () => this.deps.refunds.refund(held, reason));
     return outcome.state === 'refunded' ? 'refunded' : 'pending';
   }
 }

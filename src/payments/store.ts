@@ -68,12 +68,23 @@ export async function findClaim(db: Db, by: { proofKey: string } | { proofHash: 
   return row ?? null;
 }
 
-/** Keeps a running request's claim from looking abandoned. */
-export async function renewLease(db: Db, paymentId: string, leaseSeconds: number): Promise<void> {
-  await db
-    .update(payments)
-    .set({ leaseUntil: leaseFor(leaseSeconds) })
-    .where(and(eq(payments.id, paymentId), inArray(payments.status, ['claimed', 'settled', 'refunding'])));
+/**
+ * Runs `work` while renewing the payment's lease (a third of it at a time), so it never looks
+ * abandoned while this process lives; after a crash the lease lapses and another takes over.
+ */
+export async function holdingLease<T>(db: Db, paymentId: string, leaseSeconds: number, work: () => Promise<T>): Promise<T> {
+  const renew = setInterval(() => {
+    db.update(payments)
+      .set({ leaseUntil: leaseFor(leaseSeconds) })
+      .where(and(eq(payments.id, paymentId), inArray(payments.status, ['claimed', 'settled', 'refunding'])))
+      .catch(() => {});
+  }, (leaseSeconds * 1000) / 3);
+  renew.unref();
+  try {
+    return await work();
+  } finally {
+    clearInterval(renew);
+  }
 }
 
 /**

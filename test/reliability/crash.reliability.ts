@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { getBase58Decoder, type Signature } from '@solana/kit';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedChains } from '../../src/chains/embedded/index.js';
 import { embeddedChainPorts } from '../../src/chains/index.js';
@@ -11,7 +12,7 @@ import type { CrashPoint } from '../../src/faults.js';
 import { parseUsd } from '../../src/money.js';
 import { agentProofHeaders } from '../support/agents.js';
 import { createTestDatabaseTarget, type TestDatabaseTarget } from '../support/database.js';
-import { railA, x402WithAssets, type PayingFetch } from '../support/pay.js';
+import { proofMaker, railA, x402WithAssets, type PayingFetch } from '../support/pay.js';
 import { freePort, RemoteService, startServiceProcess, waitForHealthy, type ServiceProcess } from '../support/service-process.js';
 import { reportFigure } from './figures.js';
 
@@ -278,5 +279,73 @@ describe('kill -9 during the reputation job', () => {
     } finally {
       await database.close();
     }
+    livesCompleted = 7;
+  });
+});
+
+describe('kill -9 between a fee settlement and its answer (agent/pay, which acts)', () => {
+  it('serves each settled fee once when its proof comes back, pays each recipient once, and charges each fee once', async ({ task }) => {
+    after(7);
+    const PAY = '/api/mpp/agent/pay';
+    // Life 8: killed with the fee recorded as settled, before the handler ran.
+    await startLife('payment.before-handler');
+    const authorized = await remote.request('POST', `/api/employers/${employerId}/agents/authorizations`, {
+      token: owner,
+      body: { label: 'Crash payer', agent_identifier: `payer-${randomUUID()}`, per_tx_cap_usd: '5', per_day_cap_usd: '50', velocity_per_minute: 100 },
+    });
+    expect(authorized.status, await authorized.clone().text()).toBe(201);
+    const agent = await json<{ agent_identifier: string; hmac_secret: string }>(authorized);
+    const fees = await proofMaker(remote, remote.base, 'A', '0.10'); // two fees of $0.05, nothing more
+    const recipients = [privateKeyToAccount(generatePrivateKey()).address, privateKeyToAccount(generatePrivateKey()).address];
+    /** One agent/pay call, fixed once: its retries send exactly these bytes with exactly this proof. */
+    const call = async (to: string) => {
+      const body = JSON.stringify({ employer_id: employerId, recipient_wallet: to, amount: '1.00', reference: `crash-${randomUUID()}` });
+      const identity = await agentProofHeaders(agent.agent_identifier, { hmac: agent.hmac_secret }, { method: 'POST', path: PAY, body });
+      const headers = { 'content-type': 'application/json', ...identity, ...(await fees.proof(PAY)) };
+      return () => fetch(`${remote.base}${PAY}`, { method: 'POST', headers, body });
+    };
+    const admin = await remote.token('demo-admin');
+    const feeStatus = async () =>
+      (await json<{ items: { payer: string | null; status: string }[] }>(await remote.request('GET', '/api/admin?scope=payments&limit=100', { token: admin }))).items
+        .filter((p) => p.payer?.toLowerCase() === fees.payer.toLowerCase())
+        .map((p) => p.status);
+    const first = await call(recipients[0]!);
+    await dropped(first());
+    await killedAtCrashPoint(30_000, feeStatus);
+
+    // Life 9: the same call again is served (its handler runs now, once); then a second call is killed
+    // after its fee moved on chain, before the settlement was recorded.
+    await startLife('payment.after-settle');
+    const redeemed = await first();
+    expect(redeemed.status, await redeemed.clone().text()).toBe(200);
+    const second = await call(recipients[1]!);
+    await dropped(second());
+    await killedAtCrashPoint(30_000, feeStatus);
+
+    // Life 10: the reconciler (at start-up) finds the second fee on chain and marks it settled; the
+    // call again runs its handler (the transfer is made), and the kill comes before the answer is recorded.
+    await startLife('payment.before-served');
+    await until('the second fee, found on chain', feeStatus, (statuses) => statuses.includes('settled'));
+    await dropped(second());
+    await killedAtCrashPoint(30_000, feeStatus);
+
+    // Life 11: the call once more: it finds the transfer it made and answers with it, paying nothing again.
+    await startLife();
+    const replayed = await second();
+    expect(replayed.status, await replayed.clone().text()).toBe(200);
+    expect(await json<{ recipient: string }>(replayed)).toMatchObject({ recipient: recipients[1] });
+    const received = await Promise.all(recipients.map((r) => remote.stablecoinBalance(r)));
+    expect(received).toEqual([USD, USD]);
+    expect(await remote.stablecoinBalance(fees.payer)).toBe(0n);
+    expect(await feeStatus()).toEqual(['served', 'served']);
+    for (const retry of [first, second]) expect((await json<{ code: string }>(await retry())).code).toBe('PAYMENT_ALREADY_USED');
+    livesCompleted = 11;
+    reportFigure(task, {
+      check: 'crash',
+      summary:
+        'fee settled before agent/pay acts: 3 kills (fee settled, handler not run; fee moved on chain, not recorded; transfer made, answer not recorded), ' +
+        `restarted: 2 of 2 calls served when their proof came back, recipients received ${received.map((r) => `$${Number(r) / 1e6}`).join(' and ')} of $1 each, ` +
+        `2 fees charged for 2 calls, 0 charged twice`,
+    });
   });
 });

@@ -5,6 +5,7 @@
  */
 export const CHECKS = {
   'spend-race': 'spend race',
+  'fee-race': 'fee races on acting routes',
   'payment-replay': 'payment replay',
   crash: 'crash (kill -9, restart)',
   fuzz: 'fuzz (malformed requests per OpenAPI route)',

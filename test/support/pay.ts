@@ -61,7 +61,7 @@ export async function railA(t: FaucetHost, baseUrl: string, amountUsd = '5'): Pr
  * the header that carries it. Rail A signs with mppx's Tempo charge, B and C with @x402's clients;
  * the payer is fresh and funded with `amountUsd` (so a test can fund exactly one fee).
  */
-export async function proofMaker(t: TestApp, baseUrl: string, rail: 'A' | 'B' | 'C', amountUsd = '5') {
+export async function proofMaker(t: FaucetHost, baseUrl: string, rail: 'A' | 'B' | 'C', amountUsd = '5', assets?: LocalAssets) {
   const challenge = (path: string, method: string) =>
     fetch(`${baseUrl}${path}`, { method, ...(method === 'POST' ? { body: '{}', headers: { 'content-type': 'application/json' } } : {}) });
   if (rail === 'A') {
@@ -77,12 +77,14 @@ export async function proofMaker(t: TestApp, baseUrl: string, rail: 'A' | 'B' | 
       },
     };
   }
-  const { client, payer } = await x402Payer(t, localAssets(t), baseUrl, rail, amountUsd);
+  // A service in another process names its assets (GET /api/dev/chains); a TestApp has them at hand.
+  const local = assets ?? localAssets(t as TestApp);
+  const { client, payer } = await x402Payer(t, local, baseUrl, rail, amountUsd);
   return {
     payer,
     async proof(path: string, requestMethod = 'POST'): Promise<Record<string, string>> {
       const required = decodePaymentRequiredHeader((await challenge(path, requestMethod)).headers.get('PAYMENT-REQUIRED')!);
-      const network = rail === 'B' ? 'eip155:8453' : localAssets(t).solanaNetwork;
+      const network = rail === 'B' ? 'eip155:8453' : local.solanaNetwork;
       const payload = await client.createPaymentPayload({ ...required, accepts: required.accepts.filter((a) => a.network === network) });
       return { 'PAYMENT-SIGNATURE': Buffer.from(JSON.stringify(payload)).toString('base64') };
     },

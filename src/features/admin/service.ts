@@ -126,8 +126,11 @@ export class AdminService {
             http_status: p.httpStatus,
             request_id: p.requestId,
             employer_id: p.employerId,
+            refund_reference: p.refundReference,
             created_at: p.createdAt.toISOString(),
             settled_at: iso(p.settledAt),
+            served_at: iso(p.servedAt),
+            refunded_at: iso(p.refundedAt),
           })),
         };
       }
