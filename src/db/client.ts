@@ -12,6 +12,10 @@ import { lockDataDir } from './datadir-lock.js';
  */
 export type Db = NodePgDatabase;
 
+/** A unique-constraint violation, as node-postgres reports it (drizzle wraps it in `cause`). */
+export const isUniqueViolation = (error: unknown): boolean =>
+  [(error as { code?: string }).code, (error as { cause?: { code?: string } }).cause?.code].includes('23505');
+
 /** One open transaction: drizzle over its connection, and raw SQL for libraries (pg-boss). */
 export interface Tx {
   db: Db;

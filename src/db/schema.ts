@@ -508,7 +508,7 @@ export const agentRegistrations = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [uniqueIndex('agent_registrations_identifier_key').on(t.identifier)],
+  (t) => [uniqueIndex('agent_registrations_identifier_key').on(t.identifier), index('agent_registrations_fee_payment_idx').on(t.feePaymentId)],
 );
 
 /** Replay store for agent identity signatures: a signature is accepted once (spec 5.2). */
@@ -518,6 +518,8 @@ export const agentSignatureReplays = pgTable(
     signatureHash: text('signature_hash').primaryKey(),
     agentIdentifier: text('agent_identifier').notNull(),
     expiresAt: tstz('expires_at').notNull(),
+    /** The fee of the paid call that spent it: that call, served again after its answer was lost, may present it again. */
+    feePaymentId: uuid('fee_payment_id'),
   },
   (t) => [index('agent_signature_replays_expires_idx').on(t.expiresAt)],
 );

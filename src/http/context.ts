@@ -27,6 +27,9 @@ export interface PaymentContext {
   redeemed: boolean;
 }
 
+/** What a service that acts needs of the fee behind its call: the payment id, and whether it is redeemed. */
+export type FeePayment = Pick<PaymentContext, 'id' | 'redeemed'>;
+
 export interface AppEnv {
   Variables: {
     requestId: string;

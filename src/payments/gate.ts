@@ -199,7 +199,9 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
       return;
     }
     crashPoint('payment.before-served');
-    await markServed(db, paymentId, { httpStatus: c.res.status, employerId: context.employerId }, deps.onSettled);
+    const kept = await markServed(db, paymentId, { httpStatus: c.res.status, employerId: context.employerId }, deps.onSettled);
+    // Never expected while this request holds the lease: worth a look if it ever happens.
+    if (!kept) c.var.log.error({ paymentId }, 'a served payment was no longer settled');
     for (const [name, value] of Object.entries(receiptHeaders)) c.res.headers.set(name, value);
   }
 
@@ -230,10 +232,9 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
     for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
   }
 
-
   /** A settled fee whose call failed goes back to the payer: now if it can, else by the reconciler. */
   async function refundFailedCall(c: Context<AppEnv>, paymentId: string, httpStatus: number) {
-    const row = await startRefund(db, paymentId, httpStatus, leaseSeconds);
+    const row = await startRefund(db, paymentId, httpStatus, leaseSeconds, 'request');
     if (!row) return;
     let timer: NodeJS.Timeout | undefined;
     const refunded = await Promise.race([

@@ -72,7 +72,7 @@ export class PaymentReconciler {
   /** A settlement never served, or a refund left unfinished. */
   private async refund(row: PaymentRow): Promise<keyof ReconcileCounts> {
     const { db, leaseSeconds } = this.deps;
-    const held = row.status === 'settled' ? await startRefund(db, row.id, row.httpStatus, leaseSeconds) : await takeOverRefund(db, row.id, leaseSeconds);
+    const held = row.status === 'settled' ? await startRefund(db, row.id, row.httpStatus, leaseSeconds, 'abandoned') : await takeOverRefund(db, row.id, leaseSeconds);
     if (!held) return 'pending';
     const reason = row.status === 'settled' ? 'settled but never served' : (held.httpStatus ?? 0) >= 500 ? `the call answered ${held.httpStatus}` : 'an unfinished refund';
     const outcome = await holdingLease(db, held.id, leaseSeconds, () => this.deps.refunds.refund(held, reason));

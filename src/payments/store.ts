@@ -198,14 +198,22 @@ export async function recordReference(db: Db, proofKey: string, reference: strin
 // ---- refunds -----------------------------------------------------------------------------------
 
 /**
- * settled -> refunding (the call failed with a 5xx, or was never served), held by the caller for
- * `leaseSeconds`. Null when another request or instance resolved the payment first.
+ * settled -> refunding, held by the caller for `leaseSeconds`: by the request whose call failed
+ * (5xx; it holds the lease), or by the reconciler for a payment never served (`abandoned`: only
+ * while nobody holds it, so a retry that just took it over to serve it is never refunded under it).
+ * Null when someone else resolved or holds the payment.
  */
-export async function startRefund(db: Db, paymentId: string, httpStatus: number | null, leaseSeconds: number): Promise<PaymentRow | null> {
+export async function startRefund(
+  db: Db,
+  paymentId: string,
+  httpStatus: number | null,
+  leaseSeconds: number,
+  holder: 'request' | 'abandoned',
+): Promise<PaymentRow | null> {
   const [row] = await db
     .update(payments)
     .set({ status: 'refunding', httpStatus, leaseUntil: leaseFor(leaseSeconds) })
-    .where(and(eq(payments.id, paymentId), eq(payments.status, 'settled')))
+    .where(and(eq(payments.id, paymentId), eq(payments.status, 'settled'), holder === 'abandoned' ? leaseLapsed : undefined))
     .returning();
   return row ?? null;
 }

@@ -72,7 +72,9 @@ export async function proofMaker(t: FaucetHost, baseUrl: string, rail: 'A' | 'B'
     return {
       payer: account.address as string,
       async proof(path: string, requestMethod = 'POST'): Promise<Record<string, string>> {
-        const credential = await method.createCredential({ challenge: Challenge.fromResponse(await challenge(path, requestMethod)), context: {} } as never);
+        // A single charge (a per-session route offers a session challenge first).
+        const charge = Challenge.fromResponseList(await challenge(path, requestMethod)).find((c) => c.intent === 'charge');
+        const credential = await method.createCredential({ challenge: charge, context: {} } as never);
         return { authorization: credential };
       },
     };

@@ -1,5 +1,6 @@
 ALTER TABLE "payments" DROP CONSTRAINT "payments_status";--> statement-breakpoint
 ALTER TABLE "advances" ADD COLUMN "fee_payment_id" uuid;--> statement-breakpoint
+ALTER TABLE "agent_signature_replays" ADD COLUMN "fee_payment_id" uuid;--> statement-breakpoint
 ALTER TABLE "escrows" ADD COLUMN "delivery_fee_payment_id" uuid;--> statement-breakpoint
 ALTER TABLE "offramp_transfers" ADD COLUMN "fee_payment_id" uuid;--> statement-breakpoint
 ALTER TABLE "payments" ADD COLUMN "proof_hash" text;--> statement-breakpoint
@@ -14,6 +15,7 @@ ALTER TABLE "payments" ADD COLUMN "refunded_at" timestamp with time zone;--> sta
 ALTER TABLE "payroll_runs" ADD COLUMN "fee_payment_id" uuid;--> statement-breakpoint
 CREATE UNIQUE INDEX "advances_fee_payment_id_key" ON "advances" USING btree ("fee_payment_id") WHERE fee_payment_id IS NOT NULL;--> statement-breakpoint
 CREATE UNIQUE INDEX "agent_pay_calls_fee_payment_id_key" ON "agent_pay_calls" USING btree ("fee_payment_id") WHERE fee_payment_id IS NOT NULL;--> statement-breakpoint
+CREATE INDEX "agent_registrations_fee_payment_idx" ON "agent_registrations" USING btree ("fee_payment_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "escrows_fee_payment_id_key" ON "escrows" USING btree ("fee_payment_id") WHERE fee_payment_id IS NOT NULL;--> statement-breakpoint
 CREATE UNIQUE INDEX "escrows_delivery_fee_payment_id_key" ON "escrows" USING btree ("delivery_fee_payment_id") WHERE delivery_fee_payment_id IS NOT NULL;--> statement-breakpoint
 CREATE UNIQUE INDEX "offramp_transfers_fee_payment_id_key" ON "offramp_transfers" USING btree ("fee_payment_id") WHERE fee_payment_id IS NOT NULL;--> statement-breakpoint

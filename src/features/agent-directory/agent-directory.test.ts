@@ -3,13 +3,13 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { getBase58Decoder } from '@solana/kit';
 import { eq } from 'drizzle-orm';
-import { createWalletClient, getAddress, parseAbi, type Address } from 'viem';
+import { createWalletClient, erc20Abi, getAddress, parseAbi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { erc8004Agent as ownedAgent } from '../../../test/support/agents.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { railA, x402, type PayingFetch } from '../../../test/support/pay.js';
+import { proofMaker, railA, x402, type PayingFetch } from '../../../test/support/pay.js';
 import { agentRegistrations, payments } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
 import { handleError } from '../../http/errors.js';
@@ -388,6 +388,62 @@ describe('POST /api/mpp/agents/register', () => {
     expect(await service.findByIdentifier(signer.publicKey)).toMatchObject({ id: results[0]!.registration.id });
   });
 });
+
+describe('charge before acting', () => {
+  /** A registration sent with the given payment proof headers (and the signer's proof), as bytes that can be sent again. */
+  async function paidRegistration(signer: Signer, profile: Record<string, unknown>, proof: Record<string, string>) {
+    const body = JSON.stringify(profile);
+    const headers = { ...(await proofHeaders(signer, body)), ...proof, 'content-type': 'application/json' };
+    return () => fetch(`${server.url}${REGISTER}`, { method: 'POST', headers, body });
+  }
+  const registrationOf = async (identifier: string) => (await t.database.db.select().from(agentRegistrations).where(eq(agentRegistrations.identifier, identifier)))[0];
+
+  it('two registrations at once from a payer who can cover one fee: one registered, the other refused before anything is written', async () => {
+    const poor = await proofMaker(t, server.url, 'A', '0.10');
+    const signers = [solanaSigner(), solanaSigner()];
+    const sends = await Promise.all(signers.map(async (signer, i) => paidRegistration(signer, { display_name: `Racer ${i}` }, await poor.proof(REGISTER))));
+    const responses = await Promise.all(sends.map((send) => send()));
+    expect(responses.map((r) => r.status).sort()).toEqual([201, 402]);
+    expect(((await responses.find((r) => r.status === 402)!.json()) as ErrorBody).code).toBe('PAYMENT_SETTLEMENT_FAILED');
+    const rows = await Promise.all(signers.map((signer) => registrationOf(`solana:${signer.publicKey}`)));
+    expect(rows.filter(Boolean)).toHaveLength(1);
+    expect(rows.findIndex(Boolean)).toBe(responses.findIndex((r) => r.status === 201));
+  });
+
+  it('a fee settled whose answer was lost: the same proof and request get the first registration back, written once', async () => {
+    const payer = await proofMaker(t, server.url, 'A', '1');
+    const signer = solanaSigner();
+    const send = await paidRegistration(signer, { display_name: 'Redeemed', capabilities: ['ledger'] }, await payer.proof(REGISTER));
+    const first = await send();
+    const firstBody = (await first.json()) as Registration;
+    expect(first.status, JSON.stringify(firstBody)).toBe(201);
+    const written = await registrationOf(`solana:${signer.publicKey}`);
+    const { rows } = await t.database.pool.query<{ id: string }>('SELECT id FROM payments WHERE lower(payer) = lower($1)', [payer.payer]);
+    expect(rows).toHaveLength(1);
+    await loseAnswer(rows[0]!.id);
+
+    const again = await send();
+    const againBody = (await again.json()) as Registration;
+    expect(again.status, JSON.stringify(againBody)).toBe(201);
+    expect(againBody).toEqual(firstBody);
+    // Not written again (an upsert would have moved updated_at), one fee taken, and the proof spent now.
+    expect(await registrationOf(`solana:${signer.publicKey}`)).toEqual(written);
+    expect(await stablecoinOf(payer.payer)).toBe(1_000_000n - 100_000n);
+    const third = await send();
+    expect(third.status).toBe(402);
+    expect(((await third.json()) as ErrorBody).code).toBe('PAYMENT_ALREADY_USED');
+  });
+});
+
+/** What a crash between the fee's settlement and the answer leaves: settled, unserved, nobody holding it. */
+async function loseAnswer(paymentId: string) {
+  await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [paymentId]);
+  await t.database.pool.query('DELETE FROM payment_receipts WHERE payment_id = $1', [paymentId]);
+}
+
+/** A rail A payer's stablecoin on Tempo. */
+const stablecoinOf = (address: string) =>
+  t.chains!.tempo.connection.publicClient.readContract({ address: t.chains!.tempo.token, abi: erc20Abi, functionName: 'balanceOf', args: [address as Address] });
 
 describe('GET /api/agents/directory and /api/agents/profile/{id}', () => {
   const marker = `zq${randomUUID().slice(0, 8)}`;

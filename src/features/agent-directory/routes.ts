@@ -93,6 +93,7 @@ export function registerAgentDirectoryRoutes(app: OpenAPIHono<AppEnv>, deps: Age
         solanaPublicKey: body.solana_public_key ?? null,
       },
       feePaymentId: c.var.payment.id,
+      redeemed: c.var.payment.redeemed,
     });
     return c.json({ created, agent: presentProfile(registration) }, created ? 201 : 200);
   });

@@ -44,6 +44,8 @@ export interface RegistrationRequest {
   profile: AgentProfileInput;
   /** The `payments` row of the registration fee. */
   feePaymentId: string;
+  /** The fee settled before and its answer was lost (`c.var.payment.redeemed`): its registration is answered, not redone. */
+  redeemed?: boolean;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -75,6 +77,14 @@ export class AgentDirectoryService {
    * Solana identity), 401 (`PROOF_MISSING`, `PROOF_STALE`, `PROOF_INVALID`, `PROOF_REPLAYED`).
    */
   async register(request: RegistrationRequest): Promise<{ registration: AgentRegistrationRow; created: boolean }> {
+    // A redeemed fee answers the registration it made, before the proof: the replay store would
+    // refuse the signature the (byte-identical) request repeats, and the row under this fee passed
+    // the proof when it was written. Nothing is written twice: the upsert would only move
+    // `updated_at` and turn a 201 into a 200 (it writes nothing on chain).
+    if (request.redeemed) {
+      const earlier = await store.findByFeePayment(this.database.db, request.feePaymentId);
+      if (earlier) return { registration: earlier.row, created: earlier.created };
+    }
     const sent = request.headers.get(IDENTIFIER_HEADER);
     if (!sent) throw proofError('PROOF_MISSING', `${IDENTIFIER_HEADER} is required`, IDENTIFIER_HEADER);
     const identity = parseRegistrableIdentifier(sent);
@@ -95,11 +105,11 @@ export class AgentDirectoryService {
       timestamp: headers.timestamp,
       body: request.body,
     };
-    const owner = await this.prove(identity, proofRequest, headers.signature);
+    const owner = await this.prove(identity, proofRequest, headers.signature, request.feePaymentId);
 
     let linkedKey: string | null = identity.kind === 'solana' ? identity.publicKey : null;
     if (identity.kind !== 'solana' && profile.solanaPublicKey !== null) {
-      await this.proveLink(identity, proofRequest, request.headers, profile.solanaPublicKey);
+      await this.proveLink(identity, proofRequest, request.headers, profile.solanaPublicKey, request.feePaymentId);
       linkedKey = profile.solanaPublicKey;
     }
 
@@ -145,7 +155,7 @@ export class AgentDirectoryService {
   }
 
   /** Verifies the identity's proof and claims its signature; answers the owner address to store (EVM identities). */
-  private async prove(identity: RegistrableIdentity, request: ProofRequest, signature: string): Promise<Address | null> {
+  private async prove(identity: RegistrableIdentity, request: ProofRequest, signature: string, feePaymentId: string): Promise<Address | null> {
     let owner: Address | null = null;
     let ownerRead = false;
     let scheme: ProofScheme;
@@ -173,7 +183,7 @@ export class AgentDirectoryService {
     }
     const result = await verifyProof(request, signature, scheme, {
       nowSeconds: this.nowSeconds(),
-      claimOnce: signatureClaimer(this.database.db, identity.canonical),
+      claimOnce: signatureClaimer(this.database.db, identity.canonical, feePaymentId),
     });
     if (!result.ok) {
       if (identity.kind === 'erc8004' && ownerRead && owner === null) {
@@ -185,14 +195,14 @@ export class AgentDirectoryService {
   }
 
   /** The linked Solana key's consent: its Ed25519 signature (`X-Agent-Solana-Signature`) over the same request. */
-  private async proveLink(identity: RegistrableIdentity, request: ProofRequest, headers: Headers, publicKey: string): Promise<void> {
+  private async proveLink(identity: RegistrableIdentity, request: ProofRequest, headers: Headers, publicKey: string, feePaymentId: string): Promise<void> {
     const signature = headers.get(LINK_SIGNATURE_HEADER)?.trim();
     if (!signature) {
       throw proofError('PROOF_MISSING', `${LINK_SIGNATURE_HEADER} is required to link solana_public_key: the key's Ed25519 signature of this request`, LINK_SIGNATURE_HEADER);
     }
     const result = await verifyProof(request, signature, { kind: 'ed25519', publicKey }, {
       nowSeconds: this.nowSeconds(),
-      claimOnce: signatureClaimer(this.database.db, identity.canonical),
+      claimOnce: signatureClaimer(this.database.db, identity.canonical, feePaymentId),
     });
     if (!result.ok) {
       const reason = result.code === 'PROOF_STALE' ? result.reason : result.reason.replace('X-Agent-Signature', LINK_SIGNATURE_HEADER);

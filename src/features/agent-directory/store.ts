@@ -44,6 +44,22 @@ export async function upsertRegistration(db: Db, values: RegistrationValues): Pr
   return { row, created };
 }
 
+/**
+ * The registration as the upsert of this fee payment left it, if it is still the latest write of
+ * its identifier. `created`: that upsert inserted the row (`created_at = updated_at` holds only
+ * for an inserted row version: an update sets `updated_at` to a later transaction's `now()`).
+ */
+export async function findByFeePayment(db: Db, feePaymentId: string): Promise<{ row: AgentRegistrationRow; created: boolean } | null> {
+  const [result] = await db
+    .select({ ...getTableColumns(agentRegistrations), created: sql<boolean>`(${agentRegistrations.createdAt} = ${agentRegistrations.updatedAt})` })
+    .from(agentRegistrations)
+    .where(eq(agentRegistrations.feePaymentId, feePaymentId))
+    .limit(1);
+  if (!result) return null;
+  const { created, ...row } = result;
+  return { row, created };
+}
+
 export async function findById(db: Db, id: string): Promise<AgentRegistrationRow | null> {
   const [row] = await db.select().from(agentRegistrations).where(eq(agentRegistrations.id, id)).limit(1);
   return row ?? null;

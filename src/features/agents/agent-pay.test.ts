@@ -412,4 +412,104 @@ describe('charge before acting', () => {
     expect(received.sort()).toEqual([0n, 1_000_000n]);
     expect(before - (await treasury.account(employerId)).available).toBe(1_000_000n);
   });
+
+  it('a fee settled whose answer was lost: the same proof and request get the first payment back, never a second', async () => {
+    const agent = await authorize();
+    const payer = await proofMaker(t, server.url, 'A', '1');
+    const to = recipient();
+    const body = JSON.stringify({ employer_id: employerId, recipient_wallet: to, amount: '1.00', reference: `redeem-${randomUUID()}` });
+    const headers = { ...(await agentProofHeaders(agent.identifier, agent.signer, { method: 'POST', path: PAY, body })), ...(await payer.proof(PAY)), 'content-type': 'application/json' };
+    const send = () => fetch(`${server.url}${PAY}`, { method: 'POST', headers, body });
+    const first = await send();
+    expect(first.status, await first.clone().text()).toBe(200);
+    const firstBody = await json(first);
+    const fee = await feeOf(payer.payer);
+    await loseAnswer(fee.id);
+    const before = (await treasury.account(employerId)).available;
+
+    const again = await send();
+    expect(again.status, await again.clone().text()).toBe(200);
+    expect(await json(again)).toEqual(firstBody);
+    expect(await balanceOf(to)).toBe(1_000_000n);
+    expect((await treasury.account(employerId)).available).toBe(before);
+    const calls = await t.database.db.select().from(agentPayCalls).where(eq(agentPayCalls.authorizationId, agent.authorization.id));
+    expect(calls.map((c) => [c.status, c.feePaymentId])).toEqual([['paid', fee.id]]);
+    // One fee taken, and the proof is spent now.
+    expect(await balanceOf(payer.payer as Address)).toBe(1_000_000n - 50_000n);
+    await expectRefused(await send(), 402, 'PAYMENT_ALREADY_USED');
+  });
 });
+
+describe('a redeemed fee whose first run spent the identity proof but paid nothing', () => {
+  it('may present that signature again (and only with that fee), and pays once', async () => {
+    const agent = await authorize({ per_tx_cap_usd: '0.5' });
+    const payer = await proofMaker(t, server.url, 'A', '1');
+    const to = recipient();
+    const body = JSON.stringify({ employer_id: employerId, recipient_wallet: to, amount: '1.00', reference: `spent-${randomUUID()}` });
+    const identity = await agentProofHeaders(agent.identifier, agent.signer, { method: 'POST', path: PAY, body });
+    const headers = { ...identity, ...(await payer.proof(PAY)), 'content-type': 'application/json' };
+    const send = () => fetch(`${server.url}${PAY}`, { method: 'POST', headers, body });
+    // The first run checks the proof (spending its signature) and stops before any call is recorded:
+    // what a crash at that moment leaves, once its answer is lost.
+    await expectRefused(await send(), 403, 'PER_TX_CAP_EXCEEDED');
+    await loseAnswer((await feeOf(payer.payer)).id);
+    const raised = await t.request('PATCH', `/api/employers/${employerId}/agents/authorizations/${agent.authorization.id}`, { token: owner, body: { per_tx_cap_usd: '5' } });
+    expect(raised.status, await raised.clone().text()).toBe(200);
+
+    const again = await send();
+    expect(again.status, await again.clone().text()).toBe(200);
+    expect(await balanceOf(to)).toBe(1_000_000n);
+    // The signature is still spent for any other request, paid by another fee.
+    const other = await proofMaker(t, server.url, 'A', '1');
+    await expectRefused(await fetch(`${server.url}${PAY}`, { method: 'POST', headers: { ...headers, ...(await other.proof(PAY)) }, body }), 401, 'PROOF_REPLAYED');
+    expect(await balanceOf(to)).toBe(1_000_000n);
+  });
+});
+
+describe('a redeemed fee whose call did not pay', () => {
+  it('answers what a fresh call in that state answers, without looking at the proof again', async () => {
+    const agent = await authorize();
+    const service = agentPayService();
+    const base = { authorizationId: agent.authorization.id, employerId, recipientWallet: recipient(), amount: 1_000_000n };
+    const redeem = (feePaymentId: string) =>
+      service
+        .pay({
+          identifier: agent.identifier,
+          employerId,
+          recipient: base.recipientWallet as Address,
+          amount: base.amount,
+          reference: null,
+          idempotencyKey: null,
+          // A signature already spent: only a call found under the fee can answer.
+          proof: { method: 'POST', pathWithQuery: PAY, headers: new Headers({ 'X-Agent-Signature': 'spent' }), body: new Uint8Array() },
+          feePaymentId,
+          redeemed: true,
+        })
+        .then(() => ({ status: 200, code: 'PAID' }))
+        .catch((error: { status: number; code: string; details?: unknown }) => ({ status: error.status, code: error.code }));
+    const call = async (values: Partial<typeof agentPayCalls.$inferInsert>) => {
+      const feePaymentId = randomUUID();
+      await t.database.db.insert(agentPayCalls).values({ ...base, feePaymentId, ...values });
+      return feePaymentId;
+    };
+    expect(await redeem(await call({ status: 'reserved', txHash: `0x${'ab'.repeat(32)}` }))).toEqual({ status: 502, code: 'TRANSFER_OUTCOME_UNKNOWN' });
+    expect(await redeem(await call({ status: 'released', failureReason: 'insufficient treasury balance' }))).toEqual({ status: 422, code: 'INSUFFICIENT_TREASURY_BALANCE' });
+    expect(await redeem(await call({ status: 'released', failureReason: 'transfer reverted: Unauthorized' }))).toEqual({ status: 422, code: 'TREASURY_NOT_DELEGATED' });
+    expect(await redeem(await call({ status: 'released', failureReason: 'the transfer was never mined' }))).toEqual({ status: 502, code: 'TRANSFER_FAILED' });
+    // Nothing recorded for the fee: a normal call, whose spent proof is refused.
+    expect(await redeem(randomUUID())).toEqual({ status: 401, code: 'PROOF_MISSING' });
+  });
+});
+
+/** The one fee payment a payer made. */
+async function feeOf(payer: string): Promise<{ id: string }> {
+  const { rows } = await t.database.pool.query<{ id: string }>('SELECT id FROM payments WHERE lower(payer) = lower($1)', [payer]);
+  expect(rows).toHaveLength(1);
+  return rows[0]!;
+}
+
+/** What a crash between the fee's settlement and the answer leaves: settled, unserved, nobody holding it. */
+async function loseAnswer(paymentId: string) {
+  await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [paymentId]);
+  await t.database.pool.query('DELETE FROM payment_receipts WHERE payment_id = $1', [paymentId]);
+}

@@ -35,6 +35,8 @@ export interface AgentPayRequest {
   /** The request as sent, for the identity proof. */
   proof: SignedAgentRequest;
   feePaymentId: string | null;
+  /** The fee settled before and its answer was lost (`c.var.payment.redeemed`): the call it bought is answered, not repeated. */
+  redeemed?: boolean;
 }
 
 export interface AgentPayResult {
@@ -78,6 +80,13 @@ export class AgentPayService {
     if (request.idempotencyKey !== null && !KEY_PATTERN.test(request.idempotencyKey)) {
       throw new AppError(400, 'VALIDATION_ERROR', 'Idempotency-Key: must be 1-255 printable ASCII characters', { field: 'Idempotency-Key' });
     }
+    // Before the identity proof: the replay store would refuse the signature the redeemed request
+    // repeats. The gate redeems only a byte-identical request, and a call recorded under this fee
+    // passed the proof when it was made.
+    if (request.redeemed && request.feePaymentId !== null) {
+      const earlier = await store.findCallByFee(this.database.db, request.feePaymentId);
+      if (earlier) return this.answerEarlier(earlier);
+    }
     const identifier = normaliseIdentifier(request.identifier);
     const found = await store.findActiveByIdentifier(this.database.db, request.employerId, identifier);
     if (!found) throw notAuthorized();
@@ -120,13 +129,13 @@ export class AgentPayService {
     if (reserved.kind === 'replay') return this.replay(reserved.prior, requestHash, employerAccountId);
     const { call, authorization } = reserved;
     if (employerAccountId === null) {
-      await this.release(call, 'the employer has no treasury account');
+      await this.release(call, NO_TREASURY);
       throw insufficientTreasury(0n, call.amount);
     }
     const accountId = BigInt(employerAccountId);
     const account = await this.tempo.treasuryAccount(accountId);
     if (!account || account.available < call.amount) {
-      await this.release(call, 'insufficient treasury balance');
+      await this.release(call, SHORT_TREASURY);
       throw insufficientTreasury(account?.available ?? 0n, call.amount);
     }
 
@@ -166,6 +175,19 @@ export class AgentPayService {
       }
     }
     return result;
+  }
+
+  /**
+   * What a call made for a redeemed fee answers, as a fresh call in its state would: paid, the
+   * payment; reserved, an unknown outcome (502); released, the refusal its release reason implies.
+   */
+  private async answerEarlier(call: store.PayCallRow): Promise<AgentPayResult> {
+    if (call.status === 'paid' && call.txHash) {
+      const employer = await this.employers.findEmployer(call.employerId);
+      return { call, employerAccountId: employer?.employerAccountId ?? '', explorerUrl: this.tempo.explorerUrl(call.txHash as Hex), replayed: false };
+    }
+    if (call.status === 'released') throw releasedAnswer(call);
+    throw outcomeUnknown(call.txHash);
   }
 
   /** An Idempotency-Key seen before: the first call's result, never a second transfer. */
@@ -227,11 +249,9 @@ export class AgentPayService {
    */
   private async transferFailed(call: store.PayCallRow, error: unknown): Promise<AppError> {
     if (error instanceof ChainRevertError) {
-      await this.release(call, `transfer reverted: ${error.errorName}`);
+      await this.release(call, `${REVERTED}${error.errorName}`);
       if (error.errorName === 'InsufficientAvailable') return insufficientTreasury(null, call.amount);
-      if (error.errorName === 'Unauthorized') {
-        return new AppError(422, 'TREASURY_NOT_DELEGATED', "The service is not an agent of this employer's treasury account; its administrator must allow it.");
-      }
+      if (error.errorName === 'Unauthorized') return notDelegated();
       return new AppError(502, 'TRANSFER_FAILED', `The transfer was refused by the chain (${error.errorName}); nothing was paid.`);
     }
     const signed = await store.findCall(this.database.db, call.id);
@@ -240,9 +260,7 @@ export class AgentPayService {
       return new AppError(502, 'TRANSFER_FAILED', 'The transfer could not be sent; nothing was paid.');
     }
     this.log.error({ callId: call.id, txHash: signed.txHash, err: error }, 'agent payment outcome unknown');
-    return new AppError(502, 'TRANSFER_OUTCOME_UNKNOWN', `The transfer ${signed.txHash} was sent but not confirmed; it settles or is released within minutes.`, {
-      tx_hash: signed.txHash,
-    });
+    return outcomeUnknown(signed.txHash);
   }
 }
 
@@ -251,6 +269,32 @@ function identityOf(identity: AgentIdentity): { solana?: string | null; erc8004A
   if (identity.kind === 'solana') return { solana: identity.publicKey };
   return {};
 }
+
+// Why a reservation was released (`failure_reason`): a redeemed call answers what they imply.
+const NO_TREASURY = 'the employer has no treasury account';
+const SHORT_TREASURY = 'insufficient treasury balance';
+const REVERTED = 'transfer reverted: ';
+
+/**
+ * The refusal a released call implies, as its first answer gave it: a short treasury or a missing
+ * delegation is 422 (the fee is kept, as then); any other failed transfer (reverted, never sent,
+ * never mined) paid nothing and is 502 TRANSFER_FAILED, so the gate refunds the fee, as then.
+ */
+function releasedAnswer(call: store.PayCallRow): AppError {
+  const reason = call.failureReason ?? '';
+  if (reason === NO_TREASURY || reason === SHORT_TREASURY || reason === `${REVERTED}InsufficientAvailable`) return insufficientTreasury(null, call.amount);
+  if (reason === `${REVERTED}Unauthorized`) return notDelegated();
+  return new AppError(502, 'TRANSFER_FAILED', `The transfer did not go through (${reason || 'released'}); nothing was paid.`);
+}
+
+const notDelegated = () =>
+  new AppError(422, 'TREASURY_NOT_DELEGATED', "The service is not an agent of this employer's treasury account; its administrator must allow it.");
+
+/** A transfer signed (or maybe signed) whose receipt is not known: it settles or is released within minutes. */
+const outcomeUnknown = (txHash: string | null) =>
+  txHash
+    ? new AppError(502, 'TRANSFER_OUTCOME_UNKNOWN', `The transfer ${txHash} was sent but not confirmed; it settles or is released within minutes.`, { tx_hash: txHash })
+    : new AppError(502, 'TRANSFER_OUTCOME_UNKNOWN', 'The transfer was started but not confirmed; it settles or is released within minutes.');
 
 const insufficientTreasury = (available: bigint | null, amount: bigint) =>
   new AppError(422, 'INSUFFICIENT_TREASURY_BALANCE', "The employer's treasury does not hold enough available balance for this payment.", {

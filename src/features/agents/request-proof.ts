@@ -13,6 +13,8 @@ export interface SignedAgentRequest {
   pathWithQuery: string;
   headers: Headers;
   body: Uint8Array;
+  /** The fee of the paid call it came with (`c.var.payment.id`): see `signatureClaimer`. */
+  feePaymentId?: string | null;
 }
 
 /**
@@ -50,7 +52,7 @@ export class AgentRequestVerifier {
       { identifier: request.headers.get('X-Agent-Identifier') ?? identifier, method: request.method, pathWithQuery: request.pathWithQuery, timestamp: headers.timestamp, body: request.body },
       headers.signature,
       scheme,
-      { nowSeconds: Math.floor(Date.now() / 1000), claimOnce: signatureClaimer(this.database.db, identifier) },
+      { nowSeconds: Math.floor(Date.now() / 1000), claimOnce: signatureClaimer(this.database.db, identifier, request.feePaymentId ?? null) },
     );
     if (!result.ok) throw unauthenticated(result.code, result.reason);
   }

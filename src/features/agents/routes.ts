@@ -250,7 +250,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, deps: AgentRouteDe
       paidRoute(findPaidRoute('POST', '/api/mpp/agent/pay')!, deps.gate, {
         request: { headers: AgentPayHeaders, body: jsonBody(AgentPayBody) },
         description:
-          'Pays from the employer treasury on Tempo for an authorized agent: identity proof, then the spend gates of spec 8.2 in order (pause, per-tx cap, rolling 24 h cap, velocity, allowlist), the treasury balance, the transfer, and the anomaly gate. Every answer below 500 keeps the fee.',
+          'Pays from the employer treasury on Tempo for an authorized agent: identity proof, then the spend gates of spec 8.2 in order (pause, per-tx cap, rolling 24 h cap, velocity, allowlist), the treasury balance, the transfer, and the anomaly gate. Every answer below 500 keeps the fee. The same request with the same payment proof, after its answer was lost, answers the payment that fee bought (never a second one).',
         responses: {
           200: jsonContent(AgentPayResult, 'Paid (or, with a repeated Idempotency-Key, the first payment; header `Idempotent-Replayed: true`).'),
           ...errorResponses(400, 413, 415),
@@ -279,8 +279,15 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, deps: AgentRouteDe
         amount: usd(body.amount),
         reference: body.reference ?? null,
         idempotencyKey: c.req.header('Idempotency-Key') ?? null,
-        proof: { method: c.req.method, pathWithQuery: url.pathname + url.search, headers: c.req.raw.headers, body: new Uint8Array(await c.req.arrayBuffer()) },
+        proof: {
+          method: c.req.method,
+          pathWithQuery: url.pathname + url.search,
+          headers: c.req.raw.headers,
+          body: new Uint8Array(await c.req.arrayBuffer()),
+          feePaymentId: c.var.payment.id,
+        },
         feePaymentId: c.var.payment.id,
+        redeemed: c.var.payment.redeemed,
       });
       // The receipt shows in this employer's history: the agent is authorised for it.
       c.var.payment.employerId = body.employer_id;

@@ -142,6 +142,12 @@ export async function findCallByKey(db: Db, authorizationId: string, key: string
   return row ?? null;
 }
 
+/** The call a fee payment bought, if any (one at most: fee_payment_id is unique). */
+export async function findCallByFee(db: Db, feePaymentId: string): Promise<PayCallRow | null> {
+  const [row] = await db.select().from(agentPayCalls).where(eq(agentPayCalls.feePaymentId, feePaymentId));
+  return row ?? null;
+}
+
 export async function findCall(db: Db, id: string): Promise<PayCallRow | null> {
   const [row] = await db.select().from(agentPayCalls).where(eq(agentPayCalls.id, id));
   return row ?? null;

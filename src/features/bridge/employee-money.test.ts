@@ -5,8 +5,8 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { railA } from '../../../test/support/pay.js';
-import { employers, notifications } from '../../db/schema.js';
+import { proofMaker, railA } from '../../../test/support/pay.js';
+import { employers, notifications, offrampTransfers } from '../../db/schema.js';
 import { SandboxBridge } from '../../providers/bridge/index.js';
 import { userTag, virtualAddress } from '../virtual-addresses/address.js';
 import { TIP20_ONLY_WARNING } from '../virtual-addresses/routes.js';
@@ -244,5 +244,89 @@ describe('GET /api/portal/deposit-address', () => {
     expect(wrong.status).toBe(404);
     const malformed = await t.request('GET', '/api/portal/deposit-address?employeeId=nope', { token: employee.token });
     expect(await json(malformed)).toMatchObject({ field: 'employeeId' });
+  });
+});
+
+describe('charge before acting', () => {
+  const OFFRAMP = '/api/mpp/bridge/offramp';
+  let bankAccountId: string;
+  const send = (proof: Record<string, string>, amount: string) =>
+    fetch(`${server.url}${OFFRAMP}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'X-Identity-Token': employee.token, ...proof },
+      body: JSON.stringify({ employeeId: employee.id, amount, destinationType: 'ach', bankAccountId }),
+    });
+  const offrampsOf = () => t.database.db.select().from(offrampTransfers).where(eq(offrampTransfers.employeeId, employee.id));
+  const feeBalance = (payer: string) => t.chains!.tempo.balanceOf(payer as Address);
+
+  /** What a crash between settling the fee and answering leaves: the payer's one payment settled, unserved, nobody holding it. */
+  async function loseAnswer(payer: string): Promise<string> {
+    const { rows } = await t.database.pool.query<{ id: string }>('SELECT id FROM payments WHERE lower(payer) = lower($1)', [payer]);
+    expect(rows).toHaveLength(1);
+    const id = rows[0]!.id;
+    await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [id]);
+    await t.database.pool.query('DELETE FROM payment_receipts WHERE payment_id = $1', [id]);
+    return id;
+  }
+
+  beforeAll(async () => {
+    bankAccountId = (await json<{ bank_accounts: { bank_account_id: string }[] }>(await employeeRoute('GET', '/bank-accounts'))).bank_accounts[0]!.bank_account_id;
+    await fundWallet(employee.account.address, '100');
+  });
+
+  it('two off-ramps at once from a payer who can cover one fee: one created, the other refused (402) before anything was created', async () => {
+    const payer = await proofMaker(t, server.url, 'A', '0.25');
+    const proofs = [await payer.proof(OFFRAMP), await payer.proof(OFFRAMP)];
+    const before = (await offrampsOf()).length;
+
+    const responses = await Promise.all(['7', '8'].map((amount, i) => send(proofs[i]!, amount)));
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 402]);
+    expect((await json<{ code: string }>(responses.find((r) => r.status === 402)!)).code).toBe('PAYMENT_SETTLEMENT_FAILED');
+
+    const created = await json<{ transfer_id: string; amount: string }>(responses.find((r) => r.status === 200)!);
+    const rows = await offrampsOf();
+    expect(rows).toHaveLength(before + 1);
+    expect(rows.find((row) => row.id === created.transfer_id)).toMatchObject({ amount: BigInt(Number(created.amount) * 1e6), feePaymentId: expect.any(String) });
+    expect(await feeBalance(payer.payer)).toBe(0n);
+  });
+
+  it('a fee whose answer was lost: the same proof and request get the first off-ramp again, with no second one and no second charge', async () => {
+    const payer = await proofMaker(t, server.url, 'A', '5');
+    const proof = await payer.proof(OFFRAMP);
+    const first = await send(proof, '9');
+    expect(first.status).toBe(200);
+    const answer = await json<{ transfer_id: string }>(first);
+    const paymentId = await loseAnswer(payer.payer);
+    const before = (await offrampsOf()).length;
+
+    const again = await send(proof, '9');
+    expect(again.status).toBe(200);
+    expect(await json(again)).toEqual(answer);
+    expect(await offrampsOf()).toHaveLength(before);
+    const { rows } = await t.database.pool.query<{ id: string }>('SELECT id FROM offramp_transfers WHERE fee_payment_id = $1', [paymentId]);
+    expect(rows.map((row) => row.id)).toEqual([answer.transfer_id]);
+    expect(await feeBalance(payer.payer)).toBe(4_750_000n);
+
+    // Served now: a third time is a replay.
+    const third = await send(proof, '9');
+    expect(third.status).toBe(402);
+    expect((await json<{ code: string }>(third)).code).toBe('PAYMENT_ALREADY_USED');
+  });
+
+  it('a fee whose request died between reserving and recording the transfer: the redemption asks the provider again and gets the same transfer', async () => {
+    const payer = await proofMaker(t, server.url, 'A', '5');
+    const proof = await payer.proof(OFFRAMP);
+    const first = await send(proof, '6');
+    expect(first.status).toBe(200);
+    const answer = await json<{ transfer_id: string; bridge_transfer_id: string }>(first);
+    await loseAnswer(payer.payer);
+    // The provider created the transfer, but its answer never reached the row.
+    await t.database.pool.query("UPDATE offramp_transfers SET status = 'pending', bridge_transfer_id = NULL, deposit_address = NULL WHERE id = $1", [answer.transfer_id]);
+    const before = (await offrampsOf()).length;
+
+    const again = await send(proof, '6');
+    expect(again.status).toBe(200);
+    expect(await json(again)).toEqual(answer);
+    expect(await offrampsOf()).toHaveLength(before);
   });
 });

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { DESTINATION_TYPES } from '../../db/schema.js';
-import type { AppEnv, Caller } from '../../http/context.js';
+import type { AppEnv, Caller, FeePayment } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, usdAmountSchema } from '../../http/validation.js';
 import { formatUsd, parseUsd } from '../../money.js';
@@ -125,9 +125,9 @@ export function registerBridgeRoutes(app: OpenAPIHono<AppEnv>, deps: BridgeRoute
         ? { network: deps.network, token: deps.token, from_address: row.sourceAddress, to_address: row.depositAddress, amount: formatUsd(row.amount) }
         : null,
   });
-  const offramp = async (caller: Caller, employeeId: string, body: z.infer<typeof OfframpBody>) => {
+  const offramp = async (caller: Caller, employeeId: string, body: z.infer<typeof OfframpBody>, fee: FeePayment | null = null) => {
     const employee = await deps.bridge.employeeFor(caller, employeeId, 'employee');
-    return deps.bridge.offramp(employee, { amount: parseUsd(body.amount)!, destinationType: body.destinationType, bankAccountId: body.bankAccountId });
+    return deps.bridge.offramp(employee, { amount: parseUsd(body.amount)!, destinationType: body.destinationType, bankAccountId: body.bankAccountId }, fee);
   };
   const offrampErrors = {
     ...errorResponses(400, 401, 404, 415),
@@ -273,7 +273,7 @@ export function registerBridgeRoutes(app: OpenAPIHono<AppEnv>, deps: BridgeRoute
       const body = c.req.valid('json');
       const paid = await deps.paidCallers.resolve(c.req.raw.headers);
       if (paid.kind !== 'user') throw notFound('Employee');
-      const transfer = await offramp(paid.caller, body.employeeId, body);
+      const transfer = await offramp(paid.caller, body.employeeId, body, c.var.payment);
       c.var.payment.employerId = transfer.employerId;
       return c.json(presentOfframp(transfer), 200);
     },

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Address } from 'viem';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database } from '../../db/client.js';
-import type { Caller } from '../../http/context.js';
+import type { Caller, FeePayment } from '../../http/context.js';
 import { AppError, badRequest, notFound } from '../../http/errors.js';
 import type { Config } from '../../config.js';
 import {
@@ -167,21 +167,36 @@ export class BridgeService {
   /**
    * Starts an off-ramp from the employee's wallet to a registered bank account. The amount is
    * reserved against the wallet balance under a lock on the employee, so parallel requests
-   * cannot promise more than the wallet holds; a refused creation releases it.
+   * cannot promise more than the wallet holds; a refused creation releases it. A paid off-ramp
+   * keeps the fee that bought it: a redeemed fee (its first answer was lost) gets that off-ramp
+   * again, never a second one.
    */
-  async offramp(employee: EmployeeRow, input: { amount: bigint; destinationType: DestinationType; bankAccountId: string }) {
+  async offramp(employee: EmployeeRow, input: { amount: bigint; destinationType: DestinationType; bankAccountId: string }, fee: FeePayment | null = null) {
+    const earlier = fee?.redeemed ? await store.offrampForFee(this.database.db, fee.id) : null;
+    if (earlier?.bridgeTransferId) return earlier;
     const account = await store.findBankAccount(this.database.db, employee.id, input.bankAccountId);
     if (!account) throw badRequest('bankAccountId', 'is not a bank account registered for this employee');
     if (account.destinationType !== input.destinationType) {
       throw badRequest('destinationType', `does not match the bank account, which takes ${account.destinationType}`);
     }
     const customerId = await this.requireApprovedCustomer(employee);
+    // Reserved but never created at the provider (a crash, or its refusal): asked again under the
+    // same idempotency key, so the provider still makes at most one transfer of it.
+    if (earlier) return this.createTransfer(earlier, customerId, account.bridgeAccountId);
     if (!employee.walletAddress) throw new AppError(422, 'NO_WALLET', 'This employee has no wallet to cash out from.');
     const balance = await this.tempo.balanceOf(employee.walletAddress as Address);
     const reserved = await this.database.transaction((tx) =>
       store.reserveOfframp(
         tx.db,
-        { employeeId: employee.id, employerId: employee.employerId, bankAccountId: account.id, amount: input.amount, destinationType: input.destinationType, sourceAddress: employee.walletAddress! },
+        {
+          employeeId: employee.id,
+          employerId: employee.employerId,
+          bankAccountId: account.id,
+          amount: input.amount,
+          destinationType: input.destinationType,
+          sourceAddress: employee.walletAddress!,
+          feePaymentId: fee?.id ?? null,
+        },
         balance,
       ),
     );
@@ -190,13 +205,18 @@ export class BridgeService {
         field: 'amount',
       });
     }
+    return this.createTransfer(reserved, customerId, account.bridgeAccountId);
+  }
+
+  /** Creates a reserved off-ramp at the provider (its row id is the idempotency key), or records why not. */
+  private async createTransfer(reserved: store.OfframpRow, customerId: string, externalAccountId: string) {
     try {
       const transfer = await this.provider().createTransfer({
         customerId,
-        externalAccountId: account.bridgeAccountId,
-        destinationType: input.destinationType,
-        amount: input.amount,
-        sourceAddress: employee.walletAddress,
+        externalAccountId,
+        destinationType: reserved.destinationType,
+        amount: reserved.amount,
+        sourceAddress: reserved.sourceAddress!,
         idempotencyKey: reserved.id,
       });
       return store.updateOfframp(this.database.db, reserved.id, { status: transfer.status, bridgeTransferId: transfer.transferId, depositAddress: transfer.depositAddress });

@@ -100,7 +100,15 @@ export const UNFUNDED_STATUSES = ['pending', 'awaiting_funds'];
  */
 export async function reserveOfframp(
   db: Db,
-  values: { employeeId: string; employerId: string; bankAccountId: string; amount: bigint; destinationType: DestinationType; sourceAddress: string },
+  values: {
+    employeeId: string;
+    employerId: string;
+    bankAccountId: string;
+    amount: bigint;
+    destinationType: DestinationType;
+    sourceAddress: string;
+    feePaymentId: string | null;
+  },
   walletBalance: bigint,
 ): Promise<OfframpRow | null> {
   await db.select({ id: employees.id }).from(employees).where(eq(employees.id, values.employeeId)).for('update');
@@ -111,6 +119,12 @@ export async function reserveOfframp(
   if (BigInt(reserved?.total ?? '0') + values.amount > walletBalance) return null;
   const [row] = await db.insert(offrampTransfers).values(values).returning();
   return row!;
+}
+
+/** The off-ramp a fee payment bought, if it got that far. */
+export async function offrampForFee(db: Db, feePaymentId: string): Promise<OfframpRow | null> {
+  const [row] = await db.select().from(offrampTransfers).where(eq(offrampTransfers.feePaymentId, feePaymentId));
+  return row ?? null;
 }
 
 export async function updateOfframp(

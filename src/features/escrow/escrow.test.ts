@@ -14,13 +14,15 @@ import {
   signTransactionMessageWithSigners,
   type Address as SolanaAddress,
   type KeyPairSigner,
+  type Signature,
 } from '@solana/kit';
+import { erc20Abi, type Address } from 'viem';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentProofHeaders, type AgentSigner } from '../../../test/support/agents.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { railA, type PayingFetch } from '../../../test/support/pay.js';
+import { proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
 import { LOCAL_ESCROW_PROGRAM_ID } from '../../chains/embedded/escrow-program.js';
 import { embeddedSolanaTransport } from '../../chains/embedded/solana-transport.js';
 import type { SolanaChain } from '../../chains/solana/solana-chain.js';
@@ -33,7 +35,7 @@ import { AgentsService } from '../agents/service.js';
 import { ReputationService } from '../reputation/service.js';
 import { TreasuryService } from '../treasury/service.js';
 import { EscrowService, escrowOptionsFrom } from './service.js';
-import { submitDeliverableInstruction, uriHash } from './signed-deliverable.js';
+import { inspectSignedDeliverable, submitDeliverableInstruction, uriHash } from './signed-deliverable.js';
 
 /**
  * The escrow end to end on the embedded chains (spec 2.1, 3.1, 4.4): post (treasury -> vault),
@@ -470,33 +472,33 @@ describe('a crash between verdict and payout', () => {
   });
 });
 
+const rpc = () => createSolanaRpcFromTransport(embeddedSolanaTransport(t.embeddedChains!.solana));
+
+async function signedDelivery(worker: Worker, escrow: Json & { escrow_id: string }, uri: string, options: { feePayer?: KeyPairSigner; hash?: Uint8Array } = {}) {
+  const instruction = submitDeliverableInstruction({
+    programAddress: LOCAL_ESCROW_PROGRAM_ID,
+    worker: worker.kit,
+    escrowAccount: escrow.escrow_pda as SolanaAddress,
+    escrowId: escrow.escrow_id,
+    uriHash: options.hash ?? uriHash(uri),
+  });
+  const { value: lifetime } = await rpc().getLatestBlockhash().send();
+  const message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayerSigner(options.feePayer ?? worker.kit, m),
+    (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
+    (m) => appendTransactionMessageInstructions([instruction], m),
+  );
+  return getBase64EncodedWireTransaction(await signTransactionMessageWithSigners(message));
+}
+
+async function fundedWorker() {
+  const worker = await newWorker();
+  await t.embeddedChains!.solana.airdrop(worker.wallet, 1_000_000_000n);
+  return worker;
+}
+
 describe('POST /api/mpp/escrow/deliver-signed', () => {
-  const rpc = () => createSolanaRpcFromTransport(embeddedSolanaTransport(t.embeddedChains!.solana));
-
-  async function signedDelivery(worker: Worker, escrow: Json & { escrow_id: string }, uri: string, options: { feePayer?: KeyPairSigner; hash?: Uint8Array } = {}) {
-    const instruction = submitDeliverableInstruction({
-      programAddress: LOCAL_ESCROW_PROGRAM_ID,
-      worker: worker.kit,
-      escrowAccount: escrow.escrow_pda as SolanaAddress,
-      escrowId: escrow.escrow_id,
-      uriHash: options.hash ?? uriHash(uri),
-    });
-    const { value: lifetime } = await rpc().getLatestBlockhash().send();
-    const message = pipe(
-      createTransactionMessage({ version: 0 }),
-      (m) => setTransactionMessageFeePayerSigner(options.feePayer ?? worker.kit, m),
-      (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
-      (m) => appendTransactionMessageInstructions([instruction], m),
-    );
-    return getBase64EncodedWireTransaction(await signTransactionMessageWithSigners(message));
-  }
-
-  async function fundedWorker() {
-    const worker = await newWorker();
-    await t.embeddedChains!.solana.airdrop(worker.wallet, 1_000_000_000n);
-    return worker;
-  }
-
   const deliverSigned = (worker: Worker, body: Json) => signedCall('/api/mpp/escrow/deliver-signed', body, worker, payA);
 
   it('broadcasts the worker\'s transaction, then judges and settles', async () => {
@@ -508,6 +510,20 @@ describe('POST /api/mpp/escrow/deliver-signed', () => {
     const body = await json(response);
     const signature = (body.signatures as Record<string, string>).submit_deliverable!;
     expect((await solana.status(signature as never)).state).toBe('landed');
+    expect((await until(escrow.escrow_id, ['settled'])).status).toBe('settled');
+  });
+
+  it('records a transaction that landed already (sent before a crash lost its record) instead of refusing it as a duplicate', async () => {
+    const worker = await fundedWorker();
+    const escrow = await posted(await authorize(), worker);
+    const uri = dataUri('The ledger, sent twice.');
+    const wire = await signedDelivery(worker, escrow, uri);
+    const inspected = inspectSignedDeliverable(wire, { programAddress: LOCAL_ESCROW_PROGRAM_ID });
+    if (!inspected.ok) throw new Error(inspected.message);
+    await solana.submitSigned(inspected.wire, inspected.signature as Signature);
+    const response = await deliverSigned(worker, { escrow_id: escrow.escrow_id, deliverable_uri: uri, signed_transaction: wire });
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect(((await json(response)).signatures as Record<string, string>).submit_deliverable).toBe(inspected.signature);
     expect((await until(escrow.escrow_id, ['settled'])).status).toBe('settled');
   });
 
@@ -530,3 +546,202 @@ describe('POST /api/mpp/escrow/deliver-signed', () => {
     expect(missing.status).toBe(400);
   });
 });
+
+describe('charge before acting', () => {
+  const POST = '/api/mpp/escrow/post';
+  const DELIVER = '/api/mpp/escrow/deliver';
+  const DELIVER_SIGNED = '/api/mpp/escrow/deliver-signed';
+
+  /** A call carrying this payment proof (and the agent's identity proof), as bytes that can be sent again. */
+  async function paidCall(path: string, body: Json, agent: { identifier: string; signer: AgentSigner | null }, payment: Record<string, string>) {
+    const text = JSON.stringify(body);
+    const proof = agent.signer ? await agentProofHeaders(agent.identifier, agent.signer, { method: 'POST', path, body: text }) : { 'X-Agent-Identifier': agent.identifier };
+    const headers = { ...proof, ...payment, 'content-type': 'application/json' };
+    return () => fetch(`${server.url}${path}`, { method: 'POST', headers, body: text });
+  }
+
+  /** Sends every call at once: one 200 and one 402 PAYMENT_SETTLEMENT_FAILED; answers which one acted. */
+  async function race(sends: (() => Promise<Response>)[]): Promise<{ winner: number; loser: number; body: Json }> {
+    const responses = await Promise.all(sends.map((send) => send()));
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 402]);
+    const winner = responses.findIndex((r) => r.status === 200);
+    expect((await json(responses[1 - winner]!)).code).toBe('PAYMENT_SETTLEMENT_FAILED');
+    return { winner, loser: 1 - winner, body: await json(responses[winner]!) };
+  }
+
+  /** A redemption: the identical request with the same proof is served the first answer, then the proof is spent. */
+  async function redeem(send: () => Promise<Response>, payer: string, firstBody: Json) {
+    const fee = await feeOf(payer);
+    await loseAnswer(fee.id);
+    const again = await send();
+    expect(again.status, await again.clone().text()).toBe(200);
+    expect(await json(again)).toEqual(firstBody);
+    const third = await send();
+    expect({ status: third.status, code: (await json(third)).code }).toEqual({ status: 402, code: 'PAYMENT_ALREADY_USED' });
+    return fee;
+  }
+
+  const postBody = (worker: Worker, amount = '2.00') => ({
+    employer_id: employerId,
+    worker_wallet_address: worker.wallet,
+    worker_agent_identifier: worker.identifier,
+    amount_usdc: amount,
+    rubric_prompt: must('ledger'),
+  });
+  const postedBy = (poster: Poster) => t.database.db.select().from(escrows).where(eq(escrows.posterAgentIdentifier, poster.identifier));
+
+  it('post: two at once from a payer who can cover one fee lock one escrow; the other locks nothing', async () => {
+    const poster = await authorize();
+    const workers = [await newWorker(), await newWorker()];
+    const poor = await proofMaker(t, server.url, 'A', '0.10');
+    const sends = await Promise.all(workers.map(async (worker) => paidCall(POST, postBody(worker), poster, await poor.proof(POST))));
+    const before = await available();
+    const { winner } = await race(sends);
+    expect((await postedBy(poster)).map((r) => [r.workerAgentIdentifier, r.status])).toEqual([[workers[winner]!.identifier, 'posted']]);
+    expect(before - (await available())).toBe(2n * USD);
+  });
+
+  it('post: a fee settled whose answer was lost gets the first escrow back, never a second', async () => {
+    const poster = await authorize();
+    const worker = await newWorker();
+    const payer = await proofMaker(t, server.url, 'A', '1');
+    const send = await paidCall(POST, postBody(worker, '3.00'), poster, await payer.proof(POST));
+    const first = await send();
+    expect(first.status, await first.clone().text()).toBe(200);
+    const before = await available();
+    const fee = await redeem(send, payer.payer, await json(first));
+    expect((await postedBy(poster)).map((r) => [r.status, r.feePaymentId])).toEqual([['posted', fee.id]]);
+    expect(await available()).toBe(before);
+    expect(await stablecoinOf(payer.payer)).toBe(USD - 100_000n);
+  });
+
+  it('deliver: two at once from a payer who can cover one fee deliver one escrow; the other stays posted', async () => {
+    const worker = await newWorker();
+    const poster = await authorize();
+    const pair = [await posted(poster, worker), await posted(poster, worker)];
+    const poor = await proofMaker(t, server.url, 'A', '0.02');
+    const sends = await Promise.all(pair.map(async (escrow) => paidCall(DELIVER, { escrow_id: escrow.escrow_id, deliverable_uri: dataUri('The ledger.') }, worker, await poor.proof(DELIVER))));
+    const { winner, loser } = await race(sends);
+    expect(await row(pair[loser]!.escrow_id)).toMatchObject({ status: 'posted', deliverableUri: null, deliveredAt: null, deliveryFeePaymentId: null });
+    expect((await row(pair[winner]!.escrow_id)).deliveryFeePaymentId).not.toBeNull();
+    await until(pair[winner]!.escrow_id, ['settled']);
+  });
+
+  it('deliver: a fee settled whose answer was lost gets the first delivery back; nothing is fetched or paid twice', async () => {
+    const worker = await newWorker(true);
+    const escrow = await posted(await authorize(), worker);
+    const payer = await proofMaker(t, server.url, 'A', '1');
+    const hits = files.hits;
+    const send = await paidCall(DELIVER, { escrow_id: escrow.escrow_id, deliverable_uri: `${files.url}/redeem-${randomUUID()}.txt` }, worker, await payer.proof(DELIVER));
+    const first = await send();
+    expect(first.status, await first.clone().text()).toBe(200);
+    // Judged and paid out before the answer is asked for again.
+    const settled = await until(escrow.escrow_id, ['settled']);
+    const fee = await redeem(send, payer.payer, await json(first));
+    expect(files.hits - hits).toBe(1);
+    expect(await row(escrow.escrow_id)).toMatchObject({ status: 'settled', deliveredAt: settled.deliveredAt, deliveryFeePaymentId: fee.id });
+    expect(await solana.tokenBalance(worker.wallet)).toBe(10n * USD);
+    expect(await stablecoinOf(payer.payer)).toBe(USD - 20_000n);
+  });
+
+  it('deliver-signed: two at once from a payer who can cover one fee broadcast one transaction; the other is never sent', async () => {
+    const worker = await fundedWorker();
+    const poster = await authorize();
+    const pair = [await posted(poster, worker), await posted(poster, worker)];
+    const uri = dataUri('The ledger, signed.');
+    const transactions = await Promise.all(pair.map((escrow) => signedDelivery(worker, escrow, uri)));
+    const poor = await proofMaker(t, server.url, 'A', '0.02');
+    const sends = await Promise.all(
+      pair.map(async (escrow, i) => paidCall(DELIVER_SIGNED, { escrow_id: escrow.escrow_id, deliverable_uri: uri, signed_transaction: transactions[i] }, worker, await poor.proof(DELIVER_SIGNED))),
+    );
+    const { winner, loser } = await race(sends);
+    const signatureOf = (wire: string) => {
+      const inspected = inspectSignedDeliverable(wire, { programAddress: LOCAL_ESCROW_PROGRAM_ID });
+      if (!inspected.ok) throw new Error(inspected.message);
+      return inspected.signature as Signature;
+    };
+    expect((await solana.status(signatureOf(transactions[winner]!))).state).toBe('landed');
+    expect((await solana.status(signatureOf(transactions[loser]!))).state).not.toBe('landed');
+    expect(await row(pair[loser]!.escrow_id)).toMatchObject({ status: 'posted', deliverableUri: null, deliveredAt: null, deliveryFeePaymentId: null });
+    expect((await row(pair[winner]!.escrow_id)).deliveryFeePaymentId).not.toBeNull();
+    await until(pair[winner]!.escrow_id, ['settled']);
+  });
+
+  it('deliver-signed: a fee settled whose answer was lost gets the first delivery back; nothing is fetched or sent twice', async () => {
+    const worker = await fundedWorker();
+    const escrow = await posted(await authorize(), worker);
+    const payer = await proofMaker(t, server.url, 'A', '1');
+    const uri = `${files.url}/redeem-signed-${randomUUID()}.txt`;
+    const hits = files.hits;
+    const body = { escrow_id: escrow.escrow_id, deliverable_uri: uri, signed_transaction: await signedDelivery(worker, escrow, uri) };
+    const send = await paidCall(DELIVER_SIGNED, body, worker, await payer.proof(DELIVER_SIGNED));
+    const first = await send();
+    expect(first.status, await first.clone().text()).toBe(200);
+    const settled = await until(escrow.escrow_id, ['settled']);
+    const fee = await redeem(send, payer.payer, await json(first));
+    expect(files.hits - hits).toBe(1);
+    expect(await row(escrow.escrow_id)).toMatchObject({ status: 'settled', deliveredAt: settled.deliveredAt, deliveryFeePaymentId: fee.id, signatures: settled.signatures });
+    expect(await solana.tokenBalance(worker.wallet)).toBe(10n * USD);
+    expect(await stablecoinOf(payer.payer)).toBe(USD - 20_000n);
+  });
+});
+
+describe('a redeemed post fee whose escrow is not posted', () => {
+  it('answers what a fresh post in that state answers, without looking at the proof again', async () => {
+    const poster = await authorize();
+    const worker = await newWorker();
+    const redeem = async (status: 'funding' | 'funding_failed') => {
+      const feePaymentId = randomUUID();
+      await t.database.db.insert(escrows).values({
+        employerId,
+        posterAgentIdentifier: poster.identifier,
+        workerWalletAddress: worker.wallet,
+        workerAgentIdentifier: worker.identifier,
+        amount: USD,
+        rubricPrompt: must('ledger'),
+        status,
+        requestedExpiryHours: 24,
+        appliedExpiryHours: 24,
+        workerReputationTier: 'unknown',
+        workerAttestationCount: 0,
+        expiresAt: new Date(Date.now() + 86_400_000),
+        feePaymentId,
+      });
+      const request = {
+        identifier: poster.identifier,
+        employerId,
+        workerWalletAddress: worker.wallet,
+        workerAgentIdentifier: worker.identifier,
+        amount: USD,
+        rubricPrompt: must('ledger'),
+        expiryHours: 24,
+        // No proof at all: only the escrow found under the fee can answer.
+        proof: { method: 'POST', pathWithQuery: '/api/mpp/escrow/post', headers: new Headers(), body: new Uint8Array() },
+        feePaymentId,
+        redeemed: true,
+      };
+      return restartedService()
+        .post(request)
+        .catch((error: { status: number; code: string }) => ({ status: error.status, code: error.code }));
+    };
+    expect(await redeem('funding')).toEqual({ status: 502, code: 'ESCROW_FUNDING_PENDING' });
+    expect(await redeem('funding_failed')).toEqual({ status: 502, code: 'ESCROW_FUNDING_FAILED' });
+  });
+});
+
+/** The one fee payment a payer made (its other, refused, proofs are not asked for here). */
+async function feeOf(payer: string): Promise<{ id: string }> {
+  const { rows } = await t.database.pool.query<{ id: string }>("SELECT id FROM payments WHERE lower(payer) = lower($1) AND status <> 'voided'", [payer]);
+  expect(rows).toHaveLength(1);
+  return rows[0]!;
+}
+
+/** What a crash between the fee's settlement and the answer leaves: settled, unserved, nobody holding it. */
+async function loseAnswer(paymentId: string) {
+  await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [paymentId]);
+  await t.database.pool.query('DELETE FROM payment_receipts WHERE payment_id = $1', [paymentId]);
+}
+
+/** A rail A payer's stablecoin on Tempo. */
+const stablecoinOf = (address: string) =>
+  t.chains!.tempo.connection.publicClient.readContract({ address: t.chains!.tempo.token, abi: erc20Abi, functionName: 'balanceOf', args: [address as Address] });

@@ -110,6 +110,7 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
         expiryHours: body.expiry_hours ?? 24,
         proof: await signedRequest(c),
         feePaymentId: c.var.payment.id,
+        redeemed: c.var.payment.redeemed,
       });
       c.var.payment.employerId = body.employer_id;
       const signatures = publicSignatures(row);
@@ -156,7 +157,14 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
     async (c) => {
       const identifier = requireIdentifier(c);
       const body = c.req.valid('json');
-      const row = await deps.escrow.deliver({ identifier, escrowId: body.escrow_id, deliverableUri: body.deliverable_uri, proof: await signedRequest(c) });
+      const row = await deps.escrow.deliver({
+        identifier,
+        escrowId: body.escrow_id,
+        deliverableUri: body.deliverable_uri,
+        proof: await signedRequest(c),
+        feePaymentId: c.var.payment.id,
+        redeemed: c.var.payment.redeemed,
+      });
       return c.json(presentDelivery(row), 200);
     },
   );
@@ -190,6 +198,8 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
         deliverableUri: body.deliverable_uri,
         signedTransaction: body.signed_transaction,
         proof: await signedRequest(c),
+        feePaymentId: c.var.payment.id,
+        redeemed: c.var.payment.redeemed,
       });
       return c.json(presentDelivery(row), 200);
     },
@@ -255,5 +265,11 @@ function requireIdentifier(c: Context<AppEnv>): string {
 
 async function signedRequest(c: Context<AppEnv>): Promise<SignedAgentRequest> {
   const url = new URL(c.req.url);
-  return { method: c.req.method, pathWithQuery: url.pathname + url.search, headers: c.req.raw.headers, body: new Uint8Array(await c.req.arrayBuffer()) };
+  return {
+    method: c.req.method,
+    pathWithQuery: url.pathname + url.search,
+    headers: c.req.raw.headers,
+    body: new Uint8Array(await c.req.arrayBuffer()),
+    feePaymentId: c.var.payment.id,
+  };
 }

@@ -64,6 +64,8 @@ export interface PostEscrowRequest {
   expiryHours: number;
   proof: SignedAgentRequest;
   feePaymentId: string | null;
+  /** The fee settled before and its answer was lost (`c.var.payment.redeemed`): the escrow it bought is answered, not posted again. */
+  redeemed?: boolean;
 }
 
 export interface DeliverRequest {
@@ -71,6 +73,10 @@ export interface DeliverRequest {
   escrowId: string;
   deliverableUri: string;
   proof: SignedAgentRequest;
+  /** The delivery fee: recorded with the delivery, so a redeemed fee finds it. */
+  feePaymentId: string | null;
+  /** As for a post: the delivery this fee bought is answered, not made again. */
+  redeemed?: boolean;
 }
 
 // The money of one escrow is moved by one worker at a time, for at most this long per step.
@@ -109,6 +115,12 @@ export class EscrowService {
   // ---- post ------------------------------------------------------------------------------------
 
   async post(request: PostEscrowRequest): Promise<EscrowRow> {
+    // Before the identity proof: the replay store would refuse the signature the redeemed
+    // (byte-identical) request repeats; an escrow under this fee passed the proof when it was made.
+    if (request.redeemed && request.feePaymentId !== null) {
+      const earlier = await store.findByFeePayment(this.database.db, request.feePaymentId);
+      if (earlier) return postedAnswer(earlier);
+    }
     const identifier = normaliseIdentifier(request.identifier);
     const found = await agentsStore.findActiveByIdentifier(this.database.db, request.employerId, identifier);
     if (!found) throw notAuthorized();
@@ -222,12 +234,14 @@ export class EscrowService {
 
   /** Spec 4.4 deliver: the worker's identity, then the content fetched once, hashed, and recorded. */
   async deliver(request: DeliverRequest): Promise<EscrowRow> {
+    const earlier = await this.redeemedDelivery(request);
+    if (earlier) return earlier;
     const escrow = await this.openForWorker(request.escrowId, request.identifier);
     // The proof configured for the worker: its authorization's with this employer, else its identifier's own key.
     const authorization = await agentsStore.findActiveByIdentifier(this.database.db, escrow.employerId, escrow.workerAgentIdentifier);
     if (authorization) await this.verifier.verifyAuthorized(authorization, escrow.workerAgentIdentifier, request.proof);
     else await this.verifier.verifySelfCertifying(escrow.workerAgentIdentifier, request.proof);
-    return this.acceptDelivery(escrow, request.deliverableUri, async () => ({}));
+    return this.acceptDelivery(escrow, request, async () => ({}));
   }
 
   /**
@@ -236,6 +250,8 @@ export class EscrowService {
    */
   async deliverSigned(request: DeliverRequest & { signedTransaction: string }): Promise<EscrowRow> {
     if (!this.options.escrowProgram) throw new AppError(503, 'DELIVER_SIGNED_UNAVAILABLE', 'No escrow program is configured (SOLANA_ESCROW_PROGRAM_ID).');
+    const earlier = await this.redeemedDelivery(request);
+    if (earlier) return earlier;
     const inspected = inspectSignedDeliverable(request.signedTransaction, { programAddress: this.options.escrowProgram });
     if (!inspected.ok) throw new AppError(400, inspected.code, inspected.message, { field: inspected.field });
     const escrow = await this.openForWorker(request.escrowId, request.identifier);
@@ -249,7 +265,10 @@ export class EscrowService {
     }
     // The worker's signature over the transaction is its proof of identity (it binds the escrow and the
     // URI). It is broadcast once the content is fetched, so a deliverable we refuse leaves no trace on chain.
-    return this.acceptDelivery(escrow, request.deliverableUri, async () => {
+    return this.acceptDelivery(escrow, request, async () => {
+      // Landed already (sent before a crash lost its record, or by the worker itself): sending it
+      // again would be refused as a duplicate, yet the delivery is on chain; it is recorded as is.
+      if ((await this.solana.status(inspected.signature as Signature)).state === 'landed') return { submit_deliverable: inspected.signature };
       try {
         await this.solana.submitSigned(inspected.wire, inspected.signature as Signature);
       } catch (error) {
@@ -257,6 +276,17 @@ export class EscrowService {
       }
       return { submit_deliverable: inspected.signature };
     });
+  }
+
+  /**
+   * The delivery a redeemed fee made, answered as it was then; null when the fee made none yet
+   * (then the call proceeds as a fresh one). Looked up before the escrow's state (no longer
+   * `posted`) and the identity proof (its signature spent) would refuse the repeated request.
+   */
+  private async redeemedDelivery(request: DeliverRequest): Promise<EscrowRow | null> {
+    if (!request.redeemed || request.feePaymentId === null) return null;
+    const delivered = await store.findByDeliveryFeePayment(this.database.db, request.feePaymentId);
+    return delivered && asAnswered(delivered, 'delivered');
   }
 
   /** 404 for an unknown escrow, 403 for another agent or an expired one, 409 when already delivered. */
@@ -271,8 +301,12 @@ export class EscrowService {
     return escrow;
   }
 
-  /** Fetches and hashes the content once, runs `onChain` (the worker's own transaction), then posted -> delivered. */
-  private async acceptDelivery(escrow: EscrowRow, uri: string, onChain: () => Promise<Record<string, string>>): Promise<EscrowRow> {
+  /**
+   * Fetches and hashes the content once, runs `onChain` (the worker's own transaction), then
+   * posted -> delivered, recording the fee that bought the delivery.
+   */
+  private async acceptDelivery(escrow: EscrowRow, request: DeliverRequest, onChain: () => Promise<Record<string, string>>): Promise<EscrowRow> {
+    const uri = request.deliverableUri;
     let fetched;
     try {
       fetched = await fetchDeliverable(uri, this.options.fetch);
@@ -288,6 +322,7 @@ export class EscrowService {
         deliverableSha256: fetched.sha256,
         deliverableContent: Buffer.from(fetched.bytes),
         deliveredAt: new Date(),
+        deliveryFeePaymentId: request.feePaymentId,
       });
       if (!row || Object.keys(signatures).length === 0) return row;
       await store.mergeSignatures(tx.db, row.id, signatures);
@@ -584,6 +619,40 @@ function identityOf(identifier: string): LinkedIdentity {
 function pendingOf(escrow: EscrowRow, key: string): Record<string, unknown> | null {
   const value = (escrow.signatures as Record<string, unknown>)[key];
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : null;
+}
+
+// The steps each answer shows: a post's answer the funding's, a delivery's those and the worker's own.
+// Later steps (the judge's record, the payout, a refund) were not part of either answer.
+const ANSWERED_STEPS = {
+  posted: ['initialize', 'treasury_debit'],
+  delivered: ['initialize', 'treasury_debit', 'submit_deliverable'],
+} as const;
+
+/**
+ * The escrow as the first answer of a post or a delivery showed it (its status then, the steps
+ * landed by then): a redeemed fee gets that answer again, whatever happened to the escrow since
+ * (the status route shows that).
+ */
+function asAnswered(escrow: EscrowRow, status: keyof typeof ANSWERED_STEPS): EscrowRow {
+  const steps: readonly string[] = ANSWERED_STEPS[status];
+  const signatures = Object.fromEntries(Object.entries(escrow.signatures as Record<string, unknown>).filter(([step]) => steps.includes(step)));
+  return { ...escrow, status, signatures };
+}
+
+/**
+ * What a post whose fee is redeemed answers, as a fresh post in the escrow's state would: posted
+ * (or any later state), the post's answer; still funding, 502 ESCROW_FUNDING_PENDING; funding
+ * failed, 502 ESCROW_FUNDING_FAILED (the reason is not kept; nothing was locked, so the fee is
+ * refunded rather than kept for a refusal we cannot name).
+ */
+function postedAnswer(escrow: EscrowRow): EscrowRow {
+  if (escrow.status === 'funding') {
+    throw new AppError(502, 'ESCROW_FUNDING_PENDING', 'The escrow could not be funded yet; it is posted or its debit returned within minutes (poll the status route).', {
+      escrow_id: escrow.id,
+    });
+  }
+  if (escrow.status === 'funding_failed') throw new AppError(502, 'ESCROW_FUNDING_FAILED', 'The escrow could not be funded; nothing was locked.', { escrow_id: escrow.id });
+  return asAnswered(escrow, 'posted');
 }
 
 export function isPublic(escrow: EscrowRow): boolean {

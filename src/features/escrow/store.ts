@@ -21,6 +21,18 @@ export async function findEscrow(db: Db, id: string): Promise<EscrowRow | null> 
   return row ?? null;
 }
 
+/** The escrow a post fee bought, if any (one at most: fee_payment_id is unique). */
+export async function findByFeePayment(db: Db, feePaymentId: string): Promise<EscrowRow | null> {
+  const [row] = await db.select().from(escrows).where(eq(escrows.feePaymentId, feePaymentId));
+  return row ?? null;
+}
+
+/** The escrow a delivery fee delivered, if any (one at most: delivery_fee_payment_id is unique). */
+export async function findByDeliveryFeePayment(db: Db, feePaymentId: string): Promise<EscrowRow | null> {
+  const [row] = await db.select().from(escrows).where(eq(escrows.deliveryFeePaymentId, feePaymentId));
+  return row ?? null;
+}
+
 export async function findEmployerEscrow(db: Db, employerId: string, id: string): Promise<EscrowRow | null> {
   const [row] = await db.select().from(escrows).where(and(eq(escrows.employerId, employerId), eq(escrows.id, id)));
   return row ?? null;

@@ -4,7 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { railA, type PayingFetch } from '../../../test/support/pay.js';
+import { proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
 import { payrollTreasuryAbi, stablecoinAbi } from '../../chains/evm/abis.js';
 import { decodeMemo } from '../memo/codec.js';
 import { TreasuryService } from '../treasury/service.js';
@@ -420,5 +420,71 @@ describe('GET /api/transactions', () => {
     expect(page.transactions).toHaveLength(1);
     // A user who owns no employer has no transactions to list.
     expect((await t.request('GET', '/api/transactions', { token: await t.token('nobody-owner') })).status).toBe(404);
+  });
+});
+
+describe('charge before acting', () => {
+  const EXECUTE = '/api/mpp/payroll/execute';
+  const execute = (proof: Record<string, string>, body: unknown) =>
+    fetch(`${server.url}${EXECUTE}`, { method: 'POST', headers: { 'content-type': 'application/json', ...asOwner, ...proof }, body: JSON.stringify(body) });
+  const draftFor = async (employee: { id: string }, amountUsd: string) =>
+    (await json<{ payroll_run_id: string }>(await prepare({ items: [{ employee_id: employee.id, amount_usd: amountUsd }] }))).payroll_run_id;
+  const runRow = async (runId: string) =>
+    (await t.database.pool.query<{ status: string; fee_payment_id: string | null }>('SELECT status, fee_payment_id FROM payroll_runs WHERE id = $1', [runId])).rows[0]!;
+
+  /** What a crash between settling the fee and answering leaves: the payer's one payment settled, unserved, nobody holding it. */
+  async function loseAnswer(payer: string): Promise<string> {
+    const { rows } = await t.database.pool.query<{ id: string }>('SELECT id FROM payments WHERE lower(payer) = lower($1)', [payer]);
+    expect(rows).toHaveLength(1);
+    const id = rows[0]!.id;
+    await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [id]);
+    await t.database.pool.query('DELETE FROM payment_receipts WHERE payment_id = $1', [id]);
+    return id;
+  }
+
+  it('two executes at once from a payer who can cover one fee: one run paid, the other refused (402) before anything moved', async () => {
+    const recipients = [staff[0]!, staff[1]!];
+    const runs = [await draftFor(recipients[0]!, '2'), await draftFor(recipients[1]!, '3')];
+    const payer = await proofMaker(t, server.url, 'A', '1.00');
+    const proofs = [await payer.proof(EXECUTE), await payer.proof(EXECUTE)];
+    const before = await Promise.all(recipients.map((s) => tokenBalance(s.wallet)));
+
+    const responses = await Promise.all(runs.map((runId, i) => execute(proofs[i]!, { payrollRunId: runId })));
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 402]);
+    expect((await json<{ code: string }>(responses.find((r) => r.status === 402)!)).code).toBe('PAYMENT_SETTLEMENT_FAILED');
+
+    // Exactly one batch: the paid run's recipient received it, the refused run is still a draft.
+    const paid = responses.findIndex((r) => r.status === 200);
+    const refused = 1 - paid;
+    const received = await Promise.all(recipients.map(async (s, i) => (await tokenBalance(s.wallet)) - before[i]!));
+    expect(received[paid]).toBe([2_000_000n, 3_000_000n][paid]);
+    expect(received[refused]).toBe(0n);
+    expect(await runRow(runs[paid]!)).toMatchObject({ status: 'confirmed', fee_payment_id: expect.any(String) });
+    expect(await runRow(runs[refused]!)).toEqual({ status: 'draft', fee_payment_id: null });
+    expect(await tokenBalance(payer.payer as Address)).toBe(0n);
+  });
+
+  it('a fee whose answer was lost: the same proof and request get the first answer again, with no second batch and no second charge', async () => {
+    const runId = await draftFor(staff[2]!, '4');
+    const payer = await proofMaker(t, server.url, 'A', '5');
+    const proof = await payer.proof(EXECUTE);
+    const first = await execute(proof, { payrollRunId: runId });
+    expect(first.status).toBe(200);
+    const answer = await json(first);
+    const paymentId = await loseAnswer(payer.payer);
+    const paidOnce = await tokenBalance(staff[2]!.wallet);
+
+    const again = await execute(proof, { payrollRunId: runId });
+    expect(again.status).toBe(200);
+    expect(await json(again)).toEqual(answer);
+    expect(await tokenBalance(staff[2]!.wallet)).toBe(paidOnce);
+    const { rows } = await t.database.pool.query<{ id: string }>('SELECT id FROM payroll_runs WHERE fee_payment_id = $1', [paymentId]);
+    expect(rows.map((r) => r.id)).toEqual([runId]);
+    expect(await tokenBalance(payer.payer as Address)).toBe(4_000_000n);
+
+    // Served now: a third time is a replay.
+    const third = await execute(proof, { payrollRunId: runId });
+    expect(third.status).toBe(402);
+    expect((await json<{ code: string }>(third)).code).toBe('PAYMENT_ALREADY_USED');
   });
 });

@@ -311,7 +311,7 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
       const run = await deps.payroll.runFor(paid, payrollRunId);
       c.var.payment.employerId = run.employerId;
       const actor = paid.kind === 'user' ? { userId: paid.caller.userId, kind: 'user' as const } : { userId: null, kind: 'agent' as const };
-      const executed = await deps.payroll.execute(run, actor, c.var.requestId);
+      const executed = await deps.payroll.execute(run, actor, c.var.requestId, c.var.payment);
       const employer = await deps.payroll.employerOf(run);
       return c.json(
         {

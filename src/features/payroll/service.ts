@@ -3,8 +3,8 @@ import { isAddressEqual, type Address, type Hex } from 'viem';
 import { crashPoint } from '../../faults.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import { ChainRevertError } from '../../chains/evm/connection.js';
-import type { Database } from '../../db/client.js';
-import type { Caller } from '../../http/context.js';
+import { isUniqueViolation, type Database } from '../../db/client.js';
+import type { Caller, FeePayment } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { formatUsd } from '../../money.js';
 import { recordAudit } from '../audit/store.js';
@@ -35,9 +35,25 @@ export interface PreparedRun {
   calldata: { chainId: number; to: Address; data: Hex };
 }
 
-/** A unique-constraint violation, as node-postgres reports it (drizzle wraps it in `cause`). */
-const isUniqueViolation = (error: unknown) =>
-  [(error as { code?: string }).code, (error as { cause?: { code?: string } }).cause?.code].includes('23505');
+export interface Execution {
+  txHash: Hex;
+  recipientCount: number;
+  accountId: bigint;
+}
+
+const INSUFFICIENT_TREASURY_REASON = 'treasury available balance too low';
+/** How long a redeemed execution waits for its rebroadcast batch to mine before answering that it is still pending. */
+const BATCH_WAIT_MS = 30_000;
+
+/** The 422 of a batch the chain refused: nothing was paid. */
+const refusedOnChain = (runId: string, reason: string) =>
+  new AppError(
+    422,
+    reason === INSUFFICIENT_TREASURY_REASON ? 'INSUFFICIENT_TREASURY' : 'PAYROLL_REVERTED',
+    `The payroll batch was refused on chain: ${reason}. Nothing was paid.`,
+    { payroll_run_id: runId },
+  );
+
 
 /** Why an employee cannot be paid now, or null when they can. */
 function unpayableReason(employee: EmployeeRow, chain: 'tempo' | 'solana' = 'tempo'): string | null {
@@ -247,10 +263,16 @@ export class PayrollService {
    * Executes a draft run from the service's agent wallet in one batch transaction. The draft ->
    * submitted claim happens first, so concurrent calls put exactly one batch on chain; the signed
    * transaction is stored before broadcast, so a crash converges (reconcile) instead of paying twice.
+   * The run keeps the fee that bought its execution: a redeemed fee (its first answer was lost)
+   * gets that execution's answer again, never a second batch.
    */
-  async execute(run: store.RunRow, actor: { userId: string | null; kind: 'user' | 'agent' }, requestId: string) {
+  async execute(run: store.RunRow, actor: { userId: string | null; kind: 'user' | 'agent' }, requestId: string, fee: FeePayment | null = null): Promise<Execution> {
+    if (fee?.redeemed) {
+      const earlier = await store.findRunByFeePayment(this.database.db, fee.id);
+      if (earlier) return this.executionOf(earlier);
+    }
     const claimed = await this.database.transaction(async (tx) => {
-      const won = await store.claimDraft(tx.db, run.id, { submittedBy: 'agent', txHash: null });
+      const won = await store.claimDraft(tx.db, run.id, { submittedBy: 'agent', txHash: null, feePaymentId: fee?.id ?? null });
       if (!won) {
         const current = await store.findRun(tx.db, run.id);
         throw new AppError(409, 'RUN_NOT_DRAFT', `Payroll run is ${current?.status ?? run.status}; it has already been executed or submitted.`, {
@@ -269,6 +291,11 @@ export class PayrollService {
       });
       return won;
     });
+    return this.payBatch(claimed);
+  }
+
+  /** Signs, records, broadcasts and settles the batch of a run this caller claimed (submitted, nothing sent yet). */
+  private async payBatch(claimed: store.RunRow): Promise<Execution> {
     const items = await store.itemsOfRun(this.database.db, claimed.id);
     const transfers = items
       .filter((item) => item.status === 'submitted' && item.chain === 'tempo')
@@ -286,13 +313,31 @@ export class PayrollService {
       return { txHash: mined.txHash, recipientCount: transfers.length, accountId };
     } catch (error) {
       if (!(error instanceof ChainRevertError)) throw error; // unknown outcome: the reconciler settles it
-      const insufficient = error.errorName === 'InsufficientAvailable';
-      const reason = insufficient ? 'treasury available balance too low' : `batch reverted: ${error.errorName}`;
+      const reason = error.errorName === 'InsufficientAvailable' ? INSUFFICIENT_TREASURY_REASON : `batch reverted: ${error.errorName}`;
       await this.database.transaction((tx) => failRun(tx.db, claimed.id, reason));
-      throw new AppError(422, insufficient ? 'INSUFFICIENT_TREASURY' : 'PAYROLL_REVERTED', `The payroll batch was refused on chain: ${reason}. Nothing was paid.`, {
-        payroll_run_id: claimed.id,
-      });
+      throw refusedOnChain(claimed.id, reason);
     }
+  }
+
+  /**
+   * The answer of the execution a fee already bought: confirmed (200 again), failed (the same 422),
+   * or, when a crash interrupted it, finished first: a batch never signed is sent now (nothing of
+   * it can be on chain), a signed one is rebroadcast as the same bytes and settled from its receipt.
+   */
+  private async executionOf(run: store.RunRow): Promise<Execution> {
+    if (run.status === 'submitted' && !run.txHash) return this.payBatch(run);
+    let current = run;
+    if (current.status === 'submitted') {
+      await this.reconcile(run.id);
+      await this.tempo.connection.publicClient.waitForTransactionReceipt({ hash: run.txHash as Hex, timeout: BATCH_WAIT_MS }).catch(() => null);
+      current = (await this.reconcile(run.id)) ?? current;
+    }
+    if (current.status === 'confirmed') {
+      const paid = (await store.itemsOfRun(this.database.db, run.id)).filter((item) => item.chain === 'tempo' && item.status === 'paid');
+      return { txHash: current.txHash as Hex, recipientCount: paid.length, accountId: await this.treasury.accountId(run.employerId) };
+    }
+    if (current.status === 'failed') throw refusedOnChain(run.id, current.failureReason ?? 'unknown');
+    throw new AppError(409, 'RUN_NOT_DRAFT', `Payroll run is ${current.status}; its batch is not mined yet.`, { status: current.status, tx_hash: current.txHash });
   }
 
   /**

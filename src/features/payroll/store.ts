@@ -69,15 +69,32 @@ export function itemsOfRun(db: Db, runId: string): Promise<ItemRow[]> {
   return db.select().from(paymentItems).where(eq(paymentItems.runId, runId)).orderBy(asc(paymentItems.createdAt), asc(paymentItems.id));
 }
 
+/** The run a fee payment executed (paid execute stores the fee on the run it claims). */
+export async function findRunByFeePayment(db: Db, feePaymentId: string): Promise<RunRow | null> {
+  const rows = await db.select().from(payrollRuns).where(eq(payrollRuns.feePaymentId, feePaymentId));
+  return rows[0] ?? null;
+}
+
 /**
  * draft -> submitted, compare-and-set: exactly one caller wins; the others get null. The run's
- * pending items move with it.
+ * pending items move with it. `feePaymentId` is the fee that bought this execution, if any.
  */
-export async function claimDraft(db: Db, runId: string, submission: { submittedBy: 'owner' | 'agent'; txHash: string | null }): Promise<RunRow | null> {
+export async function claimDraft(
+  db: Db,
+  runId: string,
+  submission: { submittedBy: 'owner' | 'agent'; txHash: string | null; feePaymentId?: string | null },
+): Promise<RunRow | null> {
   const now = new Date();
   const [claimed] = await db
     .update(payrollRuns)
-    .set({ status: 'submitted', submittedBy: submission.submittedBy, txHash: submission.txHash, submittedAt: now, updatedAt: now })
+    .set({
+      status: 'submitted',
+      submittedBy: submission.submittedBy,
+      txHash: submission.txHash,
+      feePaymentId: submission.feePaymentId ?? null,
+      submittedAt: now,
+      updatedAt: now,
+    })
     .where(and(eq(payrollRuns.id, runId), eq(payrollRuns.status, 'draft')))
     .returning();
   if (!claimed) return null;

@@ -1,8 +1,9 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
+import { erc20Abi, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { x402, type PayingFetch } from '../../../test/support/pay.js';
+import { proofMaker, x402, type PayingFetch } from '../../../test/support/pay.js';
 import type { AppEnv } from '../../http/context.js';
 import { handleError } from '../../http/errors.js';
 import { createLogger } from '../../log.js';
@@ -98,6 +99,29 @@ describe('POST /api/x402/streams', () => {
     expect(route['x-payment']).toMatchObject({ price: '0.050000', rails: ['B', 'C'] });
     expect(Object.keys(route.responses)).toEqual(expect.arrayContaining(['200', '400', '402', '503']));
     expect(route.requestBody.content['application/json'].schema).toBeTruthy();
+  });
+
+  describe('charge before acting', () => {
+    it('two streams at once from a payer who can cover one fee: one handle, the other refused (402) before opening anything', async () => {
+      const payer = await proofMaker(t, server.url, 'B', '0.05');
+      const proofs = [await payer.proof('/api/x402/streams'), await payer.proof('/api/x402/streams')];
+      const bodies = [valid, { ...valid, amountUsdc: 20, cliffSeconds: undefined }];
+      const responses = await Promise.all(
+        bodies.map((body, i) =>
+          fetch(`${server.url}/api/x402/streams`, { method: 'POST', headers: { 'content-type': 'application/json', ...proofs[i] }, body: JSON.stringify(body) }),
+        ),
+      );
+      expect(responses.map((r) => r.status).sort()).toEqual([200, 402]);
+      expect(await responses.find((r) => r.status === 402)!.json()).toMatchObject({ code: 'PAYMENT_SETTLEMENT_FAILED' });
+      expect(await responses.find((r) => r.status === 200)!.json()).toMatchObject({ stub: true });
+      // The stub records nothing of its own: the one action is the one payment served; the other was voided unsettled.
+      const { rows } = await t.database.pool.query('SELECT status FROM payments WHERE lower(payer) = lower($1) ORDER BY status', [payer.payer]);
+      expect(rows.map((row) => row.status)).toEqual(['served', 'voided']);
+      const usdc = t.embeddedChains!.base;
+      expect(
+        await usdc.connection.publicClient.readContract({ address: usdc.contracts.stablecoin!, abi: erc20Abi, functionName: 'balanceOf', args: [payer.payer as Address] }),
+      ).toBe(0n);
+    });
   });
 
   it('answers 503 SOLANA_AGENT_WALLET_NOT_CONFIGURED, before asking for payment, when the server has no Solana agent wallet', async () => {

@@ -9,6 +9,7 @@ import type { EmployersService } from '../employers/service.js';
 import { percentagesToBps, rebalanceTarget } from './allocation.js';
 import { dollars, percent2, planOptimization, rewriteAdvice, type Recommendation } from './optimizer.js';
 import type { TreasuryService } from './service.js';
+import { rebalanceForFee } from './store.js';
 
 /**
  * Yield credited to the account so far. The yield router records sources, their APYs and each
@@ -64,6 +65,13 @@ export interface SessionRequest {
   employerId: string;
   allocation?: number[] | undefined;
   params?: { targetAllocation?: number[] | undefined } | undefined;
+}
+
+/** The paid call behind a session action: its request, and its fee (a redeemed one was paid and served before). */
+export interface SessionContext {
+  requestId: string;
+  paymentId: string;
+  redeemed: boolean;
 }
 
 export type SessionResult =
@@ -167,7 +175,7 @@ export class TreasuryOperations {
   }
 
   /** POST /api/mpp/agent/session/treasury: one action's result (the route wraps it in the envelope). */
-  async sessionAction(request: SessionRequest, paid: PaidCaller, context: { requestId: string; paymentId: string }): Promise<SessionResult> {
+  async sessionAction(request: SessionRequest, paid: PaidCaller, context: SessionContext): Promise<SessionResult> {
     const { employerId } = request;
     switch (request.action) {
       case 'balance': {
@@ -190,9 +198,18 @@ export class TreasuryOperations {
     }
   }
 
-  private async rebalance(request: SessionRequest, paid: PaidCaller, context: { requestId: string; paymentId: string }) {
+  private async rebalance(request: SessionRequest, paid: PaidCaller, context: SessionContext) {
     const { employerId } = request;
     const target = rebalanceTarget(request);
+    // A redeemed fee (its first answer was lost) gets the rebalance it bought: writing the same
+    // allocation again would be harmless on chain, but it would answer another tx_hash, a
+    // previous allocation that is already the target, and audit two rebalances for one fee. A
+    // crash between the chain write and its audit entry leaves nothing here: the write is redone
+    // then (the same allocation) and audited once.
+    if (context.redeemed) {
+      const earlier = await rebalanceForFee(this.deps.database.db, employerId, context.paymentId);
+      if (earlier) return { employerId, allocation_bps: earlier.allocation_bps, previous_allocation_bps: earlier.previous_allocation_bps, tx_hash: earlier.tx_hash };
+    }
     const { account, yield: position } = await this.deps.treasury.position(employerId);
     const allocationBps = percentagesToBps(
       target.values,

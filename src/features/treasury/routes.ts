@@ -233,7 +233,7 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
     async (c) => {
       const body = c.req.valid('json');
       const paid = await actingFor(c, body.employerId);
-      const result = await operations.sessionAction(body, paid, { requestId: c.var.requestId, paymentId: c.var.payment.id });
+      const result = await operations.sessionAction(body, paid, { requestId: c.var.requestId, paymentId: c.var.payment.id, redeemed: c.var.payment.redeemed });
       return c.json({ action: body.action, result, timestamp: Date.now() }, 200);
     },
   );

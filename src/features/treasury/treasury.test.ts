@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import type { Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { railA, type PayingFetch } from '../../../test/support/pay.js';
+import { proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { TreasuryService } from './service.js';
 
@@ -412,6 +413,69 @@ describe('POST /api/mpp/agent/session/treasury', () => {
       [rival.employerId],
     );
     expect(rows[0].n).toBeGreaterThan(0);
+  });
+});
+
+describe('charge before acting', () => {
+  let fees: Tenant;
+  const send = (proof: Record<string, string>, body: unknown) =>
+    fetch(`${server.url}${SESSION}`, { method: 'POST', headers: { 'content-type': 'application/json', ...asAgent(fees), ...proof }, body: JSON.stringify(body) });
+  const rebalances = async () =>
+    (await t.database.pool.query("SELECT details FROM audit_log WHERE employer_id = $1 AND action = 'treasury.rebalanced' ORDER BY created_at", [fees.employerId])).rows;
+  const feeBalance = (payer: string) => t.chains!.tempo.balanceOf(payer as Address);
+
+  /** What a crash between settling the fee and answering leaves: the payer's one payment settled, unserved, nobody holding it. */
+  async function loseAnswer(payer: string): Promise<string> {
+    const { rows } = await t.database.pool.query<{ id: string }>('SELECT id FROM payments WHERE lower(payer) = lower($1)', [payer]);
+    expect(rows).toHaveLength(1);
+    const id = rows[0]!.id;
+    await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [id]);
+    await t.database.pool.query('DELETE FROM payment_receipts WHERE payment_id = $1', [id]);
+    return id;
+  }
+
+  beforeAll(async () => {
+    fees = await tenant('treasury-fees', 'Fees Treasury', 100n * USD);
+  });
+
+  it('two rebalances at once from a payer who can cover one fee: one allocation written, the other refused (402) before writing', async () => {
+    const payer = await proofMaker(t, server.url, 'A', '0.02');
+    const proofs = [await payer.proof(SESSION), await payer.proof(SESSION)];
+    const targets = [
+      [20, 30, 50],
+      [50, 30, 20],
+    ];
+    const responses = await Promise.all(targets.map((allocation, i) => send(proofs[i]!, { action: 'rebalance', employerId: fees.employerId, allocation })));
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 402]);
+    expect((await json<{ code: string }>(responses.find((r) => r.status === 402)!, 402)).code).toBe('PAYMENT_SETTLEMENT_FAILED');
+
+    const { result } = await json<{ result: { allocation_bps: number[] } }>(responses.find((r) => r.status === 200)!, 200);
+    expect(await allocationOnChain(fees)).toEqual(result.allocation_bps);
+    expect(await rebalances()).toHaveLength(1);
+    expect(await feeBalance(payer.payer)).toBe(0n);
+  });
+
+  it('a rebalance whose answer was lost: the same proof and request get the first result again, with no second chain write, audit entry or charge', async () => {
+    const payer = await proofMaker(t, server.url, 'A', '1');
+    const proof = await payer.proof(SESSION);
+    const body = { action: 'rebalance', employerId: fees.employerId, allocation: [10, 20, 70] };
+    const first = await json<{ result: { tx_hash: string } }>(await send(proof, body), 200);
+    const paymentId = await loseAnswer(payer.payer);
+    const audited = (await rebalances()).length;
+    const block = await t.chains!.tempo.connection.publicClient.getBlockNumber();
+
+    const again = await json<{ action: string; result: unknown }>(await send(proof, body), 200);
+    expect(again).toMatchObject({ action: 'rebalance', result: first.result });
+    expect(await allocationOnChain(fees)).toEqual([1000, 2000, 7000]);
+    const entries = await rebalances();
+    expect(entries).toHaveLength(audited);
+    expect(entries.at(-1).details).toMatchObject({ payment_id: paymentId, tx_hash: first.result.tx_hash });
+    // Nothing was sent: the chain did not move (the embedded chain mines one block per transaction).
+    expect(await t.chains!.tempo.connection.publicClient.getBlockNumber()).toBe(block);
+    expect(await feeBalance(payer.payer)).toBe(980_000n);
+
+    // Served now: a third time is a replay.
+    expect((await json<{ code: string }>(await send(proof, body), 402)).code).toBe('PAYMENT_ALREADY_USED');
   });
 });
 

@@ -147,7 +147,7 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
       const { employeeAddress } = c.req.valid('json');
       const employee = await deps.wages.employeeFor(await deps.paidCallers.resolve(c.req.raw.headers), { address: employeeAddress });
       c.var.payment.employerId = employee.employerId;
-      const claim = await deps.wages.advance(employee);
+      const claim = await deps.wages.advance(employee, c.var.payment);
       return c.json(
         {
           success: true,

@@ -3,6 +3,7 @@ import type { Address } from 'viem';
 import { ChainRevertError } from '../../chains/evm/connection.js';
 import type { SalaryStream, TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database } from '../../db/client.js';
+import type { FeePayment } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { formatUsd } from '../../money.js';
 import { PaidCallers, type PaidCaller } from '../employers/paid-caller.js';
@@ -20,6 +21,13 @@ export const ratePerSecond = (annualSalary: bigint) => annualSalary / SECONDS_PE
 const STALE_ADVANCE_MS = 2 * 60_000;
 
 const unprocessable = (code: string, message: string) => new AppError(422, code, message);
+
+export interface AdvanceClaim {
+  amount: bigint;
+  txHash: string;
+  claimedAt: Date;
+  wallet: Address;
+}
 
 /** What a balance stream needs to compute every tick in memory: no database or chain read per tick. */
 export interface StreamBasis {
@@ -166,12 +174,20 @@ export class WagesService {
   /**
    * Claims what the employee's stream has accrued, to their wallet. One advance per employee at a
    * time (compare-and-set on a pending row); a concurrent second call gets 409, and the contract
-   * itself pays each accrued second once.
+   * itself pays each accrued second once. The advance keeps the fee that bought it: a redeemed fee
+   * (its first answer was lost) gets that advance's answer again, never a second claim.
    */
-  async advance(employee: store.EmployeeRow): Promise<{ amount: bigint; txHash: string; claimedAt: Date; wallet: Address }> {
-    const { wallet } = await this.ensureStream(employee);
+  async advance(employee: store.EmployeeRow, fee: FeePayment | null = null): Promise<AdvanceClaim> {
     const db = this.database.db;
-    const advance = await store.openAdvance(db, employee.id, new Date(Date.now() - STALE_ADVANCE_MS));
+    const earlier = fee?.redeemed ? await store.advanceForFee(db, fee.id) : null;
+    if (earlier?.status === 'claimed') {
+      return { amount: earlier.amount!, txHash: earlier.txHash!, claimedAt: earlier.claimedAt!, wallet: employee.walletAddress as Address };
+    }
+    if (earlier?.failureReason === NOTHING_ACCRUED) throw nothingAccrued();
+    const { wallet } = await this.ensureStream(employee);
+    // An advance a crash interrupted is finished on its own row: the contract pays each accrued
+    // second once, so claiming again pays only what the lost claim did not.
+    const advance = earlier ? await store.reopenAdvance(db, earlier.id) : await store.openAdvance(db, employee.id, new Date(Date.now() - STALE_ADVANCE_MS), fee?.id ?? null);
     if (!advance) throw new AppError(409, 'ADVANCE_IN_PROGRESS', 'An advance for this employee is already being claimed.');
     try {
       const claim = await this.tempo.claimSalary(wallet);
@@ -187,8 +203,8 @@ export class WagesService {
   }
 }
 
-const nothingAccrued = () =>
-  unprocessable('NOTHING_ACCRUED', 'Nothing has accrued since the last claim: wait at least a second of salary before asking for an advance.');
+const NOTHING_ACCRUED = 'Nothing has accrued since the last claim: wait at least a second of salary before asking for an advance.';
+const nothingAccrued = () => unprocessable('NOTHING_ACCRUED', NOTHING_ACCRUED);
 
 /** The tick for `nowMs` (integer math on base units; before the stream's start nothing has accrued). */
 export function balanceTick(basis: StreamBasis, tick: number, nowMs: number): BalanceTick {

@@ -1,5 +1,5 @@
 import { and, eq, inArray, lt, or, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client.js';
+import { isUniqueViolation, type Db } from '../../db/client.js';
 import { advances, employees } from '../../db/schema.js';
 
 export type AdvanceRow = typeof advances.$inferSelect;
@@ -28,12 +28,35 @@ export async function employeesByWallet(db: Db, wallet: string, scope: { employe
  * crash between claim and record); it is closed first, since the vesting contract itself never
  * pays the same seconds twice.
  */
-export async function openAdvance(db: Db, employeeId: string, staleBefore: Date): Promise<AdvanceRow | null> {
+export async function openAdvance(db: Db, employeeId: string, staleBefore: Date, feePaymentId: string | null): Promise<AdvanceRow | null> {
   await db
     .update(advances)
     .set({ status: 'failed', failureReason: 'interrupted before its outcome was recorded; see the chain for what was paid' })
     .where(and(eq(advances.employeeId, employeeId), eq(advances.status, 'pending'), lt(advances.createdAt, staleBefore)));
-  const [row] = await db.insert(advances).values({ employeeId }).onConflictDoNothing().returning();
+  const [row] = await db.insert(advances).values({ employeeId, feePaymentId }).onConflictDoNothing().returning();
+  return row ?? null;
+}
+
+/** The advance a fee payment bought, if it got that far. */
+export async function advanceForFee(db: Db, feePaymentId: string): Promise<AdvanceRow | null> {
+  const [row] = await db.select().from(advances).where(eq(advances.feePaymentId, feePaymentId));
+  return row ?? null;
+}
+
+/**
+ * An interrupted advance (still pending, or failed as interrupted) open again for its claim:
+ * null when another advance of the employee is pending now (one at a time).
+ */
+export async function reopenAdvance(db: Db, advanceId: string): Promise<AdvanceRow | null> {
+  const [row] = await db
+    .update(advances)
+    .set({ status: 'pending', failureReason: null })
+    .where(and(eq(advances.id, advanceId), inArray(advances.status, ['pending', 'failed'])))
+    .returning()
+    .catch((error: unknown) => {
+      if (isUniqueViolation(error)) return [];
+      throw error;
+    });
   return row ?? null;
 }
 

@@ -5,7 +5,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { railA, railASession, type PayingFetch } from '../../../test/support/pay.js';
+import { proofMaker, railA, railASession, type PayingFetch } from '../../../test/support/pay.js';
 import { advances } from '../../db/schema.js';
 import { TreasuryService } from '../treasury/service.js';
 import { ratePerSecond } from './service.js';
@@ -298,5 +298,77 @@ describe('GET /api/employees/{id}/salary-stream', () => {
     expect((await t.request('GET', path, { token: other.token })).status).toBe(404);
     expect((await t.request('GET', path)).status).toBe(401);
     expect((await t.request('GET', '/api/employees/not-a-uuid/salary-stream', { token: employee.token })).status).toBe(400);
+  });
+});
+
+describe('charge before acting', () => {
+  const ADVANCE = '/api/mpp/employee/advance';
+  const send = (proof: Record<string, string>, employeeAddress: string) =>
+    fetch(`${server.url}${ADVANCE}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'X-Identity-Token': ownerToken, ...proof },
+      body: JSON.stringify({ employeeAddress }),
+    });
+  const advancesOf = (employeeId: string) => t.database.db.select().from(advances).where(eq(advances.employeeId, employeeId));
+  /** An employee whose stream runs (started for free by their own read) and has accrued for a second. */
+  async function accruing() {
+    const employee = await addEmployee(ownerToken, employerId);
+    expect((await t.request('GET', `/api/employees/${employee.id}/salary-stream`, { token: employee.token })).status).toBe(200);
+    return employee;
+  }
+  const second = () => new Promise((resolve) => setTimeout(resolve, 1_100));
+
+  /** What a crash between settling the fee and answering leaves: the payer's one payment settled, unserved, nobody holding it. */
+  async function loseAnswer(payer: string): Promise<string> {
+    const { rows } = await t.database.pool.query<{ id: string }>('SELECT id FROM payments WHERE lower(payer) = lower($1)', [payer]);
+    expect(rows).toHaveLength(1);
+    const id = rows[0]!.id;
+    await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [id]);
+    await t.database.pool.query('DELETE FROM payment_receipts WHERE payment_id = $1', [id]);
+    return id;
+  }
+
+  it('two advances at once from a payer who can cover one fee: one claim on chain, the other refused (402) before claiming', async () => {
+    const employees = [await accruing(), await accruing()];
+    await second();
+    const payer = await proofMaker(t, server.url, 'A', '0.50');
+    const proofs = [await payer.proof(ADVANCE), await payer.proof(ADVANCE)];
+
+    const responses = await Promise.all(employees.map((employee, i) => send(proofs[i]!, employee.wallet)));
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 402]);
+    expect((await json<{ code: string }>(responses.find((r) => r.status === 402)!)).code).toBe('PAYMENT_SETTLEMENT_FAILED');
+
+    const paid = responses.findIndex((r) => r.status === 200);
+    const refused = employees[1 - paid]!;
+    const { amount } = await json<{ amount: string }>(responses[paid]!);
+    expect(await t.chains!.tempo.balanceOf(employees[paid]!.wallet)).toBe(BigInt(amount));
+    expect(await t.chains!.tempo.balanceOf(refused.wallet)).toBe(0n);
+    expect((await advancesOf(employees[paid]!.id)).map((row) => [row.status, typeof row.feePaymentId])).toEqual([['claimed', 'string']]);
+    expect(await advancesOf(refused.id)).toEqual([]);
+    expect(await t.chains!.tempo.balanceOf(payer.payer as Address)).toBe(0n);
+  });
+
+  it('a fee whose answer was lost: the same proof and request get the first claim again, with no second claim and no second charge', async () => {
+    const employee = await accruing();
+    await second();
+    const payer = await proofMaker(t, server.url, 'A', '5');
+    const proof = await payer.proof(ADVANCE);
+    const first = await send(proof, employee.wallet);
+    expect(first.status).toBe(200);
+    const answer = await json<{ amount: string }>(first);
+    const paymentId = await loseAnswer(payer.payer);
+    await second(); // a second claim now would pay what accrued since
+
+    const again = await send(proof, employee.wallet);
+    expect(again.status).toBe(200);
+    expect(await json(again)).toEqual(answer);
+    expect(await t.chains!.tempo.balanceOf(employee.wallet)).toBe(BigInt(answer.amount));
+    expect((await advancesOf(employee.id)).map((row) => [row.status, row.feePaymentId])).toEqual([['claimed', paymentId]]);
+    expect(await t.chains!.tempo.balanceOf(payer.payer as Address)).toBe(4_500_000n);
+
+    // Served now: a third time is a replay.
+    const third = await send(proof, employee.wallet);
+    expect(third.status).toBe(402);
+    expect((await json<{ code: string }>(third)).code).toBe('PAYMENT_ALREADY_USED');
   });
 });
