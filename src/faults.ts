@@ -5,11 +5,6 @@
  * real server exactly between two effects, with no clean-up of any kind, then restart it.
  */
 export const CRASH_POINTS = [
-  // Payment gate, on a route that acts: the fee moved, not yet recorded / recorded, the handler not run / the
-  // handler answered, the answer not recorded.
-  'payment.after-settle',
-  'payment.before-handler',
-  'payment.before-served',
   // Payroll execute: the signed batch is recorded, not yet broadcast / mined, not yet confirmed in the database.
   'payroll.before-broadcast',
   'payroll.after-broadcast',
@@ -19,6 +14,11 @@ export const CRASH_POINTS = [
   // Reputation job: a write's transaction is recorded, not yet sent / landed, not yet marked written.
   'reputation.before-send',
   'reputation.after-send',
+  // Payment gate, on a route that acts: the fee moved, not yet recorded / recorded, the handler not run / the
+  // handler answered, the answer not recorded.
+  'payment.after-settle',
+  'payment.before-handler',
+  'payment.before-served',
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

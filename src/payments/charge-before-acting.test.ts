@@ -7,7 +7,7 @@ import { tempo as tempoChain } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
-import { proofMaker } from '../../test/support/pay.js';
+import { loseAnswer, proofMaker } from '../../test/support/pay.js';
 import { auditLog, paymentReceipts, payments } from '../db/schema.js';
 import { createLogger } from '../log.js';
 import { paymentGate, type PaymentRailAdapter, type SettlementOutcome } from './gate.js';
@@ -191,19 +191,13 @@ describe('a pushed rail A payment (the payer sent the transaction itself)', () =
 });
 
 describe('a settled payment whose answer was lost', () => {
-  /** What a crash between settlement and answer leaves: settled, unserved, nobody holding it. */
-  const orphan = async (paymentId: string) => {
-    await t.database.db.delete(paymentReceipts).where(eq(paymentReceipts.paymentId, paymentId));
-    await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [paymentId]);
-  };
-
   for (const rail of ['A', 'B', 'C'] as const) {
     it(`rail ${rail}: is served once when the same proof and request come back, never charged twice`, async () => {
       const maker = await proofMaker(t, server.url, rail, '1');
       const proof = await maker.proof('/test/acts/ok');
       expect((await post('/test/acts/ok', proof, '{"order":1}')).status).toBe(200);
       const [row] = await paymentOf(maker.payer);
-      await orphan(row!.id);
+      await loseAnswer(t, { id: row!.id });
       // Another body with the same proof is not the call it paid for.
       expect((await json<{ code: string }>(await post('/test/acts/ok', proof, '{"order":2}'))).code).toBe('PAYMENT_ALREADY_USED');
       const before = actions.length;
@@ -223,7 +217,7 @@ describe('a settled payment whose answer was lost', () => {
     const proof = await maker.proof('/test/acts/ok');
     expect((await post('/test/acts/ok', proof)).status).toBe(200);
     const [row] = await paymentOf(maker.payer);
-    await orphan(row!.id);
+    await loseAnswer(t, { id: row!.id });
     const before = actions.length;
     const statuses = (await Promise.all(Array.from({ length: 20 }, () => post('/test/acts/ok', proof)))).map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);

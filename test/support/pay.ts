@@ -162,3 +162,20 @@ export async function railASession(t: TestApp, baseUrl: string, maxDeposit = '0.
   const client = createClient({ chain: tempoChain, transport: http(`${baseUrl}/api/dev/rpc/tempo`), account });
   return Session.Client.sessionManager({ account, client, maxDeposit });
 }
+
+/**
+ * What a crash between a fee's settlement and its answer leaves (issue 24): the payment settled,
+ * unserved, nobody holding it, no receipt. By its id, or as the one payment a payer made; returns the id.
+ */
+export async function loseAnswer(t: Pick<TestApp, 'database'>, payment: { id: string } | { payer: string }): Promise<string> {
+  let id: string;
+  if ('id' in payment) id = payment.id;
+  else {
+    const { rows } = await t.database.pool.query<{ id: string }>('SELECT id FROM payments WHERE lower(payer) = lower($1)', [payment.payer]);
+    if (rows.length !== 1) throw new Error(`payer ${payment.payer} made ${rows.length} payments, not one`);
+    id = rows[0]!.id;
+  }
+  await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [id]);
+  await t.database.pool.query('DELETE FROM payment_receipts WHERE payment_id = $1', [id]);
+  return id;
+}

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { erc8004Agent as ownedAgent } from '../../../test/support/agents.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { proofMaker, railA, x402, type PayingFetch } from '../../../test/support/pay.js';
+import { loseAnswer, proofMaker, railA, x402, type PayingFetch } from '../../../test/support/pay.js';
 import { agentRegistrations, payments } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
 import { handleError } from '../../http/errors.js';
@@ -418,9 +418,7 @@ describe('charge before acting', () => {
     const firstBody = (await first.json()) as Registration;
     expect(first.status, JSON.stringify(firstBody)).toBe(201);
     const written = await registrationOf(`solana:${signer.publicKey}`);
-    const { rows } = await t.database.pool.query<{ id: string }>('SELECT id FROM payments WHERE lower(payer) = lower($1)', [payer.payer]);
-    expect(rows).toHaveLength(1);
-    await loseAnswer(rows[0]!.id);
+    await loseAnswer(t, { payer: payer.payer });
 
     const again = await send();
     const againBody = (await again.json()) as Registration;
@@ -434,12 +432,6 @@ describe('charge before acting', () => {
     expect(((await third.json()) as ErrorBody).code).toBe('PAYMENT_ALREADY_USED');
   });
 });
-
-/** What a crash between the fee's settlement and the answer leaves: settled, unserved, nobody holding it. */
-async function loseAnswer(paymentId: string) {
-  await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [paymentId]);
-  await t.database.pool.query('DELETE FROM payment_receipts WHERE payment_id = $1', [paymentId]);
-}
 
 /** A rail A payer's stablecoin on Tempo. */
 const stablecoinOf = (address: string) =>

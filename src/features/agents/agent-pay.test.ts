@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentProofHeaders, erc8004Agent, type AgentSigner } from '../../../test/support/agents.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
+import { loseAnswer, proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
 import { agentPayCalls, notifications, paymentReceipts, payments, reputationWrites } from '../../db/schema.js';
 import { createLogger } from '../../log.js';
 import { decodeMemo } from '../memo/codec.js';
@@ -424,7 +424,7 @@ describe('charge before acting', () => {
     expect(first.status, await first.clone().text()).toBe(200);
     const firstBody = await json(first);
     const fee = await feeOf(payer.payer);
-    await loseAnswer(fee.id);
+    await loseAnswer(t, { id: fee.id });
     const before = (await treasury.account(employerId)).available;
 
     const again = await send();
@@ -452,7 +452,7 @@ describe('a redeemed fee whose first run spent the identity proof but paid nothi
     // The first run checks the proof (spending its signature) and stops before any call is recorded:
     // what a crash at that moment leaves, once its answer is lost.
     await expectRefused(await send(), 403, 'PER_TX_CAP_EXCEEDED');
-    await loseAnswer((await feeOf(payer.payer)).id);
+    await loseAnswer(t, { payer: payer.payer });
     const raised = await t.request('PATCH', `/api/employers/${employerId}/agents/authorizations/${agent.authorization.id}`, { token: owner, body: { per_tx_cap_usd: '5' } });
     expect(raised.status, await raised.clone().text()).toBe(200);
 
@@ -508,8 +508,3 @@ async function feeOf(payer: string): Promise<{ id: string }> {
   return rows[0]!;
 }
 
-/** What a crash between the fee's settlement and the answer leaves: settled, unserved, nobody holding it. */
-async function loseAnswer(paymentId: string) {
-  await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [paymentId]);
-  await t.database.pool.query('DELETE FROM payment_receipts WHERE payment_id = $1', [paymentId]);
-}

@@ -5,7 +5,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { proofMaker, railA } from '../../../test/support/pay.js';
+import { loseAnswer, proofMaker, railA } from '../../../test/support/pay.js';
 import { employers, notifications, offrampTransfers } from '../../db/schema.js';
 import { SandboxBridge } from '../../providers/bridge/index.js';
 import { userTag, virtualAddress } from '../virtual-addresses/address.js';
@@ -259,15 +259,7 @@ describe('charge before acting', () => {
   const offrampsOf = () => t.database.db.select().from(offrampTransfers).where(eq(offrampTransfers.employeeId, employee.id));
   const feeBalance = (payer: string) => t.chains!.tempo.balanceOf(payer as Address);
 
-  /** What a crash between settling the fee and answering leaves: the payer's one payment settled, unserved, nobody holding it. */
-  async function loseAnswer(payer: string): Promise<string> {
-    const { rows } = await t.database.pool.query<{ id: string }>('SELECT id FROM payments WHERE lower(payer) = lower($1)', [payer]);
-    expect(rows).toHaveLength(1);
-    const id = rows[0]!.id;
-    await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [id]);
-    await t.database.pool.query('DELETE FROM payment_receipts WHERE payment_id = $1', [id]);
-    return id;
-  }
+
 
   beforeAll(async () => {
     bankAccountId = (await json<{ bank_accounts: { bank_account_id: string }[] }>(await employeeRoute('GET', '/bank-accounts'))).bank_accounts[0]!.bank_account_id;
@@ -296,7 +288,7 @@ describe('charge before acting', () => {
     const first = await send(proof, '9');
     expect(first.status).toBe(200);
     const answer = await json<{ transfer_id: string }>(first);
-    const paymentId = await loseAnswer(payer.payer);
+    const paymentId = await loseAnswer(t, { payer: payer.payer });
     const before = (await offrampsOf()).length;
 
     const again = await send(proof, '9');
@@ -319,7 +311,7 @@ describe('charge before acting', () => {
     const first = await send(proof, '6');
     expect(first.status).toBe(200);
     const answer = await json<{ transfer_id: string; bridge_transfer_id: string }>(first);
-    await loseAnswer(payer.payer);
+    await loseAnswer(t, { payer: payer.payer });
     // The provider created the transfer, but its answer never reached the row.
     await t.database.pool.query("UPDATE offramp_transfers SET status = 'pending', bridge_transfer_id = NULL, deposit_address = NULL WHERE id = $1", [answer.transfer_id]);
     const before = (await offrampsOf()).length;

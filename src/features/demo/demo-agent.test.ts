@@ -134,9 +134,9 @@ describe('POST /api/demo/run-agent (local mode)', () => {
     // The server's records: exactly these three payments, settled, at the table's prices.
     const rows = await t.database.db.select().from(payments).where(inArray(payments.reference, results.map((r) => r.reference!)));
     expect(rows.map((r) => [r.rail, r.route, r.status, r.amount]).sort()).toEqual(
-      TOUR.map((c) => [c.rail, c.route, 'settled', price(c.route)]).sort(),
+      TOUR.map((c) => [c.rail, c.route, 'served', price(c.route)]).sort(),
     );
-    expect((await paymentsOf(payerAddresses(events))).map((p) => p.status)).toEqual(['settled', 'settled', 'settled']);
+    expect((await paymentsOf(payerAddresses(events))).map((p) => p.status)).toEqual(['served', 'served', 'served']);
   });
 
   it('is listed in the OpenAPI document under Demo, not as a paid route', async () => {

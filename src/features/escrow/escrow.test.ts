@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentProofHeaders, type AgentSigner } from '../../../test/support/agents.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
+import { loseAnswer, proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
 import { LOCAL_ESCROW_PROGRAM_ID } from '../../chains/embedded/escrow-program.js';
 import { embeddedSolanaTransport } from '../../chains/embedded/solana-transport.js';
 import type { SolanaChain } from '../../chains/solana/solana-chain.js';
@@ -572,7 +572,7 @@ describe('charge before acting', () => {
   /** A redemption: the identical request with the same proof is served the first answer, then the proof is spent. */
   async function redeem(send: () => Promise<Response>, payer: string, firstBody: Json) {
     const fee = await feeOf(payer);
-    await loseAnswer(fee.id);
+    await loseAnswer(t, { id: fee.id });
     const again = await send();
     expect(again.status, await again.clone().text()).toBe(200);
     expect(await json(again)).toEqual(firstBody);
@@ -736,11 +736,6 @@ async function feeOf(payer: string): Promise<{ id: string }> {
   return rows[0]!;
 }
 
-/** What a crash between the fee's settlement and the answer leaves: settled, unserved, nobody holding it. */
-async function loseAnswer(paymentId: string) {
-  await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [paymentId]);
-  await t.database.pool.query('DELETE FROM payment_receipts WHERE payment_id = $1', [paymentId]);
-}
 
 /** A rail A payer's stablecoin on Tempo. */
 const stablecoinOf = (address: string) =>

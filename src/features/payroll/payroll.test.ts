@@ -4,7 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
+import { loseAnswer, proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
 import { payrollTreasuryAbi, stablecoinAbi } from '../../chains/evm/abis.js';
 import { decodeMemo } from '../memo/codec.js';
 import { TreasuryService } from '../treasury/service.js';
@@ -432,15 +432,7 @@ describe('charge before acting', () => {
   const runRow = async (runId: string) =>
     (await t.database.pool.query<{ status: string; fee_payment_id: string | null }>('SELECT status, fee_payment_id FROM payroll_runs WHERE id = $1', [runId])).rows[0]!;
 
-  /** What a crash between settling the fee and answering leaves: the payer's one payment settled, unserved, nobody holding it. */
-  async function loseAnswer(payer: string): Promise<string> {
-    const { rows } = await t.database.pool.query<{ id: string }>('SELECT id FROM payments WHERE lower(payer) = lower($1)', [payer]);
-    expect(rows).toHaveLength(1);
-    const id = rows[0]!.id;
-    await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [id]);
-    await t.database.pool.query('DELETE FROM payment_receipts WHERE payment_id = $1', [id]);
-    return id;
-  }
+
 
   it('two executes at once from a payer who can cover one fee: one run paid, the other refused (402) before anything moved', async () => {
     const recipients = [staff[0]!, staff[1]!];
@@ -471,7 +463,7 @@ describe('charge before acting', () => {
     const first = await execute(proof, { payrollRunId: runId });
     expect(first.status).toBe(200);
     const answer = await json(first);
-    const paymentId = await loseAnswer(payer.payer);
+    const paymentId = await loseAnswer(t, { payer: payer.payer });
     const paidOnce = await tokenBalance(staff[2]!.wallet);
 
     const again = await execute(proof, { payrollRunId: runId });

@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type { Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
+import { loseAnswer, proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { TreasuryService } from './service.js';
 
@@ -424,15 +424,7 @@ describe('charge before acting', () => {
     (await t.database.pool.query("SELECT details FROM audit_log WHERE employer_id = $1 AND action = 'treasury.rebalanced' ORDER BY created_at", [fees.employerId])).rows;
   const feeBalance = (payer: string) => t.chains!.tempo.balanceOf(payer as Address);
 
-  /** What a crash between settling the fee and answering leaves: the payer's one payment settled, unserved, nobody holding it. */
-  async function loseAnswer(payer: string): Promise<string> {
-    const { rows } = await t.database.pool.query<{ id: string }>('SELECT id FROM payments WHERE lower(payer) = lower($1)', [payer]);
-    expect(rows).toHaveLength(1);
-    const id = rows[0]!.id;
-    await t.database.pool.query("UPDATE payments SET status = 'settled', served_at = NULL, lease_until = now() - interval '1 second' WHERE id = $1", [id]);
-    await t.database.pool.query('DELETE FROM payment_receipts WHERE payment_id = $1', [id]);
-    return id;
-  }
+
 
   beforeAll(async () => {
     fees = await tenant('treasury-fees', 'Fees Treasury', 100n * USD);
@@ -460,7 +452,7 @@ describe('charge before acting', () => {
     const proof = await payer.proof(SESSION);
     const body = { action: 'rebalance', employerId: fees.employerId, allocation: [10, 20, 70] };
     const first = await json<{ result: { tx_hash: string } }>(await send(proof, body), 200);
-    const paymentId = await loseAnswer(payer.payer);
+    const paymentId = await loseAnswer(t, { payer: payer.payer });
     const audited = (await rebalances()).length;
     const block = await t.chains!.tempo.connection.publicClient.getBlockNumber();
 
