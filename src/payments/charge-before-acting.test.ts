@@ -1,13 +1,13 @@
-import { generateKeyPairSigner, type Address as SolanaAddress } from '@solana/kit';
+import { generateKeyPairSigner } from '@solana/kit';
 import { eq } from 'drizzle-orm';
-import { Mppx as MppxClient, stripe as stripeClient, tempo } from 'mppx/client';
-import { createClient, erc20Abi, http, type Address } from 'viem';
+import { Mppx as MppxClient, tempo } from 'mppx/client';
+import { createClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
-import { loseAnswer, proofMaker } from '../../test/support/pay.js';
+import { card, loseAnswer, proofMaker, railBalance } from '../../test/support/pay.js';
 import { auditLog, paymentReceipts, payments } from '../db/schema.js';
 import { createLogger } from '../log.js';
 import { paymentGate, type PaymentRailAdapter, type SettlementOutcome } from './gate.js';
@@ -105,13 +105,7 @@ const paymentOf = async (payer: string) => {
   return rows.filter((row) => row.payer?.toLowerCase() === payer.toLowerCase());
 };
 
-/** The payer's stablecoin on the rail's chain. */
-async function balance(rail: 'A' | 'B' | 'C', payer: string): Promise<bigint> {
-  const chains = t.embeddedChains!;
-  if (rail === 'C') return chains.solana.tokenBalance(payer as SolanaAddress);
-  const chain = rail === 'A' ? chains.tempo : chains.base;
-  return chain.connection.publicClient.readContract({ address: chain.contracts.stablecoin!, abi: erc20Abi, functionName: 'balanceOf', args: [payer as Address] });
-}
+const balance = (rail: 'A' | 'B' | 'C', payer: string) => railBalance(t, rail, payer);
 
 describe('a route that acts', () => {
   for (const rail of ['A', 'B', 'C'] as const) {
@@ -153,19 +147,8 @@ describe('a route that acts', () => {
 
   it('the card: a 500 after the charge refunds it at the processor', async () => {
     let token: string | undefined;
-    const pay = MppxClient.create({
-      polyfill: false,
-      methods: [
-        stripeClient.charge({
-          paymentMethod: 'pm_card_visa',
-          createToken: async ({ amount, currency, expiresAt, paymentMethod }) => {
-            const response = await t.request('POST', '/api/dev/card/token', { body: { payment_method: paymentMethod, amount, currency, expires_at: expiresAt } });
-            return (token = ((await response.json()) as { spt: string }).spt);
-          },
-        }),
-      ],
-    }).fetch;
-    const response = await pay(`${server.url}/test/card-acts/fail`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const pay = card(server.url, 'pm_card_visa', (spt) => (token = spt));
+    const response = await pay('/test/card-acts/fail', { method: 'POST', body: {} });
     expect(response.status).toBe(500);
     const { rows } = await t.database.pool.query<{ id: string; status: string }>('SELECT id, status FROM card_sandbox_payment_intents WHERE token_id = $1', [token]);
     expect(rows[0]?.status).toBe('refunded');

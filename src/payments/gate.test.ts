@@ -17,6 +17,7 @@ import { tempo as tempoChain } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
+import { card } from '../../test/support/pay.js';
 import { paymentReceipts, payments } from '../db/schema.js';
 import type { AppEnv } from '../http/context.js';
 import { HttpMetrics } from '../http/metrics.js';
@@ -526,19 +527,7 @@ describe('card fallback', () => {
 
   it('refunds the card when the handler fails', async () => {
     let charged: string | undefined;
-    const pay = MppxClient.create({
-      polyfill: false,
-      methods: [
-        stripeClient.charge({
-          paymentMethod: 'pm_card_visa',
-          createToken: async ({ amount, currency, expiresAt, paymentMethod }) => {
-            const response = await t.request('POST', '/api/dev/card/token', { body: { payment_method: paymentMethod, amount, currency, expires_at: expiresAt } });
-            return (charged = ((await response.json()) as { spt: string }).spt);
-          },
-        }),
-      ],
-    }).fetch;
-    const response = await pay(`${base}/test/card/fail`);
+    const response = await card(base, 'pm_card_visa', (spt) => (charged = spt))('/test/card/fail');
     expect(response.status).toBe(500);
     expect(charged).toBeDefined();
     const [intent] = await t.database.pool.query<{ status: string }>('SELECT status FROM card_sandbox_payment_intents WHERE token_id = $1', [charged]).then((r) => r.rows);

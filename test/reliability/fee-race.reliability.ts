@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Address as SolanaAddress } from '@solana/kit';
-import { erc20Abi, type Address } from 'viem';
+import type { Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findPaidRoute } from '../../src/payments/prices.js';
 import { agentProofHeaders } from '../support/agents.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../support/http.js';
-import { proofMaker } from '../support/pay.js';
+import { proofMaker, railBalance } from '../support/pay.js';
 import { reportFigure } from './figures.js';
 import { authorizeAgent, fundedEmployer, newRecipient, PAY, tally, tempoBalance, type Agent, type Employer } from './support/agent-pay.js';
 
@@ -38,14 +37,6 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** A payer's stablecoin on its rail's chain. */
-async function payerBalance(rail: 'A' | 'B' | 'C', payer: string): Promise<bigint> {
-  const chains = t.embeddedChains!;
-  if (rail === 'C') return chains.solana.tokenBalance(payer as SolanaAddress);
-  const chain = rail === 'A' ? chains.tempo : chains.base;
-  return chain.connection.publicClient.readContract({ address: chain.contracts.stablecoin!, abi: erc20Abi, functionName: 'balanceOf', args: [payer as Address] });
-}
-
 describe('two calls on one fee, from many payers at once', () => {
   it('acts once per collected fee: no payment moves without its fee', async ({ task }) => {
     const usd = `0.${FEE.toString().padStart(6, '0')}`;
@@ -75,7 +66,7 @@ describe('two calls on one fee, from many payers at once', () => {
     for (const pair of pairs) {
       const received = await Promise.all(pair.calls.map((call) => tempoBalance(t, call.recipient)));
       const paidCalls = received.filter((amount) => amount === AMOUNT).length;
-      const feesPaid = Number((FEE - (await payerBalance(pair.rail, pair.payer))) / FEE);
+      const feesPaid = Number((FEE - (await railBalance(t, pair.rail, pair.payer))) / FEE);
       expect(received.filter((amount) => amount !== 0n && amount !== AMOUNT)).toEqual([]);
       actions += paidCalls;
       feesCollected += feesPaid;

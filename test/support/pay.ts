@@ -7,7 +7,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
 import { Challenge } from 'mppx';
 import { Mppx, stripe, tempo } from 'mppx/client';
-import { createClient, http, type Address } from 'viem';
+import { createClient, erc20Abi, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
 import { Session } from 'mppx/tempo';
@@ -94,7 +94,7 @@ export async function proofMaker(t: FaucetHost, baseUrl: string, rail: 'A' | 'B'
 }
 
 /** The card fallback: mppx's stripe method against the local card sandbox. */
-export function card(baseUrl: string, paymentMethod = 'pm_card_visa'): PayingFetch {
+export function card(baseUrl: string, paymentMethod = 'pm_card_visa', onToken: (spt: string) => void = () => {}): PayingFetch {
   const method = stripe.charge({
     paymentMethod,
     createToken: async ({ amount, currency, expiresAt, paymentMethod: pm }) => {
@@ -103,10 +103,20 @@ export function card(baseUrl: string, paymentMethod = 'pm_card_visa'): PayingFet
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ payment_method: pm, amount, currency, expires_at: expiresAt }),
       });
-      return ((await response.json()) as { spt: string }).spt;
+      const { spt } = (await response.json()) as { spt: string };
+      onToken(spt);
+      return spt;
     },
   });
   return withJson(Mppx.create({ methods: [method], polyfill: false }).fetch as typeof fetch, baseUrl);
+}
+
+/** A payer's stablecoin on a rail's embedded chain (Tempo, Base or Solana). */
+export async function railBalance(t: TestApp, rail: 'A' | 'B' | 'C', payer: string): Promise<bigint> {
+  const chains = t.embeddedChains!;
+  if (rail === 'C') return chains.solana.tokenBalance(payer as SolanaAddress);
+  const chain = rail === 'A' ? chains.tempo : chains.base;
+  return chain.connection.publicClient.readContract({ address: chain.contracts.stablecoin!, abi: erc20Abi, functionName: 'balanceOf', args: [payer as Address] });
 }
 
 /** A funded x402 client for rail B (Base) or C (Solana), with local mode's tokens allowed. */
