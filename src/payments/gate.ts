@@ -11,11 +11,11 @@ import type { PaymentRefunds } from './refunds.js';
 import {
   claimProof,
   findClaim,
+  holdingLease,
   markOutcomeUnknown,
   markServed,
   recordSettlement,
   releaseClaim,
-  holdingLease,
   startRefund,
   takeOverSettled,
   voidClaim,

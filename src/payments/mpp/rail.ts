@@ -123,7 +123,7 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
       return { headers: [['WWW-Authenticate', challenges.map((c) => Challenge.serialize(c)).join(', ')]] };
     },
 
-    lookup: (trace) => lookup(trace),
+    lookup,
 
     session: {
       accepts: isSessionProof,
