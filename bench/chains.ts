@@ -3,7 +3,8 @@
  * replays the journals), token transfer + receipt latency on a journaled chain against the same
  * transfers on a chain without a journal in the same run, and Solana's replay cost.
  */
-import { createPublicClient, createWalletClient, defineChain, parseAbi, type Address } from 'viem';
+import { createPublicClient, createWalletClient, defineChain, keccak256, parseAbi, toHex, type Address } from 'viem';
+import { loadedSecp256k1, signerRecovery } from '../src/chains/evm/secp256k1.js';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { loadArtifacts } from '../src/chains/contracts/compile.js';
 import { openEmbeddedChains, type EmbeddedChains } from '../src/chains/embedded/index.js';
@@ -114,7 +115,27 @@ export async function chainFigures(runs: number): Promise<[string, string, strin
       `${(solanaReplay / 502).toFixed(2)} ms per journal entry`,
       '',
     ],
+    await signatureRecoveryFigure(),
   ];
+}
+
+/**
+ * secp256k1 signature recovery per call (x402 EIP-3009 checks, signed Tempo transactions, ERC-8004
+ * proofs): libsecp256k1 against the pure-JS fallback, on the same 500 signatures in one run.
+ */
+async function signatureRecoveryFigure(): Promise<[string, string, string, string]> {
+  const signer = privateKeyToAccount(generatePrivateKey());
+  const signed = await Promise.all(Array.from({ length: 500 }, async (_, i) => ({ digest: keccak256(toHex(i)), signature: await signer.sign({ hash: keccak256(toHex(i)) }) })));
+  const perCall = (recover: ReturnType<typeof signerRecovery>) => {
+    const started = performance.now();
+    for (const { digest, signature } of signed) if (recover(digest, signature) !== signer.address) throw new Error('recovered another signer');
+    return (performance.now() - started) / signed.length;
+  };
+  const native = loadedSecp256k1();
+  if (!native) return ['secp256k1 signature recovery per call, ms', 'libsecp256k1 did not load', `pure JS ${perCall(signerRecovery(null)).toFixed(3)}`, ''];
+  const nativeMs = median([perCall(signerRecovery(native)), perCall(signerRecovery(native)), perCall(signerRecovery(native))]);
+  const pureMs = median([perCall(signerRecovery(null)), perCall(signerRecovery(null)), perCall(signerRecovery(null))]);
+  return ['secp256k1 signature recovery per call (libsecp256k1), ms', nativeMs.toFixed(3), `pure JS (ox over @noble/curves) ${pureMs.toFixed(3)}`, (nativeMs / pureMs).toFixed(3)];
 }
 
 /** Sequential transfers through the chain ports features use. */

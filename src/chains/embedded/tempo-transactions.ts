@@ -1,5 +1,7 @@
+import { Signature } from 'ox';
 import { SignatureEnvelope, TxEnvelopeTempo } from 'ox/tempo';
 import { isAddressEqual, type Address, type Hex } from 'viem';
+import { recoverSigner } from '../evm/secp256k1.js';
 import { serialQueue } from '../serial.js';
 import type { EmbeddedEvm } from './evm.js';
 
@@ -47,8 +49,13 @@ export function recoverTempoSender(envelope: TxEnvelopeTempo.TxEnvelopeTempo): A
   let signer: Address;
   try {
     const payload = TxEnvelopeTempo.getSignPayload(envelope);
-    signer = SignatureEnvelope.extractAddress({ payload, signature });
-    if (!SignatureEnvelope.verify(signature, { address: signer, payload })) throw new Error('invalid');
+    if (signature.type === 'secp256k1') {
+      // The common case, natively: recovering the key is checking the signature.
+      signer = recoverSigner(payload, Signature.toHex(signature.signature)) ?? invalid('the transaction signature is invalid');
+    } else {
+      signer = SignatureEnvelope.extractAddress({ payload, signature });
+      if (!SignatureEnvelope.verify(signature, { address: signer, payload })) throw new Error('invalid');
+    }
   } catch {
     return invalid('the transaction signature is invalid');
   }

@@ -1,6 +1,7 @@
 import { createHash, createHmac, createPublicKey, timingSafeEqual, verify } from 'node:crypto';
 import { getBase58Encoder } from '@solana/kit';
-import { isAddressEqual, recoverMessageAddress, type Address, type Hex } from 'viem';
+import { hashMessage, isAddressEqual, type Address, type Hex } from 'viem';
+import { recoverSigner } from '../../chains/evm/secp256k1.js';
 
 /**
  * Agent identity proof (spec 5.2): `X-Agent-Identifier`, `X-Agent-Timestamp` (integer epoch
@@ -95,10 +96,8 @@ async function signatureMatches(message: string, signature: string, scheme: Proo
     }
     case 'erc8004': {
       if (!/^0x[0-9a-fA-F]{130}$/.test(signature)) return false;
-      const [signer, owner] = await Promise.all([
-        recoverMessageAddress({ message, signature: signature as Hex }).catch(() => null),
-        scheme.ownerOf(scheme.agentId),
-      ]);
+      const signer = recoverSigner(hashMessage(message), signature as Hex);
+      const owner = await scheme.ownerOf(scheme.agentId);
       return signer !== null && owner !== null && isAddressEqual(signer, owner);
     }
     case 'ed25519': {

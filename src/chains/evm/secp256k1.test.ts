@@ -1,0 +1,52 @@
+import { bytesToHex, hashMessage, hexToBytes, keccak256, recoverAddress, toHex, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { describe, expect, it } from 'vitest';
+import { loadedSecp256k1, recoverSigner, signerRecovery } from './secp256k1.js';
+
+const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+
+/** The same signature with s -> n - s and the parity flipped: another encoding of one signer's signature. */
+function highSTwin(signature: Hex): Hex {
+  const bytes = hexToBytes(signature);
+  const s = BigInt(bytesToHex(bytes.subarray(32, 64)));
+  bytes.set(hexToBytes(`0x${(N - s).toString(16).padStart(64, '0')}`), 32);
+  bytes[64] = bytes[64] === 27 ? 28 : 27;
+  return bytesToHex(bytes);
+}
+
+describe('secp256k1 signature recovery', () => {
+  it('loads libsecp256k1 here (the prebuilt linux-x64 binary of the `secp256k1` package)', () => {
+    if (process.platform === 'linux' && process.arch === 'x64') expect(loadedSecp256k1()).not.toBeNull();
+  });
+
+  const native = signerRecovery(loadedSecp256k1());
+  const pureJs = signerRecovery(null);
+
+  it('recovers what viem recovers, natively and in pure JavaScript, for 50 signers', async () => {
+    for (let i = 0; i < 50; i++) {
+      const account = privateKeyToAccount(generatePrivateKey());
+      const digest = keccak256(toHex(`payment ${i}`));
+      const signature = await account.sign({ hash: digest });
+      const yParity = hexToBytes(signature)[64]! - 27;
+      const zeroOneV = bytesToHex(new Uint8Array([...hexToBytes(signature).subarray(0, 64), yParity]));
+      for (const encoded of [signature, highSTwin(signature), zeroOneV]) {
+        expect(await recoverAddress({ hash: digest, signature: encoded })).toBe(account.address);
+        expect(native(digest, encoded)).toBe(account.address);
+        expect(pureJs(digest, encoded)).toBe(account.address);
+      }
+    }
+  });
+
+  it('names another signer for another message, and none for a signature that recovers no key', async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const signature = await account.signMessage({ message: 'pay 1.00' });
+    expect(recoverSigner(hashMessage('pay 1.00'), signature)).toBe(account.address);
+    expect(recoverSigner(hashMessage('pay 9.00'), signature)).not.toBe(account.address);
+    const zeroR = `0x${'00'.repeat(32)}${signature.slice(66)}` as Hex;
+    const badV = `${signature.slice(0, 130)}05` as Hex;
+    for (const broken of [zeroR, badV, '0x1234' as Hex]) {
+      expect(native(hashMessage('pay 1.00'), broken), broken).toBeNull();
+      expect(pureJs(hashMessage('pay 1.00'), broken), broken).toBeNull();
+    }
+  });
+});

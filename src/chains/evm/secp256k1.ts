@@ -1,0 +1,60 @@
+import { createRequire } from 'node:module';
+import { Secp256k1, Signature } from 'ox';
+import { getAddress, hexToBytes, keccak256, type Address, type Hex } from 'viem';
+
+/** The part of the `secp256k1` package's binding this module uses (libsecp256k1 through N-API). */
+export interface NativeSecp256k1 {
+  ecdsaRecover(signature: Uint8Array, recid: number, message: Uint8Array, compressed: boolean): Uint8Array;
+}
+
+/**
+ * libsecp256k1 from the `secp256k1` package's prebuilt binary, or null where it cannot load (another
+ * platform, no binary): then the pure-JS code viem itself uses (ox, over @noble/curves) recovers.
+ * The package's own fallback (elliptic) is skipped on purpose.
+ */
+function loadNative(): NativeSecp256k1 | null {
+  try {
+    return createRequire(import.meta.url)('secp256k1/bindings') as NativeSecp256k1;
+  } catch {
+    return null;
+  }
+}
+
+/** Pure JavaScript: what viem's `recoverAddress` does, synchronously. */
+function recoverPureJs(digest: Hex, signature: Hex): Address | null {
+  try {
+    return getAddress(Secp256k1.recoverAddress({ payload: digest, signature: Signature.fromHex(signature) }));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Recovers the address that signed a 32-byte digest, from a 65-byte signature (r, s, v as 27/28 or
+ * 0/1); null when the signature recovers no key. Used where our own code recovers signers: every
+ * signed Tempo transaction (rail A, checked at verification and again at settlement) and every
+ * ERC-8004 or EVM identity proof. libsecp256k1 does it about 40 times faster than pure JavaScript
+ * here (BENCHMARKS.md). Like viem's, it recovers from a high-s signature too (the same signer as its
+ * low-s twin).
+ */
+export function signerRecovery(native: NativeSecp256k1 | null): (digest: Hex, signature: Hex) => Address | null {
+  if (!native) return recoverPureJs;
+  return (digest, signature) => {
+    const bytes = hexToBytes(signature);
+    const v = bytes[64] ?? 0;
+    const recid = v >= 27 ? v - 27 : v;
+    // Other encodings (a 64-byte EIP-2098 signature, an unusual v) keep the pure-JS reading of them.
+    if (bytes.length !== 65 || recid > 1) return recoverPureJs(digest, signature);
+    try {
+      const publicKey = native.ecdsaRecover(bytes.subarray(0, 64), recid, hexToBytes(digest), false);
+      return getAddress(`0x${keccak256(publicKey.subarray(1)).slice(-40)}`);
+    } catch {
+      return null;
+    }
+  };
+}
+
+const native = loadNative();
+/** libsecp256k1 as this process loaded it, or null (pure JavaScript recovers then). */
+export const loadedSecp256k1 = (): NativeSecp256k1 | null => native;
+export const recoverSigner = signerRecovery(native);
