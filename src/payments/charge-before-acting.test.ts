@@ -63,10 +63,10 @@ function steeredGate(mode: 'lose' | 'skip') {
       },
     }),
   );
-  const refunds = new PaymentRefunds(db, { ...t.chains!, refundCard: (id) => t.payments!.cardSandbox!.refund(id) });
+  const refunds = new PaymentRefunds(db, { ...t.chains!, refundCard: (id) => t.payments!.cardSandbox!.refund(id) }, 1);
   return {
     gate: paymentGate({ db, adapters: steered, refunds, leaseSeconds: 1 }),
-    reconciler: (unservedSeconds = 3600) => new PaymentReconciler({ db, adapters: steered, refunds, leaseSeconds: 1, unservedSeconds, log: createLogger('silent') }),
+    reconciler: (unservedSeconds = 3600) => new PaymentReconciler({ db, adapters: steered, refunds, unservedSeconds, log: createLogger('silent') }),
   };
 }
 
@@ -274,7 +274,7 @@ describe('a refund, exactly once through a crash', () => {
       .returning();
     return row!;
   };
-  const refunds = () => new PaymentRefunds(t.database.db, { ...t.chains! });
+  const refunds = () => new PaymentRefunds(t.database.db, { ...t.chains! }, 60);
   beforeAll(async () => {
     // The service wallets hold the fees they give back.
     const { payTo } = t.payments!;

@@ -566,7 +566,7 @@ describe('unknown settlement outcome', () => {
       }),
       lookup: async () => ({ state: 'pending' }),
     };
-    const refunds = new PaymentRefunds(t.database.db, { ...t.chains! });
+    const refunds = new PaymentRefunds(t.database.db, { ...t.chains! }, 60);
     const app = behindGate(paymentGate({ db: t.database.db, adapters: [adapter], refunds, leaseSeconds: 60 })(route), route.path, () => (runs += 1));
     const proof = Buffer.from(JSON.stringify({ x402Version: 2, accepted: {}, payload: {} })).toString('base64');
     const first = await app.request('/test/unknown', { headers: { 'PAYMENT-SIGNATURE': proof } });

@@ -16,7 +16,6 @@ import {
   markServed,
   recordSettlement,
   releaseClaim,
-  startRefund,
   takeOverSettled,
   voidClaim,
   type ClaimRow,
@@ -234,11 +233,9 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
 
   /** A settled fee whose call failed goes back to the payer: now if it can, else by the reconciler. */
   async function refundFailedCall(c: Context<AppEnv>, paymentId: string, httpStatus: number) {
-    const row = await startRefund(db, paymentId, httpStatus, leaseSeconds, 'request');
-    if (!row) return;
     let timer: NodeJS.Timeout | undefined;
     const refunded = await Promise.race([
-      leased(paymentId, () => deps.refunds.refund(row, `the call answered ${httpStatus}`)),
+      deps.refunds.start(paymentId, 'request', httpStatus, `the call answered ${httpStatus}`),
       new Promise<'later'>((resolve) => (timer = setTimeout(resolve, INLINE_REFUND_MS, 'later'))),
     ])
       .catch((error: unknown) => {
@@ -246,6 +243,7 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
         return 'later' as const;
       })
       .finally(() => clearTimeout(timer));
+    if (refunded === null) return; // resolved by someone else
     if (c.res.status >= 500) c.res.headers.set('Payment-Refund', refunded === 'later' || refunded.state !== 'refunded' ? 'pending' : refunded.reference);
   }
 

@@ -114,14 +114,14 @@ export async function openPayments(deps: {
       ),
     ];
   }
-  const refunds = new PaymentRefunds(db, { tempo: chains.tempo, base: chains.base, solana: chains.solana, refundCard: card?.refund });
   const leaseSeconds = config.faults.takeoverSeconds ?? LEASE_SECONDS;
+  const refunds = new PaymentRefunds(db, { tempo: chains.tempo, base: chains.base, solana: chains.solana, refundCard: card?.refund }, leaseSeconds);
   return {
     gate: paymentGate({ db, adapters, refunds, leaseSeconds, onSettled: deps.onSettled }),
     cardSandbox,
     payTo,
     sessions: channels,
-    reconciler: new PaymentReconciler({ db, adapters, refunds, leaseSeconds, log: deps.log.child({ component: 'payments' }) }),
+    reconciler: new PaymentReconciler({ db, adapters, refunds, log: deps.log.child({ component: 'payments' }) }),
     adapters,
   };
 }

@@ -2,7 +2,7 @@ import type { Db } from '../db/client.js';
 import type { Logger } from '../log.js';
 import type { PaymentRailAdapter } from './gate.js';
 import type { PaymentRefunds } from './refunds.js';
-import { holdingLease, resolvePayment, stalePayments, startRefund, takeOverRefund, type PaymentRow } from './store.js';
+import { resolvePayment, stalePayments, type PaymentRow } from './store.js';
 import type { PaymentTrace } from './trace.js';
 
 /** A payment settled but never served this long is refunded (its proof may come back until then). */
@@ -31,7 +31,6 @@ export class PaymentReconciler {
       db: Db;
       adapters: PaymentRailAdapter[];
       refunds: PaymentRefunds;
-      leaseSeconds: number;
       unservedSeconds?: number;
       log: Logger;
     },
@@ -71,11 +70,8 @@ export class PaymentReconciler {
 
   /** A settlement never served, or a refund left unfinished. */
   private async refund(row: PaymentRow): Promise<keyof ReconcileCounts> {
-    const { db, leaseSeconds } = this.deps;
-    const held = row.status === 'settled' ? await startRefund(db, row.id, row.httpStatus, leaseSeconds, 'abandoned') : await takeOverRefund(db, row.id, leaseSeconds);
-    if (!held) return 'pending';
-    const reason = row.status === 'settled' ? 'settled but never served' : (held.httpStatus ?? 0) >= 500 ? `the call answered ${held.httpStatus}` : 'an unfinished refund';
-    const outcome = await holdingLease(db, held.id, leaseSeconds, () => this.deps.refunds.refund(held, reason));
-    return outcome.state === 'refunded' ? 'refunded' : 'pending';
+    const { refunds } = this.deps;
+    const outcome = row.status === 'settled' ? await refunds.start(row.id, 'abandoned', row.httpStatus, 'settled but never served') : await refunds.resume(row.id);
+    return outcome?.state === 'refunded' ? 'refunded' : 'pending';
   }
 }

@@ -3,7 +3,7 @@ import { keccak256, stringToHex, zeroHash, type Address, type Hex } from 'viem';
 import type { EvmTokenChain } from '../chains/evm/token-chain.js';
 import type { SignedSolanaTransaction, SolanaChain } from '../chains/solana/solana-chain.js';
 import type { Db } from '../db/client.js';
-import { auditRefund, markRefunded, recordRefundAttempt, type PaymentRow } from './store.js';
+import { holdingLease, markRefunded, recordRefundAttempt, startRefund, takeOverRefund, type PaymentRow } from './store.js';
 
 export type RefundOutcome = { state: 'refunded'; reference: string } | { state: 'pending'; reference: string | null };
 
@@ -30,20 +30,40 @@ type SolanaAttempt = { signature: string; wire: string; lastValidBlockHeight: st
  * (rails A, B, C), or through the card processor. Exactly once: the transaction is recorded on the
  * payment before it is sent, and a later attempt (after a crash, by another instance) first looks
  * that one up, resends the same bytes while they can still land, and signs a new one only when the
- * recorded one never can. The caller holds the payment's lease (status `refunding`).
+ * recorded one never can. One worker at a time: a refund runs under the payment's lease.
  */
 export class PaymentRefunds {
   constructor(
     private readonly db: Db,
     private readonly rails: RefundRails,
+    private readonly leaseSeconds: number,
   ) {}
 
+  /**
+   * Refunds a settled payment: for the request whose call failed (it holds the payment), or as
+   * the reconciler for one never served (`abandoned`: only while nobody holds it). Null when the
+   * payment was resolved or taken by someone else first.
+   */
+  async start(paymentId: string, holder: 'request' | 'abandoned', httpStatus: number | null, reason: string): Promise<RefundOutcome | null> {
+    const row = await startRefund(this.db, paymentId, httpStatus, this.leaseSeconds, holder);
+    return row && this.underLease(row, reason);
+  }
+
+  /** Finishes a refund whose worker died (its lease lapsed); null when another one holds it. */
+  async resume(paymentId: string): Promise<RefundOutcome | null> {
+    const row = await takeOverRefund(this.db, paymentId, this.leaseSeconds);
+    return row && this.underLease(row, (row.httpStatus ?? 0) >= 500 ? `the call answered ${row.httpStatus}` : 'settled but never served');
+  }
+
+  /** One refund attempt of a payment being refunded (the caller holds it); refunded once it landed. */
   async refund(row: PaymentRow, reason: string): Promise<RefundOutcome> {
     const outcome = await this.attempt(row);
-    if (outcome.state === 'refunded' && (await markRefunded(this.db, row.id, outcome.reference))) {
-      await auditRefund(this.db, row, outcome.reference, reason);
-    }
+    if (outcome.state === 'refunded') await markRefunded(this.db, row, outcome.reference, reason);
     return outcome;
+  }
+
+  private underLease(row: PaymentRow, reason: string): Promise<RefundOutcome> {
+    return holdingLease(this.db, row.id, this.leaseSeconds, () => this.refund(row, reason));
   }
 
   private attempt(row: PaymentRow): Promise<RefundOutcome> {

@@ -3,7 +3,6 @@ import type { Db } from '../db/client.js';
 import { auditLog, paymentReceipts, payments } from '../db/schema.js';
 
 export type PaymentRail = (typeof payments.$inferInsert)['rail'];
-export type PaymentStatus = (typeof payments.$inferSelect)['status'];
 export type PaymentRow = typeof payments.$inferSelect;
 
 /**
@@ -51,14 +50,13 @@ export async function claimProof(db: Db, claim: NewClaim, leaseSeconds: number):
   return rows[0]?.id ?? null;
 }
 
-export type ClaimRow = Pick<PaymentRow, 'id' | 'status' | 'proofHash' | 'requestHash' | 'settlement' | 'leaseUntil'>;
+export type ClaimRow = Pick<PaymentRow, 'id' | 'status' | 'proofHash' | 'requestHash' | 'settlement'>;
 const claimColumns = {
   id: payments.id,
   status: payments.status,
   proofHash: payments.proofHash,
   requestHash: payments.requestHash,
   settlement: payments.settlement,
-  leaseUntil: payments.leaseUntil,
 };
 
 /** The claim already holding a proof, by its key or by the exact bytes presented. */
@@ -101,17 +99,13 @@ export async function takeOverSettled(db: Db, paymentId: string, leaseSeconds: n
 }
 
 /** Gives a claimed proof back (nothing moved: the handler failed first): the payer may present it again. */
-export async function releaseClaim(db: Db, paymentId: string): Promise<boolean> {
-  const deleted = await db
-    .delete(payments)
-    .where(and(eq(payments.id, paymentId), eq(payments.status, 'claimed')))
-    .returning({ id: payments.id });
-  return deleted.length > 0;
+export async function releaseClaim(db: Db, paymentId: string): Promise<void> {
+  await db.delete(payments).where(and(eq(payments.id, paymentId), eq(payments.status, 'claimed')));
 }
 
 /** claimed -> settled: the fee moved; the answer is still to come (`markServed`). */
-export async function recordSettlement(db: Db, paymentId: string, settlement: Settlement): Promise<boolean> {
-  const rows = await db
+export async function recordSettlement(db: Db, paymentId: string, settlement: Settlement): Promise<void> {
+  await db
     .update(payments)
     .set({
       status: 'settled',
@@ -120,9 +114,7 @@ export async function recordSettlement(db: Db, paymentId: string, settlement: Se
       settlement: { headers: settlement.headers, receipt: settlement.receipt },
       settledAt: sql`now()`,
     })
-    .where(and(eq(payments.id, paymentId), eq(payments.status, 'claimed')))
-    .returning({ id: payments.id });
-  return rows.length > 0;
+    .where(and(eq(payments.id, paymentId), eq(payments.status, 'claimed')));
 }
 
 /**
@@ -241,14 +233,18 @@ export async function recordRefundAttempt(db: Db, paymentId: string, reference: 
   return rows.length > 0;
 }
 
-/** refunding -> refunded, with the refund's reference. */
-export async function markRefunded(db: Db, paymentId: string, reference: string): Promise<boolean> {
-  const rows = await db
-    .update(payments)
-    .set({ status: 'refunded', refundReference: reference, refundedAt: sql`now()`, leaseUntil: null })
-    .where(and(eq(payments.id, paymentId), eq(payments.status, 'refunding')))
-    .returning({ id: payments.id });
-  return rows.length > 0;
+/** refunding -> refunded, with the refund's reference and an audit entry in the same transaction. */
+export async function markRefunded(db: Db, row: PaymentRow, reference: string, reason: string): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const changed = await tx
+      .update(payments)
+      .set({ status: 'refunded', refundReference: reference, refundedAt: sql`now()`, leaseUntil: null })
+      .where(and(eq(payments.id, row.id), eq(payments.status, 'refunding')))
+      .returning({ id: payments.id });
+    if (changed.length === 0) return false;
+    await auditPayment(tx, row, 'payment.refunded', { amount: row.amount.toString(), payer: row.payer, refund_reference: reference, reason });
+    return true;
+  });
 }
 
 // ---- the reconciler's work list ----------------------------------------------------------------
@@ -284,27 +280,20 @@ export async function resolvePayment(db: Db, row: PaymentRow, to: 'settled' | 'v
       .where(and(eq(payments.id, row.id), eq(payments.status, row.status), leaseLapsed))
       .returning({ id: payments.id });
     if (changed.length === 0) return false;
-    await tx.insert(auditLog).values({
-      actorKind: 'system',
-      action: `payment.${to}`,
-      employerId: row.employerId,
-      targetType: 'payment',
-      targetId: row.id,
-      details: { from: row.status, route: row.route, rail: row.rail, proof_key: row.proofKey, reference, reason: details.reason },
-    });
+    await auditPayment(tx, row, `payment.${to}`, { from: row.status, proof_key: row.proofKey, reference, reason: details.reason });
     return true;
   });
 }
 
-/** An audit entry for a refund made (by the gate after a 5xx, or by the reconciler). */
-export async function auditRefund(db: Db, row: PaymentRow, reference: string, reason: string): Promise<void> {
-  await db.insert(auditLog).values({
+/** The audit entry of a decision about a payment, made by the service itself. */
+function auditPayment(db: Db, row: PaymentRow, action: string, details: Record<string, unknown>) {
+  return db.insert(auditLog).values({
     actorKind: 'system',
-    action: 'payment.refunded',
+    action,
     employerId: row.employerId,
     targetType: 'payment',
     targetId: row.id,
-    details: { route: row.route, rail: row.rail, amount: row.amount.toString(), payer: row.payer, refund_reference: reference, reason },
+    details: { route: row.route, rail: row.rail, ...details },
   });
 }
 

@@ -11,6 +11,6 @@ export type PaymentTrace =
   /** Rail B, an EIP-3009 authorization: the token records each nonce it has used. */
   | { kind: 'eip3009'; token: string; from: string; nonce: string; validBefore: string }
   /** Rail C, a Solana transfer the facilitator co-signs: found by its signature (the payment's reference). */
-  | { kind: 'svm'; messageHash: string; expires: string }
+  | { kind: 'svm'; expires: string }
   /** The card: charged when it was verified. */
   | { kind: 'card'; paymentIntent: string };

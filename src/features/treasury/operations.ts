@@ -9,7 +9,7 @@ import type { EmployersService } from '../employers/service.js';
 import { percentagesToBps, rebalanceTarget } from './allocation.js';
 import { dollars, percent2, planOptimization, rewriteAdvice, type Recommendation } from './optimizer.js';
 import type { TreasuryService } from './service.js';
-import { rebalanceForFee } from './store.js';
+import { findAuditDetails } from '../audit/store.js';
 
 /**
  * Yield credited to the account so far. The yield router records sources, their APYs and each
@@ -65,6 +65,13 @@ export interface SessionRequest {
   employerId: string;
   allocation?: number[] | undefined;
   params?: { targetAllocation?: number[] | undefined } | undefined;
+}
+
+/** What a rebalance's audit entry keeps (details of `treasury.rebalanced`). */
+interface RecordedRebalance {
+  allocation_bps: number[];
+  previous_allocation_bps: number[];
+  tx_hash: string;
 }
 
 /** The paid call behind a session action: its request, and its fee (a redeemed one was paid and served before). */
@@ -207,7 +214,8 @@ export class TreasuryOperations {
     // crash between the chain write and its audit entry leaves nothing here: the write is redone
     // then (the same allocation) and audited once.
     if (context.redeemed) {
-      const earlier = await rebalanceForFee(this.deps.database.db, employerId, context.paymentId);
+      // Its audit entry is the one record a rebalance leaves besides the chain.
+      const earlier = (await findAuditDetails(this.deps.database.db, { employerId, action: 'treasury.rebalanced', key: 'payment_id', value: context.paymentId })) as RecordedRebalance | null;
       if (earlier) return { employerId, allocation_bps: earlier.allocation_bps, previous_allocation_bps: earlier.previous_allocation_bps, tx_hash: earlier.tx_hash };
     }
     const { account, yield: position } = await this.deps.treasury.position(employerId);

@@ -60,7 +60,7 @@ export function x402Rail(rails: X402Rails, publicBaseUrl: string, chains: { base
           proofKey,
           payer: verdict.payer ?? null,
           asset: requirement.asset,
-          trace: traceOf(rail, payload.payload, requirement.asset, proofKey),
+          trace: traceOf(rail, payload.payload, requirement.asset),
           async settle(): Promise<SettlementOutcome> {
             const settlement = await rails.settle(payload, requirement);
             const { response } = settlement;
@@ -95,22 +95,22 @@ export function x402Rail(rails: X402Rails, publicBaseUrl: string, chains: { base
         return { state: 'pending' };
       }
       if (trace.kind !== 'svm') throw new Error(`rails B and C cannot look up a ${trace.kind} payment`);
-      const expired = Date.now() > Date.parse(trace.expires);
       // Without the signature the facilitator never returned, nothing tells whether it landed: a person decides.
       if (!reference) return { state: 'pending' };
       const status = await chains.solana.status(reference as Signature);
       if (status.state === 'landed') return { state: 'landed', reference };
       if (status.state === 'failed') return { state: 'absent', reason: `transaction ${reference} failed: ${status.error}` };
-      return expired ? { state: 'absent', reason: `transaction ${reference} never landed before its blockhash expired` } : { state: 'pending' };
+      if (Date.now() > Date.parse(trace.expires)) return { state: 'absent', reason: `transaction ${reference} never landed before its blockhash expired` };
+      return { state: 'pending' };
     },
   };
 }
 
-/** What finds a rail B or C payment again: the EIP-3009 nonce, or the Solana message (by its signature). */
-function traceOf(rail: X402Rail, inner: Record<string, unknown>, asset: string, proofKey: string): PaymentTrace {
+/** What finds a rail B or C payment again: the EIP-3009 nonce, or (rail C) its signature and how long it can land. */
+function traceOf(rail: X402Rail, inner: Record<string, unknown>, asset: string): PaymentTrace {
   if (rail === 'B') {
     const { from, nonce, validBefore } = (inner as { authorization: { from: string; nonce: string; validBefore: string } }).authorization;
     return { kind: 'eip3009', token: asset, from, nonce, validBefore };
   }
-  return { kind: 'svm', messageHash: proofKey.slice(proofKey.lastIndexOf(':') + 1), expires: new Date(Date.now() + SVM_LANDING_WINDOW_MS).toISOString() };
+  return { kind: 'svm', expires: new Date(Date.now() + SVM_LANDING_WINDOW_MS).toISOString() };
 }

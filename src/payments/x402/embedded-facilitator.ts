@@ -17,14 +17,13 @@ import { concat, encodeFunctionData, type Abi, type Hex } from 'viem';
 import { EMBEDDED_POLLING_MS, type EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
 import type { EmbeddedChains } from '../../chains/embedded/index.js';
 import type { EmbeddedSolana } from '../../chains/embedded/solana.js';
-import { svmProofKey } from './rails.js';
 
 export interface EmbeddedFacilitatorHooks {
   /**
-   * Runs before a rail C transaction is sent, with its claim key and signature (known once the fee
+   * Runs before a rail C transaction is sent, with its message and signature (known once the fee
    * payer signed): the gate records the signature, so a crash mid-settlement can be looked up.
    */
-  beforeSvmSend?: (proofKey: string, signature: string) => Promise<void>;
+  beforeSvmSend?: (messageBytes: ArrayLike<number>, signature: string) => Promise<void>;
 }
 
 /** The embedded chains mine on send; a receipt that is not there within this is not coming. */
@@ -109,7 +108,7 @@ export function embeddedSvmSigner(chain: EmbeddedSolana, hooks: EmbeddedFacilita
       if (hooks.beforeSvmSend) {
         const decoded = decode(transaction);
         const feePayerSignature = decoded.signatures[feePayer.address];
-        if (feePayerSignature) await hooks.beforeSvmSend(svmProofKey(chain.network, decoded.messageBytes), getBase58Decoder().decode(feePayerSignature));
+        if (feePayerSignature) await hooks.beforeSvmSend(decoded.messageBytes, getBase58Decoder().decode(feePayerSignature));
       }
       const { signature, error } = await chain.sendTransaction(transaction);
       if (error) sendFailures.set(signature, error);

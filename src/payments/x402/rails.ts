@@ -17,7 +17,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { ExactSvmScheme } from '@x402/svm/exact/server';
 import { getAddress, isAddress, isHex, parseAbi, type Address } from 'viem';
 import type { EmbeddedChains } from '../../chains/embedded/index.js';
-import { embeddedFacilitator, type EmbeddedFacilitatorHooks } from './embedded-facilitator.js';
+import { embeddedFacilitator } from './embedded-facilitator.js';
 import { fromV1Payload, toV1Accepts } from './v1.js';
 
 /** B: x402 exact on Base (EIP-3009 USDC). C: x402 exact on Solana (SPL transfer, facilitator pays fees). */
@@ -286,7 +286,11 @@ function createRails(config: RailsConfig): X402Rails {
  * verified and settled by an in-process `x402Facilitator` on the embedded chains (Base operator
  * submits transferWithAuthorization; Solana operator is the fee payer).
  */
-export async function embeddedX402Rails(embedded: EmbeddedChains, payTo: X402PayTo, hooks: EmbeddedFacilitatorHooks = {}): Promise<X402Rails> {
+export async function embeddedX402Rails(
+  embedded: EmbeddedChains,
+  payTo: X402PayTo,
+  hooks: { beforeSvmSend?: (proofKey: string, signature: string) => Promise<void> } = {},
+): Promise<X402Rails> {
   const { base, solana } = embedded;
   const stablecoin = base.contracts.stablecoin;
   if (!stablecoin) throw new Error('the embedded Base chain has no stablecoin');
@@ -299,7 +303,9 @@ export async function embeddedX402Rails(embedded: EmbeddedChains, payTo: X402Pay
   ]);
   await ensureTokenAccount(embedded, payTo.solana);
   return createRails({
-    facilitator: embeddedFacilitator(embedded, hooks),
+    facilitator: embeddedFacilitator(embedded, {
+      beforeSvmSend: async (messageBytes, signature) => hooks.beforeSvmSend?.(svmProofKey(solana.network, messageBytes), signature),
+    }),
     payTo: { evm: getAddress(payTo.evm), solana: payTo.solana },
     networks: { B: `eip155:${base.chain.id}`, C: solana.network as Network },
     evmAsset: { address: getAddress(stablecoin), name, version },
