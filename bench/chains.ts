@@ -72,10 +72,10 @@ export async function chainFigures(runs: number): Promise<[string, string, strin
     const database = await openDatabase({ dataDir: null });
     await migrate(database);
     let started = performance.now();
-    await openEmbeddedChains(database.db);
+    await openEmbeddedChains(database);
     firstStarts.push(performance.now() - started);
     started = performance.now();
-    const chains = await openEmbeddedChains(database.db);
+    const chains = await openEmbeddedChains(database);
     restarts.push(performance.now() - started);
     if (i === 0) {
       journaled = await transferLatencies(chains.tempo.evm, chains.tempo.operator, chains.tempo.contracts.stablecoin!);

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { buildApp, createServices, type App, type Services } from './app.js';
-import { openEmbeddedChains } from './chains/embedded/index.js';
+import { openEmbeddedChains, type EmbeddedChains } from './chains/embedded/index.js';
 import { embeddedChainPorts, liveChainPorts, type Chains } from './chains/index.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
@@ -56,6 +56,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     dataDir: config.databaseUrl ? null : config.dataDir,
     poolMax: config.dbPoolMax,
   });
+  let embeddedChains: EmbeddedChains | undefined;
   try {
     const migrations = await migrate(database);
     log.info({ engine: database.engine, applied: migrations.applied }, 'database ready');
@@ -73,9 +74,9 @@ export async function startService(config: Config, log: Logger): Promise<Running
 
     // The registry's difficulty is fixed when the embedded chain is first created (its journal
     // replays the same deployment); VIRTUAL_MASTER_ZERO_BYTES later has no effect on that data dir.
-    const embeddedChains =
-      config.mode === 'local' ? await openEmbeddedChains(database.db, { virtualMasterZeroBytes: config.virtualMaster.zeroBytes }) : undefined;
-    const chains = embeddedChains ? await embeddedChainPorts(embeddedChains) : await liveChainPorts(config.live);
+    embeddedChains =
+      config.mode === 'local' ? await openEmbeddedChains(database, { virtualMasterZeroBytes: config.virtualMaster.zeroBytes }) : undefined;
+    const chains = embeddedChains ? await embeddedChainPorts(embeddedChains) : await liveChainPorts(config.live, database);
     log.info(
       { embedded: Boolean(embeddedChains), tempo: chains.tempo.token, base: chains.base.token, solana: chains.solana.mint },
       'chains ready',
@@ -88,7 +89,13 @@ export async function startService(config: Config, log: Logger): Promise<Running
     // Settles payroll runs left submitted (a crash mid-execute, an owner's transaction in flight).
     const treasury = new TreasuryService(chains.tempo, services.employers);
     const payrollReconciler = new PayrollService(database, services.employers, treasury, chains.tempo, null);
-    defineJobs(jobs, { database, payroll: payrollReconciler, payrollStaleSeconds: config.faults.takeoverSeconds, paymentReconciler: payments.reconciler });
+    defineJobs(jobs, {
+      database,
+      payroll: payrollReconciler,
+      payrollStaleSeconds: config.faults.takeoverSeconds,
+      paymentReconciler: payments.reconciler,
+      evmConnections: [chains.tempo.connection, chains.base.connection],
+    });
     defineBridgeJobs(jobs, { bridge: new BridgeService(database, services.employers, chains.tempo, bridgeProviderFor(config, database, chains.tempo)) });
     // Local mode: the outbox is the mailbox (admins read it); live mode sends through SMTP.
     defineEmailJobs(jobs, { database, transport: createEmailTransport({ mode: config.mode, smtpUrl: config.live.smtpUrl, emailFrom: config.live.emailFrom }) });
@@ -150,10 +157,12 @@ export async function startService(config: Config, log: Logger): Promise<Running
       async close() {
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await jobs.stop();
+        await embeddedChains?.close();
         await database.close();
       },
     };
   } catch (error) {
+    await embeddedChains?.close().catch(() => {});
     await database.close().catch(() => {});
     throw error;
   }

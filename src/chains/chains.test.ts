@@ -47,7 +47,7 @@ beforeAll(async () => {
     SOLANA_USDC_MINT: embedded.solana.mint,
     SOLANA_NETWORK: embedded.solana.network,
   }).live;
-  ports['live over HTTP'] = await liveChainPorts(live);
+  ports['live over HTTP'] = await liveChainPorts(live, app.database);
   // The Tempo operator's key also signs on Base here: give it Base funds and gas.
   await faucet.fund('eip155:8453', ports['live over HTTP'].base.serviceAddress, 1_000n * USD);
   

@@ -3,10 +3,12 @@ import { http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { base, tempo as tempoMainnet } from 'viem/chains';
 import type { Config } from '../config.js';
+import type { Database } from '../db/client.js';
 import { EMBEDDED_POLLING_MS, topUpGas } from './embedded/devnet.js';
 import type { EmbeddedChains } from './embedded/index.js';
 import { embeddedSolanaTransport } from './embedded/solana-transport.js';
 import { evmConnection } from './evm/connection.js';
+import { NonceLedger } from './evm/nonces.js';
 import { TempoChain, type TempoContracts } from './evm/tempo-chain.js';
 import { EvmTokenChain } from './evm/token-chain.js';
 import { SolanaChain } from './solana/solana-chain.js';
@@ -36,18 +38,19 @@ export async function embeddedChainPorts(embedded: EmbeddedChains): Promise<Chai
 }
 
 /** Ports over the live chains' RPC endpoints, with the service's keys and addresses from config. */
-export async function liveChainPorts(live: Config['live']): Promise<Chains> {
+export async function liveChainPorts(live: Config['live'], database: Database): Promise<Chains> {
   const { tempoRpcUrl, baseRpcUrl, solanaRpcUrl, evmServiceKey, solanaServiceSeed, tempoContracts } = live;
   if (!tempoRpcUrl || !baseRpcUrl || !solanaRpcUrl || !evmServiceKey || !solanaServiceSeed || !tempoContracts) {
     throw new Error('live chains need the RPC URLs, service keys and Tempo contract addresses (config refuses to start without them)');
   }
   const signer = privateKeyToAccount(evmServiceKey);
+  const nonces = new NonceLedger(database);
   return {
     tempo: new TempoChain(
-      evmConnection({ chain: tempoMainnet, transport: http(tempoRpcUrl), signer, pollingInterval: 500 }),
+      evmConnection({ chain: tempoMainnet, transport: http(tempoRpcUrl), signer, nonces, pollingInterval: 500 }),
       tempoContracts as TempoContracts,
     ),
-    base: new EvmTokenChain(evmConnection({ chain: base, transport: http(baseRpcUrl), signer, pollingInterval: 1000 }), 'eip155:8453', live.baseUsdcAddress),
+    base: new EvmTokenChain(evmConnection({ chain: base, transport: http(baseRpcUrl), signer, nonces, pollingInterval: 1000 }), 'eip155:8453', live.baseUsdcAddress),
     solana: await SolanaChain.create({
       transport: createDefaultRpcTransport({ url: solanaRpcUrl }),
       network: live.solanaNetwork,

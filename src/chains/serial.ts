@@ -1,6 +1,6 @@
 /**
  * Runs tasks one at a time, in the order they were submitted; a failed task does not stop the
- * ones after it. Used where order is the state: chain journals and an operator's nonces.
+ * ones after it. Used where order is the state: embedded chain journals.
  */
 export function serialQueue(): <T>(work: () => Promise<T>) => Promise<T> {
   let tail: Promise<unknown> = Promise.resolve();

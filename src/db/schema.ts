@@ -1106,3 +1106,39 @@ export const embeddedChainJournal = pgTable(
   },
   (t) => [index('embedded_chain_journal_chain_idx').on(t.chain, t.id)],
 );
+
+/**
+ * The next nonce of each (chain, signing key) the service writes with, shared by every instance:
+ * a write takes it under this row's lock in the transaction that records its signed bytes
+ * (chain_writes), so two instances never sign two transactions with one nonce.
+ */
+export const chainSigners = pgTable(
+  'chain_signers',
+  {
+    chain: text('chain').notNull(),
+    address: text('address').notNull(),
+    nextNonce: bigint('next_nonce', { mode: 'number' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.chain, t.address] })],
+);
+
+/**
+ * Signed transactions not yet known to be mined, by nonce: what a crash between signing and
+ * broadcasting leaves behind. The nonce watcher rebroadcasts them, or fills a nonce whose
+ * transaction the chain refuses with a zero-value transfer, so no gap blocks later writes.
+ */
+export const chainWrites = pgTable(
+  'chain_writes',
+  {
+    chain: text('chain').notNull(),
+    address: text('address').notNull(),
+    nonce: bigint('nonce', { mode: 'number' }).notNull(),
+    hash: text('hash').notNull(),
+    raw: text('raw').notNull(),
+    /** `write` (a caller's transaction) or `filler` (a zero-value transfer that closes a gap). */
+    kind: text('kind').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.chain, t.address, t.nonce] }), check('chain_writes_kind', sql`kind IN ('write', 'filler')`)],
+);

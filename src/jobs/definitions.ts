@@ -1,3 +1,4 @@
+import type { EvmConnection } from '../chains/evm/connection.js';
 import type { Database } from '../db/client.js';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency.js';
 import type { PayrollService } from '../features/payroll/service.js';
@@ -8,7 +9,14 @@ import type { JobRunner } from './runner.js';
 /** `payrollStaleSeconds`: how long a submitted run is left to its executor before reconciling (default 60). */
 export function defineJobs(
   jobs: JobRunner,
-  deps: { database: Database; payroll?: PayrollService; payrollStaleSeconds?: number; paymentReconciler?: PaymentReconciler },
+  deps: {
+    database: Database;
+    payroll?: PayrollService;
+    payrollStaleSeconds?: number;
+    paymentReconciler?: PaymentReconciler;
+    /** The EVM signers whose nonces the watcher keeps free of gaps. */
+    evmConnections?: EvmConnection[];
+  },
 ): void {
   jobs.define({
     name: 'purge-idempotency-keys',
@@ -18,6 +26,17 @@ export function defineJobs(
       if (deleted > 0) log.info({ deleted }, 'expired idempotency keys purged');
     },
   });
+  for (const connection of deps.evmConnections ?? []) {
+    jobs.define({
+      name: `chain-nonces-${connection.chain.id}`,
+      schedule: '* * * * *',
+      async handle(_data, { log }) {
+        // A minute gives a write signed just now time to be broadcast by the instance that signed it.
+        const counts = await connection.settleNonces(60_000);
+        if (counts.rebroadcast + counts.filled > 0) log.warn({ chain: connection.chain.id, ...counts }, 'stalled chain writes recovered');
+      },
+    });
+  }
   const { paymentReconciler } = deps;
   if (paymentReconciler) {
     jobs.define({

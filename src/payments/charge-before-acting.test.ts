@@ -4,7 +4,7 @@ import { Mppx as MppxClient, tempo } from 'mppx/client';
 import { createClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
 import { card, loseAnswer, proofMaker, railBalance } from '../../test/support/pay.js';
@@ -282,29 +282,39 @@ describe('a refund, exactly once through a crash', () => {
       await t.request('POST', '/api/dev/faucet', { body: { network, address, amount: '1' } });
     }
   });
-  /** Signs and records the refund, then dies before sending it (what a kill -9 there leaves). */
-  const crashBeforeSending = (signed: { hash?: string; signature?: string }, row: { id: string }, attempt: Record<string, unknown>) =>
+  /**
+   * Signs and records the refund, then stops before sending it: `killed` (a kill -9 there: nothing
+   * more runs) or `failed` (the hook throws after recording; on an EVM chain its nonce is filled, so
+   * the recorded bytes can never mine).
+   */
+  const crashBeforeSending = (
+    signed: { hash?: string; signature?: string },
+    row: { id: string },
+    attempt: Record<string, unknown>,
+    how: 'killed' | 'failed' = 'failed',
+  ) =>
     t.database.pool
       .query('UPDATE payments SET refund_reference = $2, refund_attempt = $3 WHERE id = $1', [row.id, signed.hash ?? signed.signature, attempt])
-      .then(() => {
-        throw new Error('killed before sending');
-      });
+      .then(() => (how === 'killed' ? new Promise<never>(() => {}) : Promise.reject(new Error('failed after recording'))));
 
-  it('rails A and B: the recorded bytes are sent again, not a second refund; a nonce taken meanwhile gets a new one', async () => {
+  it('rails A and B: the recorded bytes are sent again, not a second refund; bytes whose nonce was filled get a new refund', async () => {
     for (const rail of ['A', 'B'] as const) {
       const chain = rail === 'A' ? t.chains!.tempo : t.chains!.base;
-      for (const nonceTaken of [false, true]) {
+      for (const how of ['killed', 'failed'] as const) {
         const payer = privateKeyToAccount(generatePrivateKey()).address;
         const row = await refunding(rail, payer);
-        await chain.transfer(payer, row.amount, undefined, { beforeBroadcast: (signed) => crashBeforeSending(signed, row, { ...signed }) }).catch(() => {});
-        // Another write of the service wallet takes the recorded refund's nonce.
-        if (nonceTaken) await chain.transfer(privateKeyToAccount(generatePrivateKey()).address, 1n);
-        const [stored] = await t.database.db.select().from(payments).where(eq(payments.id, row.id));
-        const outcome = await refunds().refund(stored!, 'test');
-        expect(outcome.state, `${rail}, nonce taken: ${nonceTaken}`).toBe('refunded');
-        expect(outcome.reference === stored!.refundReference, `${rail}, nonce taken: ${nonceTaken}`).toBe(!nonceTaken);
+        const sending = chain.transfer(payer, row.amount, undefined, { beforeBroadcast: (signed) => crashBeforeSending(signed, row, { ...signed }, how) });
+        if (how === 'failed') await sending.catch(() => {});
+        const stored = await vi.waitFor(async () => {
+          const [found] = await t.database.db.select().from(payments).where(eq(payments.id, row.id));
+          expect(found?.refundReference).toBeTruthy();
+          return found!;
+        });
+        const outcome = await refunds().refund(stored, 'test');
+        expect(outcome.state, `${rail}, ${how}`).toBe('refunded');
+        expect(outcome.reference === stored.refundReference, `${rail}, ${how}`).toBe(how === 'killed');
         // Once: a second worker holding the old row finds it done and sends nothing.
-        await refunds().refund(stored!, 'test').catch(() => {});
+        await refunds().refund(stored, 'test').catch(() => {});
         expect(await balance(rail, payer)).toBe(row.amount);
         expect((await t.database.db.select().from(payments).where(eq(payments.id, row.id)))[0]).toMatchObject({ status: 'refunded' });
       }

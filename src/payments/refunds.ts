@@ -1,5 +1,6 @@
 import type { Address as SolanaAddress, Signature } from '@solana/kit';
 import { keccak256, stringToHex, zeroHash, type Address, type Hex } from 'viem';
+import { isNonceTaken } from '../chains/evm/connection.js';
 import type { EvmTokenChain } from '../chains/evm/token-chain.js';
 import type { SignedSolanaTransaction, SolanaChain } from '../chains/solana/solana-chain.js';
 import type { Db } from '../db/client.js';
@@ -17,8 +18,6 @@ export interface RefundRails {
   /** The card processor's refund of a charge (absent: no card rail). */
   refundCard?: ((paymentIntentId: string) => Promise<void>) | undefined;
 }
-
-const isNonceTaken = (error: unknown) => error !== null && /nonce too low|nonce.*(lower|already used)/i.test(String((error as Error)?.message ?? error));
 
 /** An EVM refund recorded before it was broadcast. */
 type EvmAttempt = { hash: Hex; raw: Hex };

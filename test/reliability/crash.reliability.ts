@@ -5,7 +5,7 @@ import path from 'node:path';
 import { getBase58Decoder, type Signature } from '@solana/kit';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openEmbeddedChains } from '../../src/chains/embedded/index.js';
+import { openEmbeddedChains, type EmbeddedChains } from '../../src/chains/embedded/index.js';
 import { embeddedChainPorts } from '../../src/chains/index.js';
 import { openDatabase } from '../../src/db/client.js';
 import type { CrashPoint } from '../../src/faults.js';
@@ -250,8 +250,10 @@ describe('kill -9 during the reputation job', () => {
 
     // The chain itself, rebuilt from its journal: every attestation the service signed, counted by what it attests.
     const database = await openDatabase({ url: target.url, dataDir: target.url ? null : dataDir });
+    let embedded: EmbeddedChains | undefined;
     try {
-      const chains = await embeddedChainPorts(await openEmbeddedChains(database.db));
+      embedded = await openEmbeddedChains(database);
+      const chains = await embeddedChainPorts(embedded);
       const { rows } = await database.pool.query<{ params: string[] }>("SELECT params FROM embedded_chain_journal WHERE chain = 'solana' AND method = 'sendTransaction' ORDER BY id");
       const onChain = new Map<string, number>();
       for (const { params } of rows) {
@@ -277,6 +279,7 @@ describe('kill -9 during the reputation job', () => {
           `${writes.length} of ${writes.length} writes written; on chain ${attestations.length} attestations for ${attestations.length} writes, ${duplicates} written twice`,
       });
     } finally {
+      await embedded?.close();
       await database.close();
     }
     livesCompleted = 7;

@@ -67,7 +67,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   await migrate(database);
   const idp = await DevIdentityProvider.open({ dataDir, issuer: config.idp.issuer, audience: config.idp.audience });
   const services = createServices({ config, database });
-  const embeddedChains = options.chains ? await openEmbeddedChains(database.db, { virtualMasterZeroBytes: config.virtualMaster.zeroBytes }) : undefined;
+  const embeddedChains = options.chains ? await openEmbeddedChains(database, { virtualMasterZeroBytes: config.virtualMaster.zeroBytes }) : undefined;
   const chains = embeddedChains && (await embeddedChainPorts(embeddedChains));
   const payments = chains && (await openPayments({ config, database, chains, embedded: embeddedChains, onSettled: attestSettledPayment, log: createLogger('silent') }));
   const verifyIdentity = createIdentityVerifier({ issuer: config.idp.issuer, audience: config.idp.audience, jwks: { keys: idp.jwks().keys } });
@@ -101,6 +101,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       return Promise.resolve(app.request(requestPath, requestInit(method, options)));
     },
     async close() {
+      await embeddedChains?.close();
       await database.close();
       await target.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });

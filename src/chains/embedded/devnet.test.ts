@@ -55,7 +55,7 @@ describe('embedded Tempo chain across a restart', () => {
   }
 
   it('rebuilds the same state from its journal', async () => {
-    const first = await openEmbeddedEvmChain(database.db, 'tempo', { virtualMasterZeroBytes: 1 });
+    const first = await openEmbeddedEvmChain(database, 'tempo', { virtualMasterZeroBytes: 1 });
     expect(REAL_TOKEN_ADDRESSES.map((a) => a.toLowerCase())).not.toContain(first.contracts.stablecoin!.toLowerCase());
     const { public: client, wallet } = clients(first);
     const wait = (hash: Hex) => client.waitForTransactionReceipt({ hash, pollingInterval: 5 });
@@ -84,12 +84,12 @@ describe('embedded Tempo chain across a restart', () => {
     // A fresh EVM from the same database, in a later second (a restart's genesis must not move):
     // the journal rebuilds everything.
     await new Promise((resolve) => setTimeout(resolve, 1100));
-    const second = await openEmbeddedEvmChain(database.db, 'tempo', { virtualMasterZeroBytes: 1 });
+    const second = await openEmbeddedEvmChain(database, 'tempo', { virtualMasterZeroBytes: 1 });
     expect(await snapshot(second, transferHash, masterId)).toEqual(before);
   });
 
   it('applies a transaction journaled just before a crash, and skips one that was refused', async () => {
-    const chain = await openEmbeddedEvmChain(database.db, 'tempo');
+    const chain = await openEmbeddedEvmChain(database, 'tempo');
     const { public: client } = clients(chain);
     const token = { address: chain.contracts.stablecoin!, abi: artifacts.Stablecoin!.abi } as const;
     const before = (await client.readContract({ ...token, functionName: 'balanceOf', args: [bob.address] })) as bigint;
@@ -105,7 +105,7 @@ describe('embedded Tempo chain across a restart', () => {
     await journal.append('eth_sendRawTransaction', [signed]);
     await journal.append('eth_sendRawTransaction', ['0xdeadbeef']);
 
-    const restarted = await openEmbeddedEvmChain(database.db, 'tempo');
+    const restarted = await openEmbeddedEvmChain(database, 'tempo');
     const after = await createPublicClient({ chain: restarted.chain, transport: restarted.evm.transport }).readContract({
       ...token,
       functionName: 'balanceOf',

@@ -1,12 +1,13 @@
 import { eq } from 'drizzle-orm';
 import { createPublicClient, createWalletClient, defineChain, type Address, type Chain, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import type { Db } from '../../db/client.js';
+import type { Database } from '../../db/client.js';
 import { embeddedChains } from '../../db/schema.js';
 import { loadArtifacts } from '../contracts/compile.js';
 import { startEmbeddedEvm, type EmbeddedEvm } from './evm.js';
 import { databaseJournal } from './journal.js';
 import { evmConnection, type EvmConnection } from '../evm/connection.js';
+import { NonceLedger } from '../evm/nonces.js';
 
 export const MULTICALL3_ADDRESS = '0xcA11bde05977b3631167028862bE2a173976CA11' as const;
 /** Tempo's TIP-1034 channel escrow precompile address, where mppx session clients expect it. */
@@ -55,7 +56,8 @@ const CHAIN_IDS: Record<EvmChainKind, number> = { tempo: 4217, base: 8453 };
  * first time, it creates the operator key and deploys the contracts; afterwards it rebuilds the
  * same chain (same addresses, balances, registrations, transaction hashes).
  */
-export async function openEmbeddedEvmChain(db: Db, kind: EvmChainKind, options: EmbeddedEvmOptions = {}): Promise<EmbeddedEvmChain> {
+export async function openEmbeddedEvmChain(database: Database, kind: EvmChainKind, options: EmbeddedEvmOptions = {}): Promise<EmbeddedEvmChain> {
+  const { db } = database;
   const chainId = CHAIN_IDS[kind];
   const chain = defineChain({
     id: chainId,
@@ -84,7 +86,13 @@ export async function openEmbeddedEvmChain(db: Db, kind: EvmChainKind, options: 
     contracts = await deploy(kind, chain, evm, operator, options);
     await db.update(embeddedChains).set({ deployment: contracts }).where(eq(embeddedChains.chain, kind));
   }
-  const connection = evmConnection({ chain, transport: evm.transport, signer: operator, pollingInterval: EMBEDDED_POLLING_MS });
+  const connection = evmConnection({
+    chain,
+    transport: evm.transport,
+    signer: operator,
+    nonces: new NonceLedger(database),
+    pollingInterval: EMBEDDED_POLLING_MS,
+  });
   return { kind, chain, evm, operator, operatorKey: record.operatorKey as Hex, contracts, connection };
 }
 

@@ -8,7 +8,7 @@ import {
   MineOrdering,
   type Provider,
 } from '@nomicfoundation/edr';
-import { custom, hexToBytes, type Address, type EIP1193RequestFn, type Transport } from 'viem';
+import { custom, hexToBytes, keccak256, parseTransaction, recoverTransactionAddress, type Address, type EIP1193RequestFn, type Hex, type Transport } from 'viem';
 import { serialQueue } from '../serial.js';
 
 const HARDFORK = 'Prague'; // EDR's spelling
@@ -151,18 +151,25 @@ export async function startEmbeddedEvm(options: {
 
   // State changes run one at a time, so the journal's order is the chain's order.
   const serialised = serialQueue();
+  const journaled = async (method: string, params: unknown[]) => {
+    if (!journal) return raw(method, params);
+    const id = await journal.append(method, params);
+    let result: unknown;
+    try {
+      result = await raw(method, params);
+    } catch (error) {
+      await journal.discard(id);
+      throw error;
+    }
+    if (MINING.has(method)) await journal.stamp(id, await latestTimestamp());
+    return result;
+  };
+  const mempool = futureNonceMempool(raw, journaled);
   const mutate = (method: string, params: unknown[]) =>
     serialised(async () => {
-      if (!journal) return raw(method, params);
-      const id = await journal.append(method, params);
-      let result: unknown;
-      try {
-        result = await raw(method, params);
-      } catch (error) {
-        await journal.discard(id);
-        throw error;
-      }
-      if (MINING.has(method)) await journal.stamp(id, await latestTimestamp());
+      if (method === 'eth_sendRawTransaction') return mempool.send(params);
+      const result = await journaled(method, params);
+      if (MINING.has(method)) await mempool.release();
       return result;
     });
 
@@ -172,6 +179,49 @@ export async function startEmbeddedEvm(options: {
   }) as EIP1193RequestFn;
 
   return { chainId: options.chainId, request, transport: custom({ request }, { retryCount: 0 }) };
+}
+
+/**
+ * What a node's mempool does for writers that share a key (several service instances take nonces
+ * from one ledger and may broadcast out of order): a transaction whose nonce is ahead of its
+ * sender's waits until the nonces before it are mined, then mines. EDR's automine refuses it
+ * instead ("can't be queued when automining"). Runs inside the chain's serial queue.
+ */
+function futureNonceMempool(raw: (method: string, params: unknown[]) => Promise<unknown>, send: (method: string, params: unknown[]) => Promise<unknown>) {
+  const waiting = new Map<Address, Map<number, unknown[]>>();
+
+  /** Mines what waited for the nonces now mined; a waiting transaction the chain refuses is dropped, as a node drops it. */
+  async function release(): Promise<void> {
+    for (const [sender, queue] of waiting) {
+      for (;;) {
+        const next = Number(await raw('eth_getTransactionCount', [sender, 'latest']));
+        const params = queue.get(next);
+        if (!params) break;
+        queue.delete(next);
+        await send('eth_sendRawTransaction', params).catch(() => {});
+      }
+      if (queue.size === 0) waiting.delete(sender);
+    }
+  }
+
+  return {
+    release,
+    async send(params: unknown[]): Promise<unknown> {
+      try {
+        const result = await send('eth_sendRawTransaction', params);
+        if (waiting.size > 0) await release();
+        return result;
+      } catch (error) {
+        if (!/nonce too high/i.test((error as Error).message)) throw error;
+        const serialized = params[0] as Hex;
+        const sender = await recoverTransactionAddress({ serializedTransaction: serialized as never });
+        const { nonce } = parseTransaction(serialized);
+        const queue = waiting.get(sender) ?? new Map<number, unknown[]>();
+        waiting.set(sender, queue.set(Number(nonce), params));
+        return keccak256(serialized);
+      }
+    },
+  };
 }
 
 /** EDR reports a revert as -32000 with `data: {data: <hex>}`; clients expect code 3 and hex data. */

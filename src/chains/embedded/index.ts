@@ -1,5 +1,6 @@
-import type { Db } from '../../db/client.js';
+import type { Database } from '../../db/client.js';
 import { openEmbeddedEvmChain, type EmbeddedEvmChain, type EmbeddedEvmOptions } from './devnet.js';
+import { claimChainJournal } from './ownership.js';
 import { EmbeddedSolana } from './solana.js';
 
 /** Local mode's chains: Tempo and Base on EDR, Solana on LiteSVM. */
@@ -9,12 +10,20 @@ export interface EmbeddedChains {
   solana: EmbeddedSolana;
   /** The EVM chain of a CAIP-2 network id (eip155:4217 or eip155:8453). */
   evmByNetwork(network: string): EmbeddedEvmChain | undefined;
+  /** Gives up this process's claim on the database's chain journal. */
+  close(): Promise<void>;
 }
 
-export async function openEmbeddedChains(db: Db, options: EmbeddedEvmOptions = {}): Promise<EmbeddedChains> {
-  const tempo = await openEmbeddedEvmChain(db, 'tempo', options);
-  const base = await openEmbeddedEvmChain(db, 'base', options);
-  const solana = await EmbeddedSolana.open(db);
-  const evm: Record<string, EmbeddedEvmChain> = { 'eip155:4217': tempo, 'eip155:8453': base };
-  return { tempo, base, solana, evmByNetwork: (network) => evm[network] };
+export async function openEmbeddedChains(database: Database, options: EmbeddedEvmOptions = {}): Promise<EmbeddedChains> {
+  const claim = await claimChainJournal(database);
+  try {
+    const tempo = await openEmbeddedEvmChain(database, 'tempo', options);
+    const base = await openEmbeddedEvmChain(database, 'base', options);
+    const solana = await EmbeddedSolana.open(database.db);
+    const evm: Record<string, EmbeddedEvmChain> = { 'eip155:4217': tempo, 'eip155:8453': base };
+    return { tempo, base, solana, evmByNetwork: (network) => evm[network], close: claim.release };
+  } catch (error) {
+    await claim.release();
+    throw error;
+  }
 }

@@ -1,5 +1,6 @@
 import {
   BaseError,
+  RpcError,
   createPublicClient,
   createWalletClient,
   decodeErrorResult,
@@ -17,8 +18,8 @@ import {
   type Transport,
   type WalletClient,
 } from 'viem';
-import { serialQueue } from '../serial.js';
 import { contractErrorsAbi } from './abis.js';
+import type { NonceLedger, SignerKey } from './nonces.js';
 
 /** A contract call to send as a transaction. */
 export interface EvmCall {
@@ -55,8 +56,9 @@ export class ChainRevertError extends Error {
 }
 
 /**
- * One EVM chain as the service sees it: a public client, the service's signer and serialised
- * writes. Embedded and live chains differ only in the transport (in-process EDR or HTTP RPC).
+ * One EVM chain as the service sees it: a public client, the service's signer and its writes, whose
+ * nonces come from the shared ledger (nonces.ts). Embedded and live chains differ only in the
+ * transport (in-process EDR or HTTP RPC).
  */
 export interface EvmConnection {
   chain: Chain;
@@ -65,32 +67,97 @@ export interface EvmConnection {
   publicClient: PublicClient;
   walletClient: WalletClient;
   signer: Account;
+  nonces: NonceLedger;
   /** Signs and broadcasts one call from the service signer, waits for it, and fails on a revert. */
   write(call: EvmCall, options?: EvmWriteOptions): Promise<TransactionReceipt>;
   /** Sends an already signed transaction again (recovery after a crash); the same bytes mine once. */
   rebroadcast(raw: Hex): Promise<void>;
   /** The receipt of a transaction, or null if it has not been mined. */
   receipt(hash: Hex): Promise<TransactionReceipt | null>;
+  /**
+   * Makes sure no nonce of the signer is left as a gap (the nonce watcher job): writes signed
+   * `staleMs` ago and still unmined are broadcast again, and those the chain refuses are filled.
+   */
+  settleNonces(staleMs: number): Promise<{ rebroadcast: number; filled: number }>;
 }
+
+/** The chain already used the transaction's nonce (it mined, or another transaction took it). */
+export const isNonceTaken = (error: unknown): boolean =>
+  error !== null && /nonce too low|nonce.*(lower|already used)/i.test(String((error as Error)?.message ?? error));
+
+const isAlreadyKnown = (error: unknown): boolean => /already known|known transaction|already imported/i.test(String((error as Error)?.message ?? error));
+
+/** The node answered and refused (not a transport failure, after which the transaction may be in). */
+const isRefusedByNode = (error: unknown): boolean => error instanceof BaseError && Boolean(error.walk((e) => e instanceof RpcError));
 
 export function evmConnection(options: {
   chain: Chain;
   transport: Transport;
   signer: Account;
+  nonces: NonceLedger;
   /** How often to poll for a receipt: a few ms on an embedded chain, about a block on a live one. */
   pollingInterval: number;
 }): EvmConnection {
-  const { chain, transport, signer, pollingInterval } = options;
+  const { chain, transport, signer, nonces, pollingInterval } = options;
   const publicClient = createPublicClient({ chain, transport, pollingInterval }) as PublicClient;
   const walletClient = createWalletClient({ chain, transport, account: signer, pollingInterval });
-  // One write at a time: each reads the signer's next nonce after the previous one was mined.
-  const serialised = serialQueue();
+  const key: SignerKey = { chain: `eip155:${chain.id}`, address: signer.address };
+  const pendingCount = () => publicClient.getTransactionCount({ address: signer.address, blockTag: 'pending' });
+  const broadcast = (raw: Hex) => walletClient.sendRawTransaction({ serializedTransaction: raw });
+
+  // Every field but the nonce, which the ledger hands out when the transaction is signed.
+  const prepare = (call: EvmCall) =>
+    walletClient
+      .prepareTransactionRequest({ account: signer, chain, to: call.to, data: call.data, value: call.value, parameters: ['chainId', 'fees', 'gas', 'type'] })
+      .catch((error: unknown) => {
+        throw asChainError(error);
+      });
+  const sign = async (call: EvmCall) => {
+    const request = await prepare(call);
+    return nonces.sign(key, pendingCount, (nonce) => walletClient.signTransaction({ ...request, nonce } as never));
+  };
+
+  /** Takes a nonce's place with a zero-value transfer to the signer itself, so later nonces can mine. */
+  const fill = async (nonce: number): Promise<boolean> => {
+    try {
+      const request = await prepare({ to: signer.address, data: '0x' });
+      const raw = await walletClient.signTransaction({ ...request, nonce } as never);
+      await nonces.fill(key, { nonce, hash: keccak256(raw), raw });
+      await broadcast(raw);
+      return true;
+    } catch {
+      return false; // the nonce watcher tries again
+    }
+  };
 
   const waitForReceipt = async (hash: Hex) => {
     const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval, retryCount: 0 });
     if (receipt.status !== 'success') throw new ChainRevertError('Reverted', [], `transaction ${hash} reverted`);
     return receipt;
   };
+
+  async function write(call: EvmCall, writeOptions: EvmWriteOptions = {}, attempt = 1): Promise<TransactionReceipt> {
+    const signed = await sign(call);
+    try {
+      await writeOptions.beforeBroadcast?.({ hash: signed.hash, raw: signed.raw });
+    } catch (error) {
+      await fill(signed.nonce);
+      throw error;
+    }
+    try {
+      await broadcast(signed.raw);
+    } catch (error) {
+      if (isNonceTaken(error) && attempt < 3) {
+        // Something else signed with this key (an older deployment, a wallet): skip past its nonces.
+        await nonces.forget(key, signed.nonce, signed.hash);
+        await nonces.catchUp(key, await pendingCount());
+        return write(call, writeOptions, attempt + 1);
+      }
+      if (isRefusedByNode(error)) await fill(signed.nonce);
+      throw asChainError(error);
+    }
+    return waitForReceipt(signed.hash);
+  }
 
   return {
     chain,
@@ -99,26 +166,27 @@ export function evmConnection(options: {
     publicClient,
     walletClient,
     signer,
-    write: (call, writeOptions = {}) =>
-      serialised(async () => {
-        const request = await walletClient
-          .prepareTransactionRequest({ account: signer, chain, to: call.to, data: call.data, value: call.value })
-          .catch((error: unknown) => {
-            throw asChainError(error);
-          });
-        const raw = await walletClient.signTransaction(request as never);
-        const hash = keccak256(raw);
-        await writeOptions.beforeBroadcast?.({ hash, raw });
-        await walletClient.sendRawTransaction({ serializedTransaction: raw }).catch((error: unknown) => {
-          throw asChainError(error);
-        });
-        return waitForReceipt(hash);
-      }),
+    nonces,
+    write,
     async rebroadcast(raw) {
-      await walletClient.sendRawTransaction({ serializedTransaction: raw });
+      await broadcast(raw);
     },
     async receipt(hash) {
       return publicClient.getTransactionReceipt({ hash }).catch(() => null);
+    },
+    async settleNonces(staleMs) {
+      const mined = await publicClient.getTransactionCount({ address: signer.address, blockTag: 'latest' });
+      const counts = { rebroadcast: 0, filled: 0 };
+      for (const stale of await nonces.stale(key, mined, staleMs)) {
+        try {
+          await broadcast(stale.raw);
+          counts.rebroadcast++;
+        } catch (error) {
+          if (isNonceTaken(error) || isAlreadyKnown(error) || !isRefusedByNode(error)) continue;
+          if (await fill(stale.nonce)) counts.filled++;
+        }
+      }
+      return counts;
     },
   };
 }

@@ -297,6 +297,7 @@ export class TempoChain extends EvmTokenChain {
       chain: this.connection.chain,
       transport: this.connection.transport,
       signer: master,
+      nonces: this.connection.nonces,
       pollingInterval: this.connection.pollingInterval,
     });
     const registry = this.contracts.addressRegistry;

@@ -21,8 +21,8 @@ interface Pending {
 const MAX_BATCH = 100;
 
 /**
- * Group commit for agent payments from one treasury account. The service signs every Tempo write
- * through one nonce queue, so payments sent one by one wait for each other's mining. Instead,
+ * Group commit for agent payments from one treasury account. Every write is a transaction of its
+ * own (signed, recorded in the nonce ledger, mined), so payments sent one by one cost one each. Instead,
  * whatever arrives while the account's previous transaction is in flight goes out together as
  * one `executeBatchPayroll` (each payment keeps its own recipient, amount and memo). A batch pays
  * all or nothing; when it reverts, its payments are retried one at a time so that one payment

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isAddressEqual, type Address, type Hex } from 'viem';
 import { crashPoint } from '../../faults.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
-import { ChainRevertError } from '../../chains/evm/connection.js';
+import { ChainRevertError, isNonceTaken } from '../../chains/evm/connection.js';
 import { isUniqueViolation, type Database } from '../../db/client.js';
 import type { Caller, FeePayment } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
@@ -354,7 +354,7 @@ export class PayrollService {
       try {
         await this.tempo.connection.rebroadcast(run.rawTransaction as Hex);
       } catch (error) {
-        if (!/nonce too low/i.test((error as Error).message)) return run;
+        if (!isNonceTaken(error)) return run;
         // Its nonce is taken: by these very bytes, mined since the receipt was read (settle from that
         // receipt), or by a later transaction, so these bytes can never pay.
         if (await this.tempo.connection.receipt(run.txHash as Hex)) return this.reconcile(runId);

@@ -172,7 +172,7 @@ describe('pull: the private-key client sends a signed Tempo transaction', () => 
     expect(await balanceOf(payer.address)).toBe(payerBefore - PRICE);
 
     // The impersonated settlement is journaled: a restarted chain rebuilds it.
-    const restarted = await openEmbeddedEvmChain(t.database.db, 'tempo', { virtualMasterZeroBytes: 1 });
+    const restarted = await openEmbeddedEvmChain(t.database, 'tempo', { virtualMasterZeroBytes: 1 });
     const read = (address: Address) => restarted.connection.publicClient.readContract({ address: token, abi: stablecoinAbi, functionName: 'balanceOf', args: [address] });
     expect(await read(recipient)).toBe(PRICE);
     expect(await read(payer.address)).toBe(payerBefore - PRICE);
