@@ -3,7 +3,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { methodNotAllowed } from 'hono/method-not-allowed';
-import type { EmbeddedChains } from './chains/embedded/index.js';
+import type { LocalChains } from './chains/embedded/index.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { registerComplianceRoutes } from './features/compliance/routes.js';
@@ -80,7 +80,7 @@ export interface AppDependencies {
   /** Present in local mode only. */
   devIdentityProvider: DevIdentityProvider | null;
   /** The embedded chains (local mode), for the development routes. */
-  embeddedChains?: EmbeddedChains | undefined;
+  embeddedChains?: LocalChains | undefined;
   readiness: ReadinessCheck[];
   /** The chain ports and the payment gate; without them (tests that run no chains) no paid route is registered. */
   chains?: Chains | undefined;

@@ -64,6 +64,8 @@ const envSchema = z.object({
   HOST: optionalString,
   DATA_DIR: z.string().trim().min(1).default('./data'),
   DATABASE_URL: optionalUrl,
+  // Local mode: use the chains of a shared devnet (npm run devnet) instead of in-process ones.
+  DEVNET_URL: optionalUrl,
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   PUBLIC_BASE_URL: optionalUrl,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -214,6 +216,8 @@ export interface Config {
   host: string;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** Local mode: the shared devnet whose chains this instance uses (undefined: in-process chains). */
+  devnetUrl: string | undefined;
   dbPoolMax: number;
   publicBaseUrl: string;
   logLevel: Env['LOG_LEVEL'];
@@ -289,8 +293,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (zeroBytes !== undefined && zeroBytes !== 4 && (parsed.data?.APP_MODE ?? (liveChainConfigured ? 'live' : 'local')) === 'live') {
     problems.push("VIRTUAL_MASTER_ZERO_BYTES: local mode only; live Tempo's registry demands 4 zero bytes");
   }
-  for (const key of ['CRASH_AT', 'LOCAL_TAKEOVER_SECONDS'] as const) {
-    if (present(key) && (parsed.data?.APP_MODE ?? (liveChainConfigured ? 'live' : 'local')) === 'live') problems.push(`${key}: local mode only (the reliability suite's crash tests)`);
+  for (const key of ['CRASH_AT', 'LOCAL_TAKEOVER_SECONDS', 'DEVNET_URL'] as const) {
+    const why = key === 'DEVNET_URL' ? 'live mode uses the live chains' : "the reliability suite's crash tests";
+    if (present(key) && (parsed.data?.APP_MODE ?? (liveChainConfigured ? 'live' : 'local')) === 'live') problems.push(`${key}: local mode only (${why})`);
   }
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
@@ -314,6 +319,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     host: env.HOST ?? (mode === 'local' ? '127.0.0.1' : '0.0.0.0'),
     dataDir: path.resolve(env.DATA_DIR),
     databaseUrl: env.DATABASE_URL,
+    devnetUrl: env.DEVNET_URL?.replace(/\/+$/, ''),
     dbPoolMax: env.DB_POOL_MAX,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     logLevel: env.LOG_LEVEL,

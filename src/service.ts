@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { buildApp, createServices, type App, type Services } from './app.js';
-import { openEmbeddedChains, type EmbeddedChains } from './chains/embedded/index.js';
+import { openEmbeddedChains, type LocalChains } from './chains/embedded/index.js';
+import { openDevnetChains } from './devnet/remote.js';
 import { embeddedChainPorts, liveChainPorts, type Chains } from './chains/index.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
@@ -56,7 +57,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     dataDir: config.databaseUrl ? null : config.dataDir,
     poolMax: config.dbPoolMax,
   });
-  let embeddedChains: EmbeddedChains | undefined;
+  let embeddedChains: LocalChains | undefined;
   try {
     const migrations = await migrate(database);
     log.info({ engine: database.engine, applied: migrations.applied }, 'database ready');
@@ -74,8 +75,11 @@ export async function startService(config: Config, log: Logger): Promise<Running
 
     // The registry's difficulty is fixed when the embedded chain is first created (its journal
     // replays the same deployment); VIRTUAL_MASTER_ZERO_BYTES later has no effect on that data dir.
-    embeddedChains =
-      config.mode === 'local' ? await openEmbeddedChains(database, { virtualMasterZeroBytes: config.virtualMaster.zeroBytes }) : undefined;
+    embeddedChains = config.devnetUrl
+      ? await openDevnetChains(config.devnetUrl, database)
+      : config.mode === 'local'
+        ? await openEmbeddedChains(database, { virtualMasterZeroBytes: config.virtualMaster.zeroBytes })
+        : undefined;
     const chains = embeddedChains ? await embeddedChainPorts(embeddedChains) : await liveChainPorts(config.live, database);
     log.info(
       { embedded: Boolean(embeddedChains), tempo: chains.tempo.token, base: chains.base.token, solana: chains.solana.mint },

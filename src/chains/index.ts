@@ -5,7 +5,7 @@ import { base, tempo as tempoMainnet } from 'viem/chains';
 import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
 import { EMBEDDED_POLLING_MS, topUpGas } from './embedded/devnet.js';
-import type { EmbeddedChains } from './embedded/index.js';
+import type { LocalChains } from './embedded/index.js';
 import { embeddedSolanaTransport } from './embedded/solana-transport.js';
 import { evmConnection } from './evm/connection.js';
 import { NonceLedger } from './evm/nonces.js';
@@ -21,14 +21,14 @@ export interface Chains {
 }
 
 /** Ports over local mode's embedded chains; the operator is the service wallet. */
-export async function embeddedChainPorts(embedded: EmbeddedChains): Promise<Chains> {
+export async function embeddedChainPorts(embedded: LocalChains): Promise<Chains> {
   return {
     tempo: new TempoChain(embedded.tempo.connection, embedded.tempo.contracts as unknown as TempoContracts, (account) =>
       topUpGas(embedded.tempo, account),
     ),
     base: new EvmTokenChain(embedded.base.connection, 'eip155:8453', embedded.base.contracts.stablecoin!),
     solana: await SolanaChain.create({
-      transport: embeddedSolanaTransport(embedded.solana),
+      transport: embeddedSolanaTransport(embedded.rpc.solana),
       network: embedded.solana.network,
       mint: embedded.solana.mint,
       seed: embedded.solana.operatorSeed,

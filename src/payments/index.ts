@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
-import type { EmbeddedChains } from '../chains/embedded/index.js';
+import type { LocalChains } from '../chains/embedded/index.js';
 import type { Chains } from '../chains/index.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
@@ -46,7 +46,7 @@ export async function openPayments(deps: {
   config: Config;
   database: Database;
   chains: Chains;
-  embedded?: EmbeddedChains | undefined;
+  embedded?: LocalChains | undefined;
   /** What the service does with each collected fee (in the transaction that keeps it). */
   onSettled?: SettledHook | undefined;
   log: Logger;

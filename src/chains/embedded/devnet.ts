@@ -51,6 +51,18 @@ export async function topUpGas(chain: EmbeddedEvmChain, account: Address): Promi
 export const EMBEDDED_POLLING_MS = 5;
 const CHAIN_IDS: Record<EvmChainKind, number> = { tempo: 4217, base: 8453 };
 
+/** viem's description of an embedded chain. */
+export function embeddedChainDefinition(kind: EvmChainKind): Chain {
+  return defineChain({
+    id: CHAIN_IDS[kind],
+    name: `${kind} (embedded)`,
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    // Never dialled: clients here use the in-process transport; HTTP clients use /api/dev/rpc/<kind>.
+    rpcUrls: { default: { http: [`http://localhost/api/dev/rpc/${kind}`] } },
+    contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
+  });
+}
+
 /**
  * Opens an embedded EVM chain whose state is the replay of its journal in the database: the
  * first time, it creates the operator key and deploys the contracts; afterwards it rebuilds the
@@ -59,14 +71,7 @@ const CHAIN_IDS: Record<EvmChainKind, number> = { tempo: 4217, base: 8453 };
 export async function openEmbeddedEvmChain(database: Database, kind: EvmChainKind, options: EmbeddedEvmOptions = {}): Promise<EmbeddedEvmChain> {
   const { db } = database;
   const chainId = CHAIN_IDS[kind];
-  const chain = defineChain({
-    id: chainId,
-    name: `${kind} (embedded)`,
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    // Never dialled: clients here use the in-process transport; HTTP clients use /api/dev/rpc/<kind>.
-    rpcUrls: { default: { http: [`http://localhost/api/dev/rpc/${kind}`] } },
-    contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
-  });
+  const chain = embeddedChainDefinition(kind);
   await db
     .insert(embeddedChains)
     .values({ chain: kind, operatorKey: generatePrivateKey(), genesisTime: BigInt(Math.floor(Date.now() / 1000)) })

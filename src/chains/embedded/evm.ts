@@ -72,6 +72,13 @@ const STATE_CHANGING = new Set([
   'hardhat_stopImpersonatingAccount',
 ]);
 
+/**
+ * `embedded_sendTransactionAs [transaction]`: sends `transaction` as its `from` without that key
+ * (local settlement of signed Tempo transactions), atomically, so instances sharing a devnet never
+ * end each other's impersonation.
+ */
+export const SEND_AS = 'embedded_sendTransactionAs';
+
 export interface EmbeddedEvm {
   chainId: number;
   /** EIP-1193 request, with errors in the standard shape (reverts: code 3 and hex data). */
@@ -168,14 +175,25 @@ export async function startEmbeddedEvm(options: {
   const mutate = (method: string, params: unknown[]) =>
     serialised(async () => {
       if (method === 'eth_sendRawTransaction') return mempool.send(params);
-      const result = await journaled(method, params);
-      if (MINING.has(method)) await mempool.release();
+      const result = method === SEND_AS ? await sendAs(params) : await journaled(method, params);
+      if (MINING.has(method) || method === SEND_AS) await mempool.release();
       return result;
     });
+  // Impersonation is chain-wide state: taken and given back around one send, with nothing between.
+  const sendAs = async ([transaction]: unknown[]) => {
+    const from = (transaction as { from?: unknown } | undefined)?.from;
+    if (typeof from !== 'string') throw new JsonRpcError(-32602, `Invalid params: ${SEND_AS} needs a transaction with from`);
+    await journaled('hardhat_impersonateAccount', [from]);
+    try {
+      return await journaled('eth_sendTransaction', [transaction]);
+    } finally {
+      await journaled('hardhat_stopImpersonatingAccount', [from]);
+    }
+  };
 
   const request = (async ({ method, params }: { method: string; params?: unknown }) => {
     const args = (params ?? []) as unknown[];
-    return STATE_CHANGING.has(method) ? mutate(method, args) : raw(method, args);
+    return STATE_CHANGING.has(method) || method === SEND_AS ? mutate(method, args) : raw(method, args);
   }) as EIP1193RequestFn;
 
   return { chainId: options.chainId, request, transport: custom({ request }, { retryCount: 0 }) };

@@ -1,18 +1,36 @@
 import type { Database } from '../../db/client.js';
 import { openEmbeddedEvmChain, type EmbeddedEvmChain, type EmbeddedEvmOptions } from './devnet.js';
+import type { RpcTarget } from './json-rpc.js';
 import { claimChainJournal } from './ownership.js';
-import { EmbeddedSolana } from './solana.js';
+import { solanaRpc } from './solana-rpc.js';
+import { EmbeddedSolana, type LocalSolana } from './solana.js';
+import { tempoRpc } from './tempo-rpc.js';
 
-/** Local mode's chains: Tempo and Base on EDR, Solana on LiteSVM. */
-export interface EmbeddedChains {
+/**
+ * Local mode's chains: Tempo and Base on EDR, Solana on LiteSVM, run in this process
+ * (`openEmbeddedChains`) or by a shared devnet several instances use (`openDevnetChains`).
+ */
+export interface LocalChains {
   tempo: EmbeddedEvmChain;
   base: EmbeddedEvmChain;
-  solana: EmbeddedSolana;
+  solana: LocalSolana;
+  /** Each chain's JSON-RPC, as wallets and tools reach it (/api/dev/rpc/<chain>). */
+  rpc: Record<'tempo' | 'base' | 'solana', RpcTarget>;
   /** The EVM chain of a CAIP-2 network id (eip155:4217 or eip155:8453). */
   evmByNetwork(network: string): EmbeddedEvmChain | undefined;
-  /** Gives up this process's claim on the database's chain journal. */
   close(): Promise<void>;
 }
+
+/** The chains in this process, which tests also read directly. */
+export interface EmbeddedChains extends LocalChains {
+  solana: EmbeddedSolana;
+}
+
+/** The EVM chain of a CAIP-2 network id among Tempo and Base. */
+export const evmNetworks = (tempo: EmbeddedEvmChain, base: EmbeddedEvmChain) => {
+  const evm: Record<string, EmbeddedEvmChain> = { [`eip155:${tempo.chain.id}`]: tempo, [`eip155:${base.chain.id}`]: base };
+  return (network: string): EmbeddedEvmChain | undefined => evm[network];
+};
 
 export async function openEmbeddedChains(database: Database, options: EmbeddedEvmOptions = {}): Promise<EmbeddedChains> {
   const claim = await claimChainJournal(database);
@@ -20,8 +38,9 @@ export async function openEmbeddedChains(database: Database, options: EmbeddedEv
     const tempo = await openEmbeddedEvmChain(database, 'tempo', options);
     const base = await openEmbeddedEvmChain(database, 'base', options);
     const solana = await EmbeddedSolana.open(database.db);
-    const evm: Record<string, EmbeddedEvmChain> = { 'eip155:4217': tempo, 'eip155:8453': base };
-    return { tempo, base, solana, evmByNetwork: (network) => evm[network], close: claim.release };
+    const rpc = { tempo: tempoRpc(tempo), base: base.evm, solana: solanaRpc(solana) };
+    // Gives up this process's claim on the database's chain journal.
+    return { tempo, base, solana, rpc, evmByNetwork: evmNetworks(tempo, base), close: claim.release };
   } catch (error) {
     await claim.release();
     throw error;

@@ -1,14 +1,11 @@
 import type { RpcTransport } from '@solana/kit';
-import { answerJsonRpc } from './json-rpc.js';
-import { solanaRpc } from './solana-rpc.js';
-import type { EmbeddedSolana } from './solana.js';
+import { answerJsonRpc, type RpcTarget } from './json-rpc.js';
 
 /**
  * A @solana/kit transport into the embedded chain's JSON-RPC, in process: the payload goes
  * through the same JSON encoding as over HTTP (kit sends bigints, which JSON cannot carry).
  */
-export function embeddedSolanaTransport(chain: EmbeddedSolana): RpcTransport {
-  const rpc = solanaRpc(chain);
+export function embeddedSolanaTransport(rpc: RpcTarget): RpcTransport {
   return (async ({ payload }) => {
     const body = JSON.stringify(payload, (_, value: unknown) => (typeof value === 'bigint' ? `${BIGINT}${value}` : value)).replace(
       new RegExp(`"${BIGINT}(-?\\d+)"`, 'g'),

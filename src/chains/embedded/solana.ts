@@ -74,11 +74,49 @@ export interface SolanaSendResult {
 }
 
 /**
+ * What the service uses of local mode's Solana, whether it runs in this process (EmbeddedSolana) or
+ * in a shared devnet (`DevnetSolana`, src/devnet/remote.ts).
+ */
+export interface LocalSolana {
+  /** CAIP-2 id of the chain. */
+  readonly network: string;
+  readonly mint: Address;
+  /** The service wallet of local mode (fee payer, mint authority). */
+  readonly operator: KeyPairSigner;
+  readonly operatorSeed: Uint8Array;
+  lamports(account: Address): Promise<bigint>;
+  hasAccount(account: Address): Promise<boolean>;
+  /** Runs a transaction without keeping its effects; its error, when it fails. */
+  trySimulate(wireBase64: string): Promise<{ error?: string }>;
+  sendTransaction(wireBase64: string): Promise<SolanaSendResult>;
+  /** Whether the chain processed this signature, and how it ended (null: never seen). */
+  statusOf(signature: Signature): Promise<{ error?: string } | null>;
+  /** Builds, signs and sends a transaction paid by the operator. */
+  submit(instructions: Instruction[]): Promise<SolanaSendResult>;
+  /** Mints the stablecoin to the owner's token account (created when missing): the faucet. */
+  mintTo(owner: Address, amount: bigint): Promise<SolanaSendResult>;
+  /** Grants lamports for fees. */
+  airdrop(to: Address, amount: bigint): Promise<SolanaSendResult>;
+}
+
+/** The instructions that mint the stablecoin to an owner, creating its token account when missing. */
+export async function mintToInstructions(chain: Pick<LocalSolana, 'mint' | 'operator'>, owner: Address, amount: bigint): Promise<Instruction[]> {
+  const [ata] = await findAssociatedTokenPda({ mint: chain.mint, owner, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+  return [
+    getCreateAssociatedTokenIdempotentInstruction({ payer: chain.operator, ata, owner, mint: chain.mint }),
+    getMintToInstruction({ mint: chain.mint, token: ata, mintAuthority: chain.operator, amount }),
+  ];
+}
+
+/** A memo that keeps two identical operator transactions apart (the embedded blockhash stays put). */
+export const distinctMemo = () => getAddMemoInstruction({ memo: randomBytes(8).toString('hex') }, { programAddress: SPL_MEMO_V3 });
+
+/**
  * Local mode's Solana: LiteSVM with a USDC-like SPL mint (6 decimals). Its state is the replay of
  * its journal (transactions and airdrops) from a fresh LiteSVM. The blockhash never moves with
  * time (LiteSVM accepts only the latest), so clients' transactions stay valid.
  */
-export class EmbeddedSolana {
+export class EmbeddedSolana implements LocalSolana {
   private readonly serialised = serialQueue();
   private readonly journal: ChainJournal;
   /** Every transaction the chain processed, by signature (LiteSVM keeps only their outcomes). */
@@ -212,25 +250,34 @@ export class EmbeddedSolana {
     return failed ? { wireBase64, logs, error: describeFailure(outcome) } : { wireBase64, logs };
   }
 
-  /** Mints the stablecoin to the owner's token account (created when missing): the faucet. */
   async mintTo(owner: Address, amount: bigint): Promise<SolanaSendResult> {
-    const [ata] = await findAssociatedTokenPda({ mint: this.mint, owner, tokenProgram: TOKEN_PROGRAM_ADDRESS });
-    return this.submit([
-      getCreateAssociatedTokenIdempotentInstruction({ payer: this.operator, ata, owner, mint: this.mint }),
-      getMintToInstruction({ mint: this.mint, token: ata, mintAuthority: this.operator, amount }),
-    ]);
+    return this.submit(await mintToInstructions(this, owner, amount));
   }
 
-  /** Builds, signs and sends a transaction paid by the operator. */
+  async lamports(account: Address): Promise<bigint> {
+    return this.getBalance(account);
+  }
+
+  async hasAccount(account: Address): Promise<boolean> {
+    return this.getAccount(account).exists;
+  }
+
+  async trySimulate(wireBase64: string): Promise<{ error?: string }> {
+    const { error } = this.simulate(wireBase64);
+    return error === undefined ? {} : { error };
+  }
+
+  async statusOf(signature: Signature): Promise<{ error?: string } | null> {
+    return this.transactionStatus(signature);
+  }
+
   submit(instructions: Instruction[]): Promise<SolanaSendResult> {
     return this.serialised(async () => {
-      // The blockhash stays put, so a random memo keeps two identical operator transactions apart.
-      const nonce = getAddMemoInstruction({ memo: randomBytes(8).toString('hex') }, { programAddress: SPL_MEMO_V3 });
       const message = pipe(
         createTransactionMessage({ version: 0 }),
         (m) => setTransactionMessageFeePayerSigner(this.operator, m),
         (m) => this.svm.setTransactionMessageLifetimeUsingLatestBlockhash(m),
-        (m) => appendTransactionMessageInstructions([...instructions, nonce], m),
+        (m) => appendTransactionMessageInstructions([...instructions, distinctMemo()], m),
       );
       const transaction = await signTransactionMessageWithSigners(message);
       return this.commit(transaction, getBase64EncodedWireTransaction(transaction));

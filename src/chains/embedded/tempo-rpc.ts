@@ -4,12 +4,11 @@ import { Transaction } from 'viem/tempo';
 import { CHANNEL_ESCROW_ADDRESS, topUpGas, type EmbeddedEvmChain } from './devnet.js';
 import { JsonRpcError } from './evm.js';
 import {
-  asSender,
   assertTempoTransactionTimely,
   decodeTempoTransaction,
-  impersonationQueue,
   InvalidTempoTransactionError,
   recoverTempoSender,
+  sendAs,
   TEMPO_TX_TYPE,
 } from './tempo-transactions.js';
 
@@ -42,7 +41,6 @@ type Rpc = (args: { method: string; params?: unknown }) => Promise<unknown>;
  */
 export function tempoRpc(chain: EmbeddedEvmChain) {
   const evm = chain.evm.request as unknown as Rpc;
-  const queue = impersonationQueue(chain.evm);
 
   async function eachCall<T>(transaction: { calls?: unknown; from?: unknown }, run: (call: Record<string, unknown>) => Promise<T>) {
     const calls = transaction.calls;
@@ -75,9 +73,9 @@ export function tempoRpc(chain: EmbeddedEvmChain) {
     // nonce from the shared ledger like every other operator write, never beside it.
     if (isAddressEqual(sender, chain.operator.address)) return (await chain.connection.write({ to: CHANNEL_ESCROW_ADDRESS, data })).transactionHash;
     // A call that would revert is refused before anything is sent, as a node refuses it.
-    const gas = (await evm({ method: 'eth_estimateGas', params: [call] })) as Hex;
+    const gas = BigInt((await evm({ method: 'eth_estimateGas', params: [call] })) as Hex);
     await topUpGas(chain, sender); // the signer may hold no ETH: the operator pays its gas
-    return queue(() => asSender(chain.evm, sender, async () => (await evm({ method: 'eth_sendTransaction', params: [{ ...call, gas }] })) as Hex));
+    return sendAs(chain.evm, { ...call, gas });
   }
 
   return {

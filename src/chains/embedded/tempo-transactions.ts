@@ -3,7 +3,7 @@ import { SignatureEnvelope, TxEnvelopeTempo } from 'ox/tempo';
 import { isAddressEqual, type Address, type Hex } from 'viem';
 import { recoverSigner } from '../evm/secp256k1.js';
 import { serialQueue } from '../serial.js';
-import type { EmbeddedEvm } from './evm.js';
+import { SEND_AS, type EmbeddedEvm } from './evm.js';
 
 /**
  * Signed Tempo transactions (type 0x76) on the embedded Tempo chain, which is a plain EVM: it
@@ -74,22 +74,18 @@ export function assertTempoTransactionTimely(envelope: { validBefore?: number | 
   if (after !== undefined && after > now) invalid(`the signed transaction is not valid before ${new Date(after * 1000).toISOString()} (validAfter)`);
 }
 
-// Impersonation is chain-wide state, and a settlement's idempotency check must see the previous
-// settlement's transfer: every application of a signed Tempo transaction on one chain is queued.
+// A settlement's idempotency check must see the previous settlement's transfer: every application
+// of a signed Tempo transaction on one chain in this process is queued (across instances, the
+// payment gate's claim lets one instance settle a proof).
 const queues = new WeakMap<EmbeddedEvm, ReturnType<typeof serialQueue>>();
-export function impersonationQueue(evm: EmbeddedEvm): ReturnType<typeof serialQueue> {
+export function settlementQueue(evm: EmbeddedEvm): ReturnType<typeof serialQueue> {
   let queue = queues.get(evm);
   if (!queue) queues.set(evm, (queue = serialQueue()));
   return queue;
 }
 
-/** Runs `work` while the chain accepts `eth_sendTransaction` from `sender` (call inside the queue). */
-export async function asSender<T>(evm: EmbeddedEvm, sender: Address, work: () => Promise<T>): Promise<T> {
+/** Sends a transaction as `transaction.from` on the embedded chain, whose key we do not hold. */
+export async function sendAs(evm: EmbeddedEvm, transaction: { from: Address; to: Address; data: Hex; gas: bigint }): Promise<Hex> {
   const rpc = evm.request as unknown as (args: { method: string; params: unknown[] }) => Promise<unknown>;
-  await rpc({ method: 'hardhat_impersonateAccount', params: [sender] });
-  try {
-    return await work();
-  } finally {
-    await rpc({ method: 'hardhat_stopImpersonatingAccount', params: [sender] });
-  }
+  return (await rpc({ method: SEND_AS, params: [{ ...transaction, gas: `0x${transaction.gas.toString(16)}` }] })) as Hex;
 }

@@ -1,6 +1,6 @@
 import { address as solanaAddress, isAddress as isSolanaAddress } from '@solana/kit';
 import { isAddress as isEvmAddress, parseAbi, type Address, type Hex } from 'viem';
-import type { EmbeddedChains } from '../../chains/embedded/index.js';
+import type { LocalChains } from '../../chains/embedded/index.js';
 import { topUpGas, type EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
 import { contractCall } from '../../chains/evm/connection.js';
 import { badRequest } from '../../http/errors.js';
@@ -14,7 +14,7 @@ export const FAUCET_MAX_UNITS = 1_000_000n * 1_000_000n;
 
 /** Local mode's faucet: mints the embedded stablecoin (and some gas or SOL) to an address. */
 export class Faucet {
-  constructor(private readonly chains: EmbeddedChains) {}
+  constructor(private readonly chains: LocalChains) {}
 
   /** Credits `amount` base units; returns the EVM tx hash or the Solana signature. */
   async fund(network: string, address: string, amount: bigint): Promise<{ txHash: string }> {
@@ -23,7 +23,7 @@ export class Faucet {
     if (network === solana.network) {
       if (!isSolanaAddress(address)) throw badRequest('address', `must be a base58 Solana address on ${network}`);
       const owner = solanaAddress(address);
-      if (solana.getBalance(owner) < SOL_FLOOR) await solana.airdrop(owner, SOL_TOP_UP);
+      if ((await solana.lamports(owner)) < SOL_FLOOR) await solana.airdrop(owner, SOL_TOP_UP);
       const minted = await solana.mintTo(owner, amount);
       if (minted.error) throw new Error(`faucet mint failed: ${minted.error}`);
       return { txHash: minted.signature };

@@ -1,7 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { EmbeddedChains } from '../../chains/embedded/index.js';
-import { solanaRpc } from '../../chains/embedded/solana-rpc.js';
-import { tempoRpc } from '../../chains/embedded/tempo-rpc.js';
+import type { LocalChains } from '../../chains/embedded/index.js';
 import type { AppEnv } from '../../http/context.js';
 import { errorResponses, jsonBody, jsonContent, usdAmountSchema } from '../../http/validation.js';
 import { parseUsd } from '../../money.js';
@@ -51,7 +49,7 @@ const CardTokenResponse = z.object({ spt: z.string() }).openapi('DevCardTokenRes
 export interface DevRouteDeps {
   idp: DevIdentityProvider;
   /** The embedded chains, when this process runs them. */
-  chains?: EmbeddedChains | undefined;
+  chains?: LocalChains | undefined;
   /** The card sandbox behind the card fallback offer. */
   cardSandbox?: CardSandbox | undefined;
 }
@@ -157,9 +155,9 @@ export function registerDevRoutes(app: OpenAPIHono<AppEnv>, { idp, chains, cardS
   );
 
   const rpcTargets = [
-    ['tempo', `the embedded Tempo chain (eip155:${chains.tempo.chain.id}), with Tempo call-batch gas estimates`, tempoRpc(chains.tempo)],
-    ['base', `the embedded Base chain (eip155:${chains.base.chain.id})`, chains.base.evm],
-    ['solana', `the embedded Solana chain (${chains.solana.network})`, solanaRpc(chains.solana)],
+    ['tempo', `the embedded Tempo chain (eip155:${chains.tempo.chain.id}), with Tempo call-batch gas estimates`, chains.rpc.tempo],
+    ['base', `the embedded Base chain (eip155:${chains.base.chain.id})`, chains.rpc.base],
+    ['solana', `the embedded Solana chain (${chains.solana.network})`, chains.rpc.solana],
   ] as const;
   for (const [name, description, target] of rpcTargets) {
     app.openapi(

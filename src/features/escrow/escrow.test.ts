@@ -472,7 +472,7 @@ describe('a crash between verdict and payout', () => {
   });
 });
 
-const rpc = () => createSolanaRpcFromTransport(embeddedSolanaTransport(t.embeddedChains!.solana));
+const rpc = () => createSolanaRpcFromTransport(embeddedSolanaTransport(t.embeddedChains!.rpc.solana));
 
 async function signedDelivery(worker: Worker, escrow: Json & { escrow_id: string }, uri: string, options: { feePayer?: KeyPairSigner; hash?: Uint8Array } = {}) {
   const instruction = submitDeliverableInstruction({

@@ -13,12 +13,12 @@ import {
 } from 'viem';
 import { topUpGas, type EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
 import {
-  asSender,
   assertTempoTransactionTimely,
   decodeTempoTransaction,
-  impersonationQueue,
+  settlementQueue,
   InvalidTempoTransactionError,
   recoverTempoSender,
+  sendAs,
 } from '../../chains/embedded/tempo-transactions.js';
 import { stablecoinAbi } from '../../chains/evm/abis.js';
 import { asChainError, ChainRevertError } from '../../chains/evm/connection.js';
@@ -73,7 +73,7 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
   const currency = chain.contracts.stablecoin;
   if (!currency) throw new Error('the embedded Tempo chain has no stablecoin');
   const client = chain.connection.publicClient;
-  const queue = impersonationQueue(chain.evm);
+  const queue = settlementQueue(chain.evm);
   // Settlements under way, by reference: a concurrent second call waits for the first one.
   const inflight = new Map<Hex, Promise<TempoSettlement>>();
 
@@ -189,9 +189,6 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
     return hit?.transactionHash ?? null;
   }
 
-  const rpc = (method: string, params: unknown[]) =>
-    (chain.evm.request as unknown as (args: { method: string; params: unknown[] }) => Promise<unknown>)({ method, params });
-
   async function apply(tx: InspectedTransaction): Promise<TempoSettlement> {
     const settled = (txHashes: Hex[], alreadySettled: boolean): TempoSettlement => ({
       txHash: txHashes[0]!,
@@ -218,20 +215,16 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
     await topUpGas(chain, tx.sender);
 
     const hashes: Hex[] = [];
-    await asSender(chain.evm, tx.sender, async () => {
-      // Primary (challenge-bound) transfer first: if it is on chain, the payment is recorded.
-      for (const [index, transfer] of tx.transfers.entries()) {
-        const hash = (await rpc('eth_sendTransaction', [
-          { from: tx.sender, to: transfer.to, data: transfer.data, gas: `0x${gas[index]!.toString(16)}` },
-        ])) as Hex;
-        const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: chain.connection.pollingInterval, retryCount: 0 });
-        if (receipt.status !== 'success') {
-          if (index === 0) throw new SettlementRefusedError(`the transfer to ${transfer.recipient} reverted (${hash})`);
-          throw new Error(`split transfer to ${transfer.recipient} reverted (${hash}) after the primary transfer ${hashes[0]} was applied`);
-        }
-        hashes.push(hash);
+    // Primary (challenge-bound) transfer first: if it is on chain, the payment is recorded.
+    for (const [index, transfer] of tx.transfers.entries()) {
+      const hash = await sendAs(chain.evm, { from: tx.sender, to: transfer.to, data: transfer.data, gas: gas[index]! });
+      const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: chain.connection.pollingInterval, retryCount: 0 });
+      if (receipt.status !== 'success') {
+        if (index === 0) throw new SettlementRefusedError(`the transfer to ${transfer.recipient} reverted (${hash})`);
+        throw new Error(`split transfer to ${transfer.recipient} reverted (${hash}) after the primary transfer ${hashes[0]} was applied`);
       }
-    });
+      hashes.push(hash);
+    }
     return settled(hashes, false);
   }
 

@@ -15,8 +15,8 @@ import { TransactionOnchainFailureError, type FacilitatorSvmSigner } from '@x402
 import { registerExactSvmScheme } from '@x402/svm/exact/facilitator';
 import { concat, encodeFunctionData, type Abi, type Hex } from 'viem';
 import { EMBEDDED_POLLING_MS, type EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
-import type { EmbeddedChains } from '../../chains/embedded/index.js';
-import type { EmbeddedSolana } from '../../chains/embedded/solana.js';
+import type { LocalChains } from '../../chains/embedded/index.js';
+import type { LocalSolana } from '../../chains/embedded/solana.js';
 
 export interface EmbeddedFacilitatorHooks {
   /**
@@ -33,7 +33,7 @@ const CONFIRMATION_TIMEOUT_MS = 10_000;
  * Local mode's x402 facilitator: the library's own `x402Facilitator` with the exact EVM and SVM
  * schemes, whose signers talk to the embedded chains in process (never the network).
  */
-export function embeddedFacilitator(embedded: EmbeddedChains, hooks: EmbeddedFacilitatorHooks = {}): FacilitatorClient {
+export function embeddedFacilitator(embedded: LocalChains, hooks: EmbeddedFacilitatorHooks = {}): FacilitatorClient {
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer: embeddedEvmSigner(embedded.base), networks: `eip155:${embedded.base.chain.id}` });
   registerExactSvmScheme(facilitator, { signer: embeddedSvmSigner(embedded.solana, hooks), networks: embedded.solana.network as Network });
@@ -78,7 +78,7 @@ export function embeddedEvmSigner(chain: EmbeddedEvmChain): ReturnType<typeof to
  * sending hands back the signature and the chain's verdict (e.g. `AlreadyProcessed` for a replay)
  * surfaces at confirmation, where the facilitator turns it into a refused settlement.
  */
-export function embeddedSvmSigner(chain: EmbeddedSolana, hooks: EmbeddedFacilitatorHooks = {}): FacilitatorSvmSigner {
+export function embeddedSvmSigner(chain: LocalSolana, hooks: EmbeddedFacilitatorHooks = {}): FacilitatorSvmSigner {
   const feePayer = chain.operator;
   // Outcomes of this process's sends, read once by the confirmation that follows the send.
   const sendFailures = new Map<string, string>();
@@ -101,7 +101,7 @@ export function embeddedSvmSigner(chain: EmbeddedSolana, hooks: EmbeddedFacilita
     // LiteSVM checks every signature, so the fee payer's slot is filled before simulating (the
     // library has already checked the client's signatures).
     simulateTransaction: async (transaction) => {
-      const outcome = chain.simulate(await coSign(transaction));
+      const outcome = await chain.trySimulate(await coSign(transaction));
       if (outcome.error) throw new Error(`Simulation failed: ${outcome.error}`);
     },
     sendTransaction: async (transaction) => {
@@ -118,7 +118,7 @@ export function embeddedSvmSigner(chain: EmbeddedSolana, hooks: EmbeddedFacilita
       const failure = sendFailures.get(signature);
       sendFailures.delete(signature);
       if (failure) throw new TransactionOnchainFailureError(`Transaction failed onchain: ${failure}`);
-      const status = chain.transactionStatus(signature as Parameters<EmbeddedSolana['transactionStatus']>[0]);
+      const status = await chain.statusOf(signature as Parameters<LocalSolana['statusOf']>[0]);
       if (!status) throw new Error(`transaction ${signature} is unknown to the embedded chain`);
       if (status.error) throw new TransactionOnchainFailureError(`Transaction failed onchain: ${status.error}`);
     },

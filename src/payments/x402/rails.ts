@@ -16,7 +16,7 @@ import {
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { ExactSvmScheme } from '@x402/svm/exact/server';
 import { getAddress, isAddress, isHex, parseAbi, type Address } from 'viem';
-import type { EmbeddedChains } from '../../chains/embedded/index.js';
+import type { LocalChains } from '../../chains/embedded/index.js';
 import { embeddedFacilitator } from './embedded-facilitator.js';
 import { fromV1Payload, toV1Accepts } from './v1.js';
 
@@ -287,7 +287,7 @@ function createRails(config: RailsConfig): X402Rails {
  * submits transferWithAuthorization; Solana operator is the fee payer).
  */
 export async function embeddedX402Rails(
-  embedded: EmbeddedChains,
+  embedded: LocalChains,
   payTo: X402PayTo,
   hooks: { beforeSvmSend?: (proofKey: string, signature: string) => Promise<void> } = {},
 ): Promise<X402Rails> {
@@ -314,10 +314,10 @@ export async function embeddedX402Rails(
 }
 
 /** The exact SVM client pays into the recipient's associated token account; it must exist. */
-async function ensureTokenAccount(embedded: EmbeddedChains, owner: string): Promise<void> {
+async function ensureTokenAccount(embedded: LocalChains, owner: string): Promise<void> {
   const { solana } = embedded;
   const [ata] = await findAssociatedTokenPda({ mint: solana.mint, owner: address(owner), tokenProgram: TOKEN_PROGRAM_ADDRESS });
-  if (solana.getAccount(ata).exists) return;
+  if (await solana.hasAccount(ata)) return;
   const created = await solana.submit([
     getCreateAssociatedTokenIdempotentInstruction({ payer: solana.operator, ata, owner: address(owner), mint: solana.mint }),
   ]);
