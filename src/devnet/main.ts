@@ -10,7 +10,7 @@ const settings = z
     // Its faucet mints for anyone and its / hands out the operator keys: loopback unless told otherwise.
     DEVNET_HOST: z.string().trim().min(1).default('127.0.0.1'),
     DATA_DIR: z.string().trim().min(1).default('./data/devnet'),
-    DATABASE_URL: z.url().optional(),
+    DATABASE_URL: z.preprocess((value) => (value === '' ? undefined : value), z.url().optional()),
     VIRTUAL_MASTER_ZERO_BYTES: z.coerce.number().int().min(0).max(4).default(4),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })

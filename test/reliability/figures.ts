@@ -13,7 +13,15 @@ export const CHECKS = {
   'tenant-isolation': 'tenant isolation',
   ssrf: 'SSRF corpus (deliverable fetcher)',
 } as const;
-export type Check = keyof typeof CHECKS;
+
+/** The multi-instance checks (`npm run test:cluster`, test/cluster/). */
+export const CLUSTER_CHECKS = {
+  'cluster-nonces': 'one service key, three instances',
+  'cluster-cap': 'spend race across instances',
+  'cluster-replay': 'payment replay across instances',
+  'cluster-kill': 'an instance killed mid-execute',
+} as const;
+export type Check = keyof typeof CHECKS | keyof typeof CLUSTER_CHECKS;
 
 export interface ReliabilityFigure {
   check: Check;

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildApp, createServices, type App, type Services } from '../../src/app.js';
-import { openEmbeddedChains, type EmbeddedChains } from '../../src/chains/embedded/index.js';
+import { openEmbeddedChains, type EmbeddedChains, type LocalChains } from '../../src/chains/embedded/index.js';
+import { openDevnetChains } from '../../src/devnet/remote.js';
 import { embeddedChainPorts, type Chains } from '../../src/chains/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
@@ -17,7 +18,10 @@ import { createTestDatabaseTarget } from './database.js';
 
 export interface TestApp {
   app: App;
+  /** The embedded chains in this process (with `chains: true`). */
   embeddedChains: EmbeddedChains | undefined;
+  /** Local mode's chains, in this process or on a shared devnet (`devnet`). */
+  localChains: LocalChains | undefined;
   /** The chain ports over the embedded chains (with `chains: true`). */
   chains: Chains | undefined;
   /** The payment gate (with `chains: true`). */
@@ -56,11 +60,16 @@ export function requestInit(method: string, options: RequestOptions = {}): Reque
 
 /**
  * The app over a fresh database (in-memory PGlite, or a new database on TEST_DATABASE_URL);
- * `chains: true` also runs the embedded chains, as local mode does.
+ * `chains: true` also runs the embedded chains, as local mode does. `devnet` instead joins running
+ * instances: their database, their DATA_DIR (the keys of tokens and agent secrets) and their devnet.
  */
-export async function startTestApp(env: Record<string, string> = {}, options: { chains?: boolean } = {}): Promise<TestApp> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'payroll-test-'));
-  const target = await createTestDatabaseTarget();
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: { chains?: boolean; devnet?: { url: string; databaseUrl: string; dataDir: string } } = {},
+): Promise<TestApp> {
+  const { devnet } = options;
+  const dataDir = devnet?.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'payroll-test-'));
+  const target = devnet ? { url: devnet.databaseUrl, drop: async () => {} } : await createTestDatabaseTarget();
   // The embedded registry wants 1 zero byte unless a test sets VIRTUAL_MASTER_ZERO_BYTES.
   const config = loadConfig({ APP_MODE: 'local', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: target.url, VIRTUAL_MASTER_ZERO_BYTES: '1', ...env });
   const database = await openDatabase({ url: target.url, dataDir: null });
@@ -68,8 +77,9 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const idp = await DevIdentityProvider.open({ dataDir, issuer: config.idp.issuer, audience: config.idp.audience });
   const services = createServices({ config, database });
   const embeddedChains = options.chains ? await openEmbeddedChains(database, { virtualMasterZeroBytes: config.virtualMaster.zeroBytes }) : undefined;
-  const chains = embeddedChains && (await embeddedChainPorts(embeddedChains));
-  const payments = chains && (await openPayments({ config, database, chains, embedded: embeddedChains, onSettled: attestSettledPayment, log: createLogger('silent') }));
+  const localChains = devnet ? await openDevnetChains(devnet.url, database) : embeddedChains;
+  const chains = localChains && (await embeddedChainPorts(localChains));
+  const payments = chains && (await openPayments({ config, database, chains, embedded: localChains, onSettled: attestSettledPayment, log: createLogger('silent') }));
   const verifyIdentity = createIdentityVerifier({ issuer: config.idp.issuer, audience: config.idp.audience, jwks: { keys: idp.jwks().keys } });
   const app = buildApp(
     {
@@ -78,7 +88,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       log: createLogger('silent'),
       verifyIdentity,
       devIdentityProvider: idp,
-      embeddedChains,
+      embeddedChains: localChains,
       chains,
       payments,
       readiness: readinessChecks(database, chains),
@@ -88,6 +98,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   return {
     app,
     embeddedChains,
+    localChains,
     chains,
     payments,
     config,
@@ -104,7 +115,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       await embeddedChains?.close();
       await database.close();
       await target.drop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (!devnet) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -141,7 +141,7 @@ async function x402Payer(t: FaucetHost, assets: LocalAssets, baseUrl: string, ra
 }
 
 function localAssets(t: TestApp): LocalAssets {
-  const chains = t.embeddedChains!;
+  const chains = t.localChains!;
   return { baseStablecoin: chains.base.contracts.stablecoin!, solanaNetwork: chains.solana.network, solanaMint: chains.solana.mint };
 }
 

@@ -17,6 +17,7 @@ import {
   type TransactionReceipt,
   type Transport,
   type WalletClient,
+  WaitForTransactionReceiptTimeoutError,
 } from 'viem';
 import { contractErrorsAbi } from './abis.js';
 import type { NonceLedger, SignerKey } from './nonces.js';
@@ -97,8 +98,14 @@ export function evmConnection(options: {
   nonces: NonceLedger;
   /** How often to poll for a receipt: a few ms on an embedded chain, about a block on a live one. */
   pollingInterval: number;
+  /**
+   * A write with no receipt after this long may be waiting behind a nonce another instance signed
+   * and never broadcast (it died): the writer then settles the key's stalled nonces itself instead
+   * of waiting for the watcher job. Default 10 s.
+   */
+  stallMs?: number;
 }): EvmConnection {
-  const { chain, transport, signer, nonces, pollingInterval } = options;
+  const { chain, transport, signer, nonces, pollingInterval, stallMs = 10_000 } = options;
   const publicClient = createPublicClient({ chain, transport, pollingInterval }) as PublicClient;
   const walletClient = createWalletClient({ chain, transport, account: signer, pollingInterval });
   const key: SignerKey = { chain: `eip155:${chain.id}`, address: signer.address };
@@ -131,10 +138,30 @@ export function evmConnection(options: {
   };
 
   const waitForReceipt = async (hash: Hex) => {
-    const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval, retryCount: 0 });
+    const wait = (timeout?: number) => publicClient.waitForTransactionReceipt({ hash, pollingInterval, retryCount: 0, timeout });
+    const receipt = await wait(stallMs).catch(async (error: unknown) => {
+      if (!(error instanceof WaitForTransactionReceiptTimeoutError)) throw error;
+      await settleNonces(stallMs);
+      return wait();
+    });
     if (receipt.status !== 'success') throw new ChainRevertError('Reverted', [], `transaction ${hash} reverted`);
     return receipt;
   };
+
+  async function settleNonces(staleMs: number): Promise<{ rebroadcast: number; filled: number }> {
+    const mined = await publicClient.getTransactionCount({ address: signer.address, blockTag: 'latest' });
+    const counts = { rebroadcast: 0, filled: 0 };
+    for (const stale of await nonces.stale(key, mined, staleMs)) {
+      try {
+        await broadcast(stale.raw);
+        counts.rebroadcast++;
+      } catch (error) {
+        if (isNonceTaken(error) || isAlreadyKnown(error) || !isRefusedByNode(error)) continue;
+        if (await fill(stale.nonce)) counts.filled++;
+      }
+    }
+    return counts;
+  }
 
   async function write(call: EvmCall, writeOptions: EvmWriteOptions = {}, attempt = 1): Promise<TransactionReceipt> {
     const signed = await sign(call);
@@ -174,20 +201,7 @@ export function evmConnection(options: {
     async receipt(hash) {
       return publicClient.getTransactionReceipt({ hash }).catch(() => null);
     },
-    async settleNonces(staleMs) {
-      const mined = await publicClient.getTransactionCount({ address: signer.address, blockTag: 'latest' });
-      const counts = { rebroadcast: 0, filled: 0 };
-      for (const stale of await nonces.stale(key, mined, staleMs)) {
-        try {
-          await broadcast(stale.raw);
-          counts.rebroadcast++;
-        } catch (error) {
-          if (isNonceTaken(error) || isAlreadyKnown(error) || !isRefusedByNode(error)) continue;
-          if (await fill(stale.nonce)) counts.filled++;
-        }
-      }
-      return counts;
-    },
+    settleNonces,
   };
 }
 

@@ -29,13 +29,14 @@ describe('one signing key written by several instances', () => {
   });
 
   /** What a second service instance holds: its own ledger object and connection, the same key and database. */
-  const instance = (): EvmConnection =>
+  const instance = (stallMs?: number): EvmConnection =>
     evmConnection({
       chain: chain.chain,
       transport: chain.evm.transport,
       signer: chain.operator,
       nonces: new NonceLedger(database),
       pollingInterval: EMBEDDED_POLLING_MS,
+      ...(stallMs === undefined ? {} : { stallMs }),
     });
   const transferTo = (to: Address) => ({ to, data: '0x' as Hex, value: 1n });
   const nonceOf = async (hash: Hex) => (await chain.connection.publicClient.getTransaction({ hash })).nonce;
@@ -90,6 +91,16 @@ describe('one signing key written by several instances', () => {
     expect(await chain.connection.receipt(crashed.hash)).toMatchObject({ status: 'success' });
     expect(await chain.connection.publicClient.getBalance({ address: lost })).toBe(1n);
     expect(await chain.connection.settleNonces(0)).toEqual({ rebroadcast: 0, filled: 0 }); // mined rows are forgotten
+  });
+
+  it('a write stalled behind the nonce of a crashed instance settles the stall itself, without the job', async () => {
+    const lost = privateKeyToAccount(generatePrivateKey()).address;
+    const crashed = await signWithoutBroadcast(transferTo(lost));
+    const started = Date.now();
+    const receipt = await instance(300).write(transferTo(privateKeyToAccount(generatePrivateKey()).address));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    expect(await nonceOf(receipt.transactionHash)).toBe(crashed.nonce + 1);
+    expect(await chain.connection.publicClient.getBalance({ address: lost })).toBe(1n);
   });
 
   it('fills a recorded nonce whose transaction the chain refuses', async () => {

@@ -91,7 +91,7 @@ export async function feePayer(t: TestApp, baseUrl: string, fundUsd: string): Pr
 }
 
 export function baseBalance(t: TestApp, owner: Address): Promise<bigint> {
-  const base = t.embeddedChains!.base;
+  const base = t.localChains!.base;
   return base.connection.publicClient.readContract({ address: base.contracts.stablecoin!, abi: erc20Abi, functionName: 'balanceOf', args: [owner] });
 }
 
