@@ -5,7 +5,7 @@
  * every load run is bounded in time.
  *
  * BENCH_ONLY=agent-pay,payments (any of start, http, chains, payments, payroll, streams,
- * agent-pay, mining) runs only those and prints their table without writing BENCHMARKS.md.
+ * agent-pay, mining, cluster) runs only those and prints their table without writing BENCHMARKS.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,6 +17,7 @@ import pg from 'pg';
 import { createScratchDatabase } from '../test/support/database.js';
 import { agentPayFigures } from './agent-pay.js';
 import { chainFigures } from './chains.js';
+import { clusterFigures } from './cluster.js';
 import { paymentFigures } from './payments.js';
 import { payrollFigures } from './payroll.js';
 import { streamFigures } from './streams.js';
@@ -27,7 +28,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 20;
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const SECTIONS = ['start', 'http', 'chains', 'payments', 'payroll', 'streams', 'agent-pay', 'mining'];
+const SECTIONS = ['start', 'http', 'chains', 'payments', 'payroll', 'streams', 'agent-pay', 'mining', 'cluster'];
 const ONLY = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
 const unknown = ONLY?.filter((name) => !SECTIONS.includes(name)) ?? [];
 if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown ${unknown.join(', ')} (known: ${SECTIONS.join(', ')})`);
@@ -196,6 +197,8 @@ const figures: [string, () => Promise<[string, string, string, string][]>][] = [
   ['payroll', () => payrollFigures(RUNS)],
   ['streams', () => streamFigures()],
   ['mining', () => saltMiningFigures(RUNS)],
+  // Needs PostgreSQL: several instances share one database.
+  ['cluster', async () => ((await postgresReachable()) ? clusterFigures(POSTGRES_URL, RUNS) : [['paid calls/s, 1 vs 3 instances', 'skipped', `no PostgreSQL at ${POSTGRES_URL}`, '']])],
 ];
 for (const [section, gather] of figures) {
   if (want(section)) for (const [figure, value, reference, ratio] of await gather()) row(figure, value, reference, ratio);

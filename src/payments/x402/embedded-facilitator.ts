@@ -13,10 +13,11 @@ import { toFacilitatorEvmSigner } from '@x402/evm';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { TransactionOnchainFailureError, type FacilitatorSvmSigner } from '@x402/svm';
 import { registerExactSvmScheme } from '@x402/svm/exact/facilitator';
-import { concat, encodeFunctionData, type Abi, type Hex } from 'viem';
+import { concat, encodeFunctionData, type Abi, type Address, type Hex } from 'viem';
 import { EMBEDDED_POLLING_MS, type EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
 import type { LocalChains } from '../../chains/embedded/index.js';
 import type { LocalSolana } from '../../chains/embedded/solana.js';
+import { Eip3009SettlementBatcher } from './settlement-batcher.js';
 
 export interface EmbeddedFacilitatorHooks {
   /**
@@ -54,6 +55,8 @@ export function embeddedEvmSigner(chain: EmbeddedEvmChain): ReturnType<typeof to
   const { connection, operator } = chain;
   const client = connection.publicClient;
   const send = async (to: Hex, data: Hex) => (await connection.write({ to, data })).transactionHash;
+  // Settlements go out together while one is in flight (group commit); anything else goes alone.
+  const settlements = new Eip3009SettlementBatcher(connection);
   return toFacilitatorEvmSigner(
     {
       address: operator.address,
@@ -63,8 +66,11 @@ export function embeddedEvmSigner(chain: EmbeddedEvmChain): ReturnType<typeof to
       waitForTransactionReceipt: ({ hash, timeout }) =>
         client.waitForTransactionReceipt({ hash, timeout, pollingInterval: EMBEDDED_POLLING_MS, retryCount: 0 }),
       writeContract: ({ address, abi, functionName, args, dataSuffix }) => {
-        const data = encodeFunctionData({ abi: abi as Abi, functionName, args });
-        return send(address, dataSuffix ? concat([data, dataSuffix]) : data);
+        const encoded = encodeFunctionData({ abi: abi as Abi, functionName, args });
+        const data = dataSuffix ? concat([encoded, dataSuffix]) : encoded;
+        if (functionName !== 'transferWithAuthorization') return send(address, data);
+        const [authorizer, , , , , nonce] = args as [Address, Address, bigint, bigint, bigint, Hex];
+        return settlements.settle({ token: address, data, authorizer, nonce });
       },
       sendTransaction: ({ to, data }) => send(to, data),
     },
