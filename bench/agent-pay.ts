@@ -9,7 +9,7 @@
  *
  * The service runs in its own process (bench/payments-server.ts with BENCH_TRACE=1, which also
  * reports the server's own time per answer split at the fee settlement, each operator chain write's
- * queue wait and execution, and how busy its main thread was); this process is the load generator. Fee proofs (EIP-3009, signed locally) and identity
+ * execution, and how busy its main thread was); this process is the load generator. Fee proofs (EIP-3009, signed locally) and identity
  * proofs (HMAC over the exact body sent) are made before each measured burst, one per call.
  * Loopback only; every loop is bounded in count and time.
  *
@@ -57,7 +57,6 @@ interface Agent {
   secret: string;
 }
 interface Write {
-  waitMs: number;
   execMs: number;
 }
 interface RequestSample {
@@ -79,9 +78,9 @@ interface Burst {
   serverP50: number;
   serverP99: number;
   /**
-   * p50s of the server's time split at the fee settlement (the request's Base write): before it
-   * (gate verification and claim, then the handler), the settlement (operator queue wait and
-   * execution), and after it (recording the settlement, the answer).
+   * p50s of the server's time split at the fee settlement (the request's settlement on Base, which
+   * shares a transaction with the others queued with it): before it (gate verification and claim,
+   * then the handler), the settlement, and after it (recording the settlement, the answer).
    */
   beforeSettleP50: number;
   settleP50: number;
@@ -96,8 +95,6 @@ interface Burst {
 }
 interface WriteStats {
   count: number;
-  waitP50: number;
-  waitP99: number;
   execP50: number;
   execP99: number;
 }
@@ -111,8 +108,6 @@ function percentile(values: number[], p: number): number {
 
 const writeStats = (writes: Write[]): WriteStats => ({
   count: writes.length,
-  waitP50: percentile(writes.map((w) => w.waitMs), 0.5),
-  waitP99: percentile(writes.map((w) => w.waitMs), 0.99),
   execP50: percentile(writes.map((w) => w.execMs), 0.5),
   execP99: percentile(writes.map((w) => w.execMs), 0.99),
 });
@@ -220,7 +215,7 @@ async function burst(setup: Setup, route: Route, perClient: Prepared[][]): Promi
   const trace = await takeTrace(setup.base);
   const server = trace.requests[`POST ${route}`] ?? [];
   const settled = server.filter((r) => r.beforeBaseMs !== null && r.baseMs !== null);
-  if (settled.length !== calls.length) throw new Error(`POST ${route}: ${settled.length} of ${calls.length} answers made a Base write (the fee settlement)`);
+  if (settled.length !== calls.length) throw new Error(`POST ${route}: ${settled.length} of ${calls.length} answers settled their fee on Base`);
   const ms = calls.map((c) => c.ms);
   return {
     p50: percentile(ms, 0.5),
@@ -341,7 +336,7 @@ export async function agentPayFigures(runs: number): Promise<Row[]> {
     const split = (bursts: Burst[]) =>
       `${m(bursts, (b) => b.beforeSettleP50).toFixed(0)} / ${m(bursts, (b) => b.settleP50).toFixed(0)} / ${m(bursts, (b) => b.afterSettleP50).toFixed(0)}`;
     rows.push([
-      `agent/pay at ${most} clients, where a call's time goes on the server, p50 ms: before the fee settlement (gate verify + claim, then identity proof, spend gates, Tempo transfer) / rail B settlement on Base (operator's nonce queue: wait + write) / after`,
+      `agent/pay at ${most} clients, where a call's time goes on the server, p50 ms: before the fee settlement (gate verify + claim, then identity proof, spend gates, Tempo transfer) / rail B settlement on Base (group-committed with the settlements queued beside it) / after`,
       split(top.pay),
       `memo/decode ${split(top.memo)}; agent/pay at 1 client ${split(one.pay)}`,
       '',

@@ -4,7 +4,6 @@
  * route is a real `reads` route, GET /api/mpp/treasury/yield-rates, paid on rail B with proofs made
  * beforehand by @x402/evm's client. Loopback only; bounded in count and time.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,28 +12,12 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createScratchDatabase } from '../test/support/database.js';
 import { startRoundRobinProxy } from '../test/support/round-robin-proxy.js';
-import { freePort, startServiceProcess, waitForHealthy, type ServiceProcess } from '../test/support/service-process.js';
+import { freePort, startDevnetProcess, startServiceProcess, waitForHealthy, type ServiceProcess } from '../test/support/service-process.js';
 import { call, expectAllPaid, median, pool, x402Header, type Row } from './payments.js';
 
 const ROUTE = '/api/mpp/treasury/yield-rates';
 const CALLS = Number(process.env.BENCH_CLUSTER_CALLS ?? 400);
 const CONCURRENCY = 30;
-
-async function startDevnet(dir: string): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const { DATABASE_URL: _service, ...env } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/devnet/main.ts'], {
-    env: { ...env, DEVNET_PORT: String(port), DATA_DIR: dir, VIRTUAL_MASTER_ZERO_BYTES: '1', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  while (!(await fetch(url).catch(() => null))?.ok) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error('the devnet did not start');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { url, child };
-}
 
 /** Paid calls/s through a proxy in front of `upstreams`, proofs made first (untimed). */
 async function paidThrough(upstreams: string[], runs: number): Promise<{ perSecond: number; p50: number }> {
@@ -71,7 +54,7 @@ export async function clusterFigures(postgresUrl: string, runs: number): Promise
   const database = await createScratchDatabase(postgresUrl);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cluster-'));
   const devnetDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-devnet-'));
-  const devnet = await startDevnet(devnetDir);
+  const devnet = await startDevnetProcess(devnetDir);
   const instances: { process: ServiceProcess; url: string }[] = [];
   const start = async () => {
     const port = await freePort();

@@ -5,8 +5,8 @@
  * and POST /bench/fund-treasury `{"employerId", "usd"}` (faucet to the service wallet, then a
  * deposit into that employer's treasury on Tempo, as the tests do in process).
  * With BENCH_TRACE=1 it also times, per request, the whole answer by route and the part of it spent
- * in the request's Base write (a rail-B fee settlement), every chain write of the Tempo and Base
- * operators (queue wait and execution), and how busy the main thread (event loop) and the whole
+ * in its fee settlement on Base (rail B, group-committed), every chain write of the Tempo and Base
+ * operators (execution), and how busy the main thread (event loop) and the whole
  * process (CPU) were; GET /bench/trace hands the samples over and starts afresh (bench/agent-pay.ts).
  * Prints `{"port": N}` on stdout once listening on 127.0.0.1; exits on SIGTERM.
  *
@@ -18,6 +18,7 @@ import type { EvmConnection } from '../src/chains/evm/connection.js';
 import { TreasuryService } from '../src/features/treasury/service.js';
 import { parseUsd } from '../src/money.js';
 import type { PaidRoute } from '../src/payments/prices.js';
+import { Eip3009SettlementBatcher } from '../src/payments/x402/settlement-batcher.js';
 import { startTestApp } from '../test/support/app.js';
 import { serveOnLoopback } from '../test/support/http.js';
 
@@ -51,7 +52,7 @@ t.app.post('/bench/fund-treasury', async (c) => {
   return c.json({ accountId: accountId.toString() });
 });
 
-/** BENCH_TRACE=1: per-route answer times, and each operator write's queue wait and execution (ms). */
+/** BENCH_TRACE=1: per-route answer times, and each operator write's execution (ms). */
 interface RequestSample {
   totalMs: number;
   /** From the request's arrival to its first Base write (the fee settlement), and that write's whole time; null without one. */
@@ -60,39 +61,45 @@ interface RequestSample {
 }
 const trace = process.env.BENCH_TRACE === '1' ? newTrace() : null;
 function newTrace() {
-  return { requests: {} as Record<string, RequestSample[]>, writes: { tempo: [] as { waitMs: number; execMs: number }[], base: [] as { waitMs: number; execMs: number }[] } };
+  return { requests: {} as Record<string, RequestSample[]>, writes: { tempo: [] as { execMs: number }[], base: [] as { execMs: number }[] } };
 }
-/** The request a write was made for (its first Base write's start and end). */
+/** The request a settlement was made for (its first fee settlement's start and end). */
 const inRequest = new AsyncLocalStorage<{ baseSubmitted?: number; baseEnded?: number }>();
-/**
- * Times every write through an operator connection. Writes run one at a time in submission order
- * (serialQueue), so a write's execution starts when it was submitted or when the one before it
- * ended, whichever is later; the rest of its time it waited in the queue.
- */
-function traceWrites(connection: EvmConnection, samples: { waitMs: number; execMs: number }[], attribute: boolean) {
+/** Times every write through an operator connection (writes overlap: the nonce ledger does not queue them). */
+function traceWrites(connection: EvmConnection, samples: { execMs: number }[]) {
   const write = connection.write.bind(connection);
-  let previousEnd = 0;
   connection.write = async (call, options) => {
     const submitted = performance.now();
-    const request = attribute ? inRequest.getStore() : undefined;
-    const first = request !== undefined && request.baseSubmitted === undefined;
-    if (first) request.baseSubmitted = submitted;
     try {
       return await write(call, options);
     } finally {
-      const ended = performance.now();
-      const started = Math.max(submitted, previousEnd);
-      previousEnd = ended;
-      samples.push({ waitMs: started - submitted, execMs: ended - started });
-      if (first) request.baseEnded = ended;
+      samples.push({ execMs: performance.now() - submitted });
+    }
+  };
+}
+/**
+ * Times each request's fee settlement on Base where the request asks for it: settlements share
+ * transactions (group commit), so a write cannot be attributed to one request.
+ */
+function traceSettlements() {
+  const settle = Eip3009SettlementBatcher.prototype.settle;
+  Eip3009SettlementBatcher.prototype.settle = async function (this: Eip3009SettlementBatcher, settlement) {
+    const request = inRequest.getStore();
+    const first = request !== undefined && request.baseSubmitted === undefined;
+    if (first) request.baseSubmitted = performance.now();
+    try {
+      return await settle.call(this, settlement);
+    } finally {
+      if (first) request.baseEnded = performance.now();
     }
   };
 }
 let fetchHandler: (request: Request) => Response | Promise<Response> = t.app.fetch;
 if (trace) {
   const current = trace;
-  traceWrites(tempo.connection, current.writes.tempo, false);
-  traceWrites(t.embeddedChains!.base.connection, current.writes.base, true);
+  traceWrites(tempo.connection, current.writes.tempo);
+  traceWrites(t.embeddedChains!.base.connection, current.writes.base);
+  traceSettlements();
   let loop = performance.eventLoopUtilization();
   let cpu = process.cpuUsage();
   t.app.get('/bench/trace', (c) => {

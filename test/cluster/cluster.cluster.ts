@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +13,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { createScratchDatabase } from '../support/database.js';
 import { railA, x402Payloads } from '../support/pay.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../support/round-robin-proxy.js';
-import { freePort, RemoteService, startServiceProcess, waitForHealthy, type ServiceProcess } from '../support/service-process.js';
+import { freePort, RemoteService, startDevnetProcess, startServiceProcess, waitForHealthy, type ServiceProcess } from '../support/service-process.js';
 import { reportFigure } from '../reliability/figures.js';
 import {
   authorizeAgent,
@@ -50,24 +50,6 @@ let t: TestApp;
 
 const json = async <T>(response: Response): Promise<T> => (await response.json()) as T;
 
-async function startDevnet(): Promise<void> {
-  const port = await freePort();
-  devnetUrl = `http://127.0.0.1:${port}`;
-  // Its own journal in PGlite under its own DATA_DIR, apart from the instances' database.
-  const { DATABASE_URL: _instancesDatabase, ...env } = process.env;
-  devnet = spawn(process.execPath, ['--import', 'tsx', 'src/devnet/main.ts'], {
-    env: { ...env, DEVNET_PORT: String(port), DATA_DIR: devnetDir, VIRTUAL_MASTER_ZERO_BYTES: '1', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if ((await fetch(devnetUrl).catch(() => null))?.ok) return;
-    if (devnet.exitCode !== null) throw new Error(`the devnet exited with ${devnet.exitCode}`);
-    if (Date.now() > deadline) throw new Error('the devnet did not start within 60 s');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 /** One instance; the last one is armed to kill itself mid-execute (the payroll test sends it there). */
 async function startInstance(index: number): Promise<void> {
   const port = await freePort();
@@ -90,7 +72,7 @@ beforeAll(async () => {
   database = await createScratchDatabase(SERVER_URL);
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-'));
   devnetDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-devnet-'));
-  await startDevnet();
+  ({ url: devnetUrl, child: devnet } = await startDevnetProcess(devnetDir));
   // The first creates the shared keys in DATA_DIR and seeds; the others start together.
   await startInstance(0);
   await Promise.all(Array.from({ length: INSTANCES - 1 }, (_, i) => startInstance(i + 1)));

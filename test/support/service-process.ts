@@ -25,6 +25,28 @@ export function startServiceProcess(env: Record<string, string>): ServiceProcess
   return { child, output: () => output, exited };
 }
 
+/**
+ * `npm run devnet` in its own process, its journal in PGlite under `dataDir`; resolves once it
+ * answers, with its URL.
+ */
+export async function startDevnetProcess(dataDir: string): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  // The devnet keeps its own journal, apart from any database the services use.
+  const { DATABASE_URL: _services, ...env } = process.env;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/devnet/main.ts'], {
+    env: { ...env, DEVNET_PORT: String(port), DATA_DIR: dataDir, VIRTUAL_MASTER_ZERO_BYTES: '1', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (!(await fetch(url).catch(() => null))?.ok) {
+    if (child.exitCode !== null) throw new Error(`the devnet exited with ${child.exitCode}`);
+    if (Date.now() > deadline) throw new Error('the devnet did not start within 60 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { url, child };
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = net.createServer().listen(0, '127.0.0.1', () => {
