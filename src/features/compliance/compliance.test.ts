@@ -153,7 +153,8 @@ describe('POST /api/mpp/compliance/check', () => {
 
   it('blocks a sanctioned wallet (any letter case) and still writes the ledger entry', async () => {
     const result = await checked({ walletAddress: SANCTIONED });
-    expect(result).toMatchObject({ wallet_address: SANCTIONED.toLowerCase(), result: 'BLOCKED', risk_score: 100, authorized: true });
+    // `authorized` answers "may it be paid": never true for a BLOCKED wallet (issue 26, item 7).
+    expect(result).toMatchObject({ wallet_address: SANCTIONED.toLowerCase(), result: 'BLOCKED', risk_score: 100, authorized: false });
     expect(result.reasons).toEqual([{ code: 'SANCTIONED', source: BUILTIN_SANCTIONS_SOURCE, detail: BUILTIN_SANCTIONS.entries[0]!.reason, risk_score: 100 }]);
     const [event] = await eventsOf(SANCTIONED);
     expect(event).toMatchObject({ result: 'BLOCKED', riskScore: 100, eventType: 'compliance_check' });
@@ -168,6 +169,7 @@ describe('POST /api/mpp/compliance/check', () => {
     await expectFeeKept(scoped, 200, acme.employerId);
     expect(await json(scoped)).toMatchObject({
       result: 'BLOCKED',
+      authorized: false,
       risk_score: 90,
       reasons: [{ code: 'EMPLOYER_BLOCKLIST', source: 'employer', detail: 'Lost device', risk_score: 90 }],
     });

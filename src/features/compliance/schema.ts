@@ -54,7 +54,7 @@ export const CheckResponse = z
   .object({
     wallet_address: z.string().openapi({ description: 'The screened wallet, lower-cased.' }),
     policy_id: z.number().int().openapi({ description: 'The TIP-403 policy the wallet was checked against.' }),
-    authorized: z.boolean().openapi({ description: 'Whether the TIP-403 policy authorizes the wallet.' }),
+    authorized: z.boolean().openapi({ description: 'Whether the wallet may be paid: the TIP-403 policy authorizes it and nothing blocks it (false whenever result is BLOCKED).' }),
     risk_score: z.number().int().min(0).max(100).openapi({
       description: '0 to 100: sanctions list 100, employer blocklist 90, not TIP-403 authorized 70, clear 0 (the highest reason wins).',
     }),

@@ -143,7 +143,8 @@ export class ComplianceService {
     return {
       wallet_address: wallet,
       policy_id: Number(policyId),
-      authorized,
+      // What a payer reads before paying: never true for a wallet that is BLOCKED for any reason.
+      authorized: result === 'CLEAR',
       risk_score: riskScore,
       result,
       checked_at: checkedAt.toISOString(),
