@@ -3,6 +3,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 
 const VERSION = 'v1';
+// Pinned: without it GCM also accepts a prefix of the tag (down to 4 bytes), which makes forging cheap.
+const TAG_BYTES = 16;
 const KEY_FILE = 'agent-secrets.key';
 
 /**
@@ -19,7 +21,7 @@ export class SecretBox {
 
   async seal(plaintext: string, boundTo: string): Promise<string> {
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', await this.loadKey(), iv).setAAD(Buffer.from(boundTo));
+    const cipher = createCipheriv('aes-256-gcm', await this.loadKey(), iv, { authTagLength: TAG_BYTES }).setAAD(Buffer.from(boundTo));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     return [VERSION, iv, cipher.getAuthTag(), ciphertext].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
   }
@@ -28,7 +30,7 @@ export class SecretBox {
   async open(sealed: string, boundTo: string): Promise<string> {
     const [version, iv, tag, ciphertext] = sealed.split('.');
     if (version !== VERSION || !iv || !tag || ciphertext === undefined) throw new Error('not a sealed secret');
-    const decipher = createDecipheriv('aes-256-gcm', await this.loadKey(), Buffer.from(iv, 'base64url'))
+    const decipher = createDecipheriv('aes-256-gcm', await this.loadKey(), Buffer.from(iv, 'base64url'), { authTagLength: TAG_BYTES })
       .setAAD(Buffer.from(boundTo))
       .setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
