@@ -47,9 +47,9 @@ export function embeddedFacilitator(embedded: LocalChains, hooks: EmbeddedFacili
 }
 
 /**
- * Reads through the embedded chain's public client; writes (transferWithAuthorization) go through
- * the operator's connection, whose queue every operator transaction shares, so settlement never
- * races the faucet or a payroll run for a nonce.
+ * Reads through the embedded chain's public client; writes go through the operator's connection,
+ * whose nonces come from the shared ledger like every other operator write's, and settlements
+ * through the group-commit batcher.
  */
 export function embeddedEvmSigner(chain: EmbeddedEvmChain): ReturnType<typeof toFacilitatorEvmSigner> {
   const { connection, operator } = chain;
