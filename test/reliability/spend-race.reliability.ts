@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentPayCalls, payments } from '../../src/db/schema.js';
-import { usage } from '../../src/features/agents/store.js';
+import { spendUsage } from '../../src/features/agents/store.js';
 import { findPaidRoute } from '../../src/payments/prices.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { serveCountingOverlap } from '../support/http.js';
@@ -155,7 +155,7 @@ describe('spend race', () => {
     expect(answeredTotal).toBe(BigInt(expectedPaid) * amount);
     // Refusals at the gate never reserve anything.
     expect(rows.total).toBe(expectedPaid);
-    expect((await usage(t.database.db, agent.authorizationId)).spentLastDay).toBe(answeredTotal);
+    expect((await spendUsage(t.database.db, agent.authorizationId)).spentLastDay).toBe(answeredTotal);
     // The handler really held many requests at once (one at a time would show 1).
     expect(overlap).toBeGreaterThanOrEqual(50);
     expect(ms).toBeLessThan(BURST_BUDGET_MS);

@@ -9,10 +9,10 @@ import { formatUsd } from '../../money.js';
 import type { EmployersService } from '../employers/service.js';
 import { encodeMemo } from '../memo/codec.js';
 import { agentSpikeDetected } from '../notifications/service.js';
-import { parseAgentIdentifier, normaliseIdentifier, type AgentIdentity } from './identifiers.js';
+import { parseAgentIdentifier } from './identifiers.js';
 import type { AgentRequestVerifier, SignedAgentRequest } from './request-proof.js';
 import type { ReputationTier } from '../reputation/service.js';
-import { effectiveCaps, evaluateGates } from './spend-gates.js';
+import { SpendReservations } from './spend.js';
 import * as store from './store.js';
 import { TreasuryTransferBatcher } from './transfer-batcher.js';
 
@@ -57,23 +57,25 @@ const notAuthorized = () =>
   new AppError(403, 'AGENT_NOT_AUTHORIZED', 'This agent is not authorized to pay for this employer (no active authorization matches X-Agent-Identifier).');
 
 /**
- * POST /api/mpp/agent/pay after the payment gate (spec 4.4, 8.2): the authorization that matches
- * the identifier exactly, its identity proof, then gates 1-5 evaluated and the amount reserved in
- * one transaction holding the authorization row (parallel calls cannot overshoot), the treasury
- * check (422), the transfer from the employer's treasury on Tempo, and gate 6 after success.
+ * POST /api/mpp/agent/pay after the payment gate (spec 4.4, 8.2): the agent's one spend
+ * reservation (its authorization, proof, gates 1-5: `SpendReservations`, shared with escrow/post),
+ * the treasury check (422), the transfer from the employer's treasury on Tempo, and gate 6 after
+ * success.
  */
 export class AgentPayService {
   private readonly transfers: TreasuryTransferBatcher;
+  private readonly spend: SpendReservations;
 
   constructor(
     private readonly database: Database,
-    private readonly verifier: AgentRequestVerifier,
+    verifier: AgentRequestVerifier,
     private readonly employers: EmployersService,
     private readonly tempo: TempoChain,
     private readonly reputation: ReputationPort,
     private readonly log: Logger,
   ) {
     this.transfers = new TreasuryTransferBatcher(tempo);
+    this.spend = new SpendReservations(database, verifier, reputation);
   }
 
   async pay(request: AgentPayRequest): Promise<AgentPayResult> {
@@ -87,47 +89,38 @@ export class AgentPayService {
       const earlier = await store.findCallByFee(this.database.db, request.feePaymentId);
       if (earlier) return this.answerEarlier(earlier);
     }
-    const identifier = normaliseIdentifier(request.identifier);
-    const found = await store.findActiveByIdentifier(this.database.db, request.employerId, identifier);
-    if (!found) throw notAuthorized();
-    await this.verifier.verifyAuthorized(found, identifier, request.proof);
-    const identity = parseAgentIdentifier(identifier);
-    // The tier matters only when the owner set elevated caps; otherwise skip the lookup.
-    const tier = found.elevatedPerTxCap !== null || found.elevatedPerDayCap !== null ? (await this.reputation.tierOf(identityOf(identity))).tier : 'unknown';
+    const spender = await this.spend.spender(request.employerId, request.identifier, request.proof, notAuthorized);
     const requestHash = createHash('sha256')
       .update(JSON.stringify([request.employerId, request.recipient.toLowerCase(), request.amount.toString(), request.reference]))
       .digest('hex');
 
-    const reserved = await this.database.transaction(async (tx) => {
-      const authorization = await store.lockAuthorization(tx.db, found.id);
-      if (!authorization) throw notAuthorized(); // revoked in between
-      if (request.idempotencyKey !== null) {
-        const prior = await store.findCallByKey(tx.db, authorization.id, request.idempotencyKey);
-        if (prior) return { kind: 'replay' as const, prior };
-      }
-      const refusal = evaluateGates(authorization, effectiveCaps(authorization, tier), await store.usage(tx.db, authorization.id), request);
-      if (refusal) throw new AppError(403, refusal.code, refusal.message, { gate: refusal.gate, ...refusal.details });
-      const callId = crypto.randomUUID();
-      const call = await store.insertCall(tx.db, {
-        id: callId,
-        // Public on chain: tags and a hash of this call, no ids (src/features/memo/codec.ts).
-        memo: encodeMemo({ type: 'agent_payment', employerId: request.employerId, employeeId: authorization.id, runId: callId, amount: request.amount }),
-        authorizationId: authorization.id,
-        employerId: request.employerId,
-        recipientWallet: request.recipient,
-        amount: request.amount,
-        reference: request.reference,
-        feePaymentId: request.feePaymentId,
-        idempotencyKey: request.idempotencyKey,
-        requestHash,
-      });
-      return { kind: 'reserved' as const, call, authorization };
-    });
+    const reserved = await this.spend.reserve(
+      spender,
+      { amount: request.amount, recipient: request.recipient },
+      notAuthorized, // revoked in between
+      (db, authorization) => {
+        const callId = crypto.randomUUID();
+        return store.insertCall(db, {
+          id: callId,
+          // Public on chain: tags and a hash of this call, no ids (src/features/memo/codec.ts).
+          memo: encodeMemo({ type: 'agent_payment', employerId: request.employerId, employeeId: authorization.id, runId: callId, amount: request.amount }),
+          authorizationId: authorization.id,
+          employerId: request.employerId,
+          recipientWallet: request.recipient,
+          amount: request.amount,
+          reference: request.reference,
+          feePaymentId: request.feePaymentId,
+          idempotencyKey: request.idempotencyKey,
+          requestHash,
+        });
+      },
+      (db, authorization) => (request.idempotencyKey === null ? Promise.resolve(null) : store.findCallByKey(db, authorization.id, request.idempotencyKey)),
+    );
 
     const employer = await this.employers.findEmployer(request.employerId);
     const employerAccountId = employer?.employerAccountId ?? null;
-    if (reserved.kind === 'replay') return this.replay(reserved.prior, requestHash, employerAccountId);
-    const { call, authorization } = reserved;
+    if (reserved.kind === 'existing') return this.replay(reserved.value, requestHash, employerAccountId);
+    const { value: call, authorization } = reserved;
     if (employerAccountId === null) {
       await this.release(call, NO_TREASURY);
       throw insufficientTreasury(0n, call.amount);
@@ -262,12 +255,6 @@ export class AgentPayService {
     this.log.error({ callId: call.id, txHash: signed.txHash, err: error }, 'agent payment outcome unknown');
     return outcomeUnknown(signed.txHash);
   }
-}
-
-function identityOf(identity: AgentIdentity): { solana?: string | null; erc8004AgentId?: bigint | null } {
-  if (identity.kind === 'erc8004') return { erc8004AgentId: identity.agentId };
-  if (identity.kind === 'solana') return { solana: identity.publicKey };
-  return {};
 }
 
 // Why a reservation was released (`failure_reason`): a redeemed call answers what they imply.

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { evmAddressSchema, usdAmountSchema } from '../../http/validation.js';
 import { parseUsd } from '../../money.js';
-import { plainText } from '../employers/schema.js';
+import { plainText, solanaAddressSchema } from '../employers/schema.js';
 
 /** A USD amount above zero, parsed to base units. */
 const positiveUsd = usdAmountSchema.refine((value) => parseUsd(value)! > 0n, 'must be more than 0');
@@ -26,12 +26,20 @@ const agentIdentifier = z
   });
 
 const velocity = z.number().int().min(1).max(600);
+/** An allowlist entry: an agent/pay recipient on Tempo (EVM) or an escrow worker's wallet (Solana). */
+const recipientAddress = z
+  .string()
+  .refine((value) => evmAddressSchema.safeParse(value).success || solanaAddressSchema.safeParse(value).success, 'must be an EVM address (0x...) or a base58 Solana address')
+  .openapi({ example: '0x5FbDB2315678afecb367f032d93F642f64180aa3' });
 const allowlist = z
-  .array(evmAddressSchema)
+  .array(recipientAddress)
   .min(1)
   .max(100)
   .nullable()
-  .openapi({ description: 'Recipients this agent may pay (EVM addresses, compared case-insensitively); null = any recipient.' });
+  .openapi({
+    description:
+      'Recipients this agent may pay or post escrows to: EVM addresses (agent/pay, compared case-insensitively) and Solana wallets (escrow workers, compared exactly); null = any recipient.',
+  });
 
 export const CreateAuthorizationBody = z
   .object({

@@ -6,6 +6,7 @@ import { recordAudit } from '../audit/store.js';
 import type { EmployersService } from '../employers/service.js';
 import { normaliseIdentifier, parseAgentIdentifier } from './identifiers.js';
 import type { SecretBox } from './secret-box.js';
+import { recipientKey } from './spend-gates.js';
 import * as store from './store.js';
 
 export type IdentityScheme = 'hmac' | 'erc8004' | 'ed25519';
@@ -64,7 +65,7 @@ export class AgentsService {
         perTxCap: input.perTxCap,
         perDayCap: input.perDayCap,
         velocityPerMinute: input.velocityPerMinute,
-        allowedRecipients: input.allowedRecipients && lowerCased(input.allowedRecipients),
+        allowedRecipients: input.allowedRecipients && recipientKeys(input.allowedRecipients),
         elevatedPerTxCap: input.elevatedPerTxCap,
         elevatedPerDayCap: input.elevatedPerDayCap,
       });
@@ -109,7 +110,7 @@ export class AgentsService {
         ...(patch.perTxCap !== undefined && { perTxCap: patch.perTxCap, perTxCapOriginal: null, capHalvedAt: null }),
         ...(patch.perDayCap !== undefined && { perDayCap: patch.perDayCap }),
         ...(patch.velocityPerMinute !== undefined && { velocityPerMinute: patch.velocityPerMinute }),
-        ...(patch.allowedRecipients !== undefined && { allowedRecipients: patch.allowedRecipients && lowerCased(patch.allowedRecipients) }),
+        ...(patch.allowedRecipients !== undefined && { allowedRecipients: patch.allowedRecipients && recipientKeys(patch.allowedRecipients) }),
         ...(patch.elevatedPerTxCap !== undefined && { elevatedPerTxCap: patch.elevatedPerTxCap }),
         ...(patch.elevatedPerDayCap !== undefined && { elevatedPerDayCap: patch.elevatedPerDayCap }),
       };
@@ -222,7 +223,7 @@ function checkCaps(caps: { perTxCap: bigint; perDayCap: bigint; elevatedPerTxCap
   }
 }
 
-const lowerCased = (addresses: string[]) => [...new Set(addresses.map((a) => a.toLowerCase()))];
+const recipientKeys = (addresses: string[]) => [...new Set(addresses.map(recipientKey))];
 const throwNotFound = (): never => {
   throw notFound('Agent authorization');
 };

@@ -74,7 +74,7 @@ export function evaluateGates(
       details: { velocity_per_minute: authorization.velocityPerMinute, retry_after_seconds: 60 },
     };
   }
-  if (authorization.allowedRecipients !== null && !authorization.allowedRecipients.includes(payment.recipient.toLowerCase())) {
+  if (authorization.allowedRecipients !== null && !authorization.allowedRecipients.includes(recipientKey(payment.recipient))) {
     return {
       gate: 5,
       code: 'RECIPIENT_NOT_ALLOWED',
@@ -83,4 +83,12 @@ export function evaluateGates(
     };
   }
   return null;
+}
+
+/**
+ * How a recipient is kept in an allowlist and compared with one: an EVM address in lower case
+ * (its hex is case-insensitive), a Solana address exactly as written (base58 is case-sensitive).
+ */
+export function recipientKey(address: string): string {
+  return /^0x[0-9a-fA-F]{40}$/.test(address) ? address.toLowerCase() : address;
 }

@@ -1,6 +1,6 @@
-import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, isNull, lt, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { agentAuthorizations, agentPayCalls } from '../../db/schema.js';
+import { agentAuthorizations, agentPayCalls, escrows } from '../../db/schema.js';
 
 export type AuthorizationRow = typeof agentAuthorizations.$inferSelect;
 export type NewAuthorization = typeof agentAuthorizations.$inferInsert;
@@ -114,18 +114,26 @@ export function resumeAll(db: Db, employerId: string) {
 const counting = inArray(agentPayCalls.status, ['reserved', 'paid']);
 
 /**
- * What the authorization has used: reserved and paid amounts over the rolling 24 h (gate 3), and
- * calls that reached a reservation in the last 60 s, whatever became of them (gate 4).
+ * Everything an authorization has reserved, of every kind, over the rolling 24 h (gate 3): its
+ * agent/pay calls still reserved or paid, and its escrows funding, open or paid out (a failed
+ * funding or a refund gave the money back). Gate 4 counts every call and post that reached a
+ * reservation in the last 60 s, whatever became of it.
  */
-export async function usage(db: Db, authorizationId: string): Promise<{ spentLastDay: bigint; callsLastMinute: number }> {
-  const [row] = await db
-    .select({
-      spentLastDay: sql<string>`coalesce(sum(${agentPayCalls.amount}) filter (where ${counting}), 0)::text`,
-      callsLastMinute: sql<number>`count(*) filter (where ${agentPayCalls.createdAt} > now() - interval '60 seconds')::int`,
-    })
-    .from(agentPayCalls)
-    .where(and(eq(agentPayCalls.authorizationId, authorizationId), gt(agentPayCalls.createdAt, sql`now() - interval '24 hours'`)));
-  return { spentLastDay: BigInt(row?.spentLastDay ?? '0'), callsLastMinute: Number(row?.callsLastMinute ?? 0) };
+export async function spendUsage(db: Db, authorizationId: string): Promise<{ spentLastDay: bigint; callsLastMinute: number }> {
+  const result = await db.execute<{ spent: string; calls: number }>(sql`
+    select coalesce(sum(amount) filter (where counts), 0)::text as spent,
+           (count(*) filter (where created_at > now() - interval '60 seconds'))::int as calls
+    from (
+      select ${agentPayCalls.amount} as amount, ${agentPayCalls.createdAt} as created_at, ${counting} as counts
+        from ${agentPayCalls}
+       where ${agentPayCalls.authorizationId} = ${authorizationId} and ${agentPayCalls.createdAt} > now() - interval '24 hours'
+      union all
+      select ${escrows.amount}, ${escrows.createdAt}, ${notInArray(escrows.status, ['funding_failed', 'rejected_refunded', 'expired_refunded'])}
+        from ${escrows}
+       where ${escrows.posterAuthorizationId} = ${authorizationId} and ${escrows.createdAt} > now() - interval '24 hours'
+    ) as reservations`);
+  const row = result.rows[0];
+  return { spentLastDay: BigInt(row?.spent ?? '0'), callsLastMinute: Number(row?.calls ?? 0) };
 }
 
 export async function insertCall(db: Db, values: typeof agentPayCalls.$inferInsert): Promise<PayCallRow> {

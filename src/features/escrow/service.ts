@@ -12,9 +12,9 @@ import { AppError } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import { formatUsd } from '../../money.js';
 import type { AiProvider } from '../../providers/ai/provider.js';
-import { normaliseIdentifier, parseAgentIdentifier } from '../agents/identifiers.js';
+import { normaliseIdentifier } from '../agents/identifiers.js';
 import type { AgentRequestVerifier, SignedAgentRequest } from '../agents/request-proof.js';
-import { effectiveCaps, evaluateGates } from '../agents/spend-gates.js';
+import { identityOf, SpendReservations } from '../agents/spend.js';
 import * as agentsStore from '../agents/store.js';
 import type { EmployersService } from '../employers/service.js';
 import { encodeMemo } from '../memo/codec.js';
@@ -99,6 +99,7 @@ type Outcome = 'settled' | 'rejected_refunded' | 'expired_refunded';
  */
 export class EscrowService {
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly spend: SpendReservations;
 
   constructor(
     private readonly database: Database,
@@ -110,7 +111,9 @@ export class EscrowService {
     private readonly ai: AiProvider,
     private readonly options: EscrowOptions,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.spend = new SpendReservations(database, verifier, reputation);
+  }
 
   // ---- post ------------------------------------------------------------------------------------
 
@@ -121,33 +124,19 @@ export class EscrowService {
       const earlier = await store.findByFeePayment(this.database.db, request.feePaymentId);
       if (earlier) return postedAnswer(earlier);
     }
-    const identifier = normaliseIdentifier(request.identifier);
-    const found = await agentsStore.findActiveByIdentifier(this.database.db, request.employerId, identifier);
-    if (!found) throw notAuthorized();
-    await this.verifier.verifyAuthorized(found, identifier, request.proof);
-
+    const spender = await this.spend.spender(request.employerId, request.identifier, request.proof, notAuthorized);
     const workerIdentifier = normaliseIdentifier(request.workerAgentIdentifier);
     // The worker's record: settled escrows attest to its wallet; an ERC-8004 worker also has feedback.
     const worker = await this.reputation.tierOf({ ...identityOf(workerIdentifier), solana: request.workerWalletAddress });
-    // The requester's own tier matters only for elevated caps (spec 8.2), as on agent/pay.
-    const posterTier = found.elevatedPerTxCap !== null || found.elevatedPerDayCap !== null ? (await this.reputation.tierOf(identityOf(identifier))).tier : 'unknown';
     const applied = appliedExpiryHours(request.expiryHours, worker.tier);
 
-    const row = await this.database.transaction(async (tx) => {
-      const authorization = await agentsStore.lockAuthorization(tx.db, found.id);
-      if (!authorization) throw notAuthorized(); // revoked in between
-      // Escrows share the agent's caps with agent/pay: both draw on the same treasury. The
-      // recipient allowlist (gate 5) names EVM wallets; a Solana worker is outside it.
-      const paid = await agentsStore.usage(tx.db, authorization.id);
-      const held = await store.escrowUsage(tx.db, authorization.id);
-      const used = { spentLastDay: paid.spentLastDay + held.spentLastDay, callsLastMinute: paid.callsLastMinute + held.callsLastMinute };
-      const refusal = evaluateGates({ ...authorization, allowedRecipients: null }, effectiveCaps(authorization, posterTier), used, { amount: request.amount, recipient: '' });
-      if (refusal) throw new AppError(403, refusal.code, refusal.message, { gate: refusal.gate, ...refusal.details });
-      return store.insertEscrow(tx.db, {
+    // The same reservation as agent/pay's, on the same caps; the worker's wallet is the recipient (gate 5).
+    const { value: row } = await this.spend.reserve(spender, { amount: request.amount, recipient: request.workerWalletAddress }, notAuthorized, (db, authorization) =>
+      store.insertEscrow(db, {
         id: randomUUID(),
         employerId: request.employerId,
         posterAuthorizationId: authorization.id,
-        posterAgentIdentifier: identifier,
+        posterAgentIdentifier: spender.identifier,
         workerWalletAddress: request.workerWalletAddress,
         workerAgentIdentifier: workerIdentifier,
         amount: request.amount,
@@ -161,8 +150,8 @@ export class EscrowService {
         feePaymentId: request.feePaymentId,
         // The request funds it; the reconciler keeps off until the lease lapses.
         leaseUntil: new Date(Date.now() + (this.options.leaseSeconds ?? LEASE_SECONDS) * 1000),
-      });
-    });
+      }),
+    );
     try {
       return await this.fund(row);
     } finally {
@@ -607,14 +596,6 @@ export class EscrowService {
 }
 
 // ---- helpers ------------------------------------------------------------------------------------
-
-/** The on-chain identity an agent identifier names, for tiers and reputation writes (none for an opaque one). */
-function identityOf(identifier: string): LinkedIdentity {
-  const identity = parseAgentIdentifier(identifier);
-  if (identity.kind === 'erc8004') return { erc8004AgentId: identity.agentId };
-  if (identity.kind === 'solana') return { solana: identity.publicKey };
-  return {};
-}
 
 function pendingOf(escrow: EscrowRow, key: string): Record<string, unknown> | null {
   const value = (escrow.signatures as Record<string, unknown>)[key];

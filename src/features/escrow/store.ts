@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, inArray, isNull, lt, lte, notInArray, or, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { escrows, type ESCROW_STATUSES } from '../../db/schema.js';
 
@@ -45,27 +45,6 @@ export function listEmployerEscrows(db: Db, employerId: string, limit: number): 
     .where(and(eq(escrows.employerId, employerId), inArray(escrows.status, [...PUBLIC_STATUSES])))
     .orderBy(desc(escrows.createdAt), desc(escrows.id))
     .limit(limit);
-}
-
-/**
- * What an authorization has locked in escrows: amounts over the rolling 24 h (funding, open or
- * paid out; a failed funding or a refund gave the money back) and posts in the last minute.
- */
-export async function escrowUsage(db: Db, authorizationId: string): Promise<{ spentLastDay: bigint; callsLastMinute: number }> {
-  const [row] = await db
-    .select({
-      spentLastDay: sql<string>`coalesce(sum(${escrows.amount}), 0)::text`,
-      callsLastMinute: sql<number>`count(*) filter (where ${escrows.createdAt} > now() - interval '60 seconds')::int`,
-    })
-    .from(escrows)
-    .where(
-      and(
-        eq(escrows.posterAuthorizationId, authorizationId),
-        gt(escrows.createdAt, sql`now() - interval '24 hours'`),
-        notInArray(escrows.status, ['funding_failed', 'rejected_refunded', 'expired_refunded']),
-      ),
-    );
-  return { spentLastDay: BigInt(row?.spentLastDay ?? '0'), callsLastMinute: Number(row?.callsLastMinute ?? 0) };
 }
 
 /** Compare-and-set: moves the escrow only from one of `from`; null when it was elsewhere. */
