@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentPayCalls, payments } from '../../src/db/schema.js';
+import { agentPayCalls, escrows, payments } from '../../src/db/schema.js';
 import { spendUsage } from '../../src/features/agents/store.js';
 import { findPaidRoute } from '../../src/payments/prices.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -11,24 +11,28 @@ import {
   authorizeAgent,
   baseBalance,
   dollars,
+  ESCROW_POST,
   feePayer,
   fireAll,
   fundedEmployer,
   PAY,
   signCall,
+  signEscrowPost,
   tally,
   tempoBalance,
   treasuryService,
   type Agent,
   type Answer,
   type SignedCall,
+  type SignedRequest,
 } from './support/agent-pay.js';
 
 /**
  * Spend race (issue 12): 200 agent/pay calls in flight at once against a real loopback server,
  * each with its own paid fee (rail B) and identity proof. One authorization's per-day cap must
  * be filled exactly and never overshot; several authorizations against a short treasury must
- * never overdraw it. Every amount is checked three ways: the answers, the ledger, the chain.
+ * never overdraw it; agent/pay calls and escrow posts racing on one cap (issue 26) must fill it
+ * together, never past it. Every amount is checked three ways: the answers, the ledger, the chain.
  */
 const CALLS = 200;
 const FEE = findPaidRoute('POST', PAY)!.price; // $0.05
@@ -38,12 +42,14 @@ const BURST_BUDGET_MS = 90_000;
 let t: TestApp;
 let server: Awaited<ReturnType<typeof serveCountingOverlap>>;
 let fees: Awaited<ReturnType<typeof feePayer>>;
+let escrowFees: Awaited<ReturnType<typeof feePayer>>;
 
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   server = await serveCountingOverlap((request) => t.app.fetch(request));
-  // 2 x 200 fees of $0.05, and a margin.
+  // 2 x 200 + 40 fees of $0.05, and a margin; 40 escrow/post fees of $0.10.
   fees = await feePayer(t, server.url, '25');
+  escrowFees = await feePayer(t, server.url, '6', ESCROW_POST);
 });
 
 afterAll(async () => {
@@ -58,7 +64,7 @@ async function signAll(agents: readonly Agent[], employerId: string, amount: str
 }
 
 /** Fires the burst and returns its answers with what it took and how many overlapped in the handler. */
-async function burst(calls: readonly SignedCall[]): Promise<{ answers: Answer[]; ms: number; overlap: number }> {
+async function burst(calls: readonly SignedRequest[]): Promise<{ answers: Answer[]; ms: number; overlap: number }> {
   server.resetPeak();
   const started = Date.now();
   const answers = await fireAll(server.url, calls);
@@ -207,6 +213,56 @@ describe('spend race', () => {
         `${CALLS} concurrent agent/pay calls from 4 agents of one employer (peak ${overlap} in the handler, ${(ms / 1000).toFixed(1)} s), ${dollars(amount)} each against a ${dollars(funded)} treasury: ` +
         `${expectedPaid} paid (${perAgent.join('/')} per agent), ${counts['422 INSUFFICIENT_TREASURY_BALANCE']} refused INSUFFICIENT_TREASURY_BALANCE; ` +
         `paid ${dollars(answeredTotal)} in ${transactions} Tempo transaction(s), on chain ${dollars(onChain)} = recorded, ${dollars(left)} left; overdraft $0.00; 0 reservations open`,
+    });
+  });
+
+  it('mixed escrow + agent/pay race against one daily cap: 0 overshoot', async ({ task }) => {
+    const requests = 80;
+    const amount = 250_000n;
+    const cap = 10_100_000n; // $10.10: 40 spends of either kind fit, and one more would overshoot by $0.15
+    const employer = await fundedEmployer(t, 'Mixed Race Co', 1_000_000_000n);
+    const solana = t.chains!.solana;
+    await t.request('POST', '/api/dev/faucet', { body: { network: solana.network, address: solana.serviceAddress, amount: '100' } });
+    const agent = await authorizeAgent(t, employer, { per_tx_cap_usd: '1', per_day_cap_usd: dollars(cap).slice(1), velocity_per_minute: 600 });
+    const signed: SignedRequest[] = [];
+    for (let i = 0; i < requests; i++) {
+      signed.push(
+        i % 2 === 0
+          ? await signCall(agent, employer.id, dollars(amount).slice(1), await fees.sign())
+          : await signEscrowPost(agent, employer.id, dollars(amount).slice(1), await escrowFees.sign()),
+      );
+    }
+    const treasuryBefore = (await treasuryService(t).account(employer.id)).available;
+
+    const { answers, ms, overlap } = await burst(signed);
+    expect(answers.filter((a) => a.status >= 500), 'no 5xx').toEqual([]);
+    const expectedSpends = Number(cap / amount);
+    expect(tally(answers)).toEqual({ '200': expectedSpends, '403 PER_DAY_CAP_EXCEEDED': requests - expectedSpends });
+    const served = (kind: string) => answers.filter((a, i) => a.status === 200 && (signed[i]!.path ?? PAY) === kind);
+    const paid = served(PAY);
+    const posted = served(ESCROW_POST);
+    const answeredTotal = BigInt(paid.length + posted.length) * amount;
+
+    // The ledger, the treasury, the recipients on Tempo and the vaults on Solana all agree with the answers.
+    const calls = await t.database.db.select().from(agentPayCalls).where(eq(agentPayCalls.authorizationId, agent.authorizationId));
+    const locked = await t.database.db.select().from(escrows).where(eq(escrows.posterAuthorizationId, agent.authorizationId));
+    expect(calls.filter((c) => c.status === 'paid')).toHaveLength(paid.length);
+    expect(locked.filter((e) => e.status === 'posted').map((e) => e.id).sort()).toEqual(posted.map((a) => a.escrowId).sort());
+    expect((await spendUsage(t.database.db, agent.authorizationId)).spentLastDay).toBe(answeredTotal);
+    expect(treasuryBefore - (await treasuryService(t).account(employer.id)).available).toBe(answeredTotal);
+    const vaults = await Promise.all(posted.map((a) => solana.escrowBalance(a.escrowId!)));
+    expect(vaults.reduce((a, b) => a + b, 0n)).toBe(BigInt(posted.length) * amount);
+    for (const answer of paid) expect((await t.chains!.tempo.connection.receipt(answer.txHash as `0x${string}`))?.status).toBe('success');
+    const overshoot = answeredTotal > cap ? answeredTotal - cap : 0n;
+    expect(overshoot).toBe(0n);
+    expect(ms).toBeLessThan(BURST_BUDGET_MS);
+
+    reportFigure(task, {
+      check: 'spend-race',
+      summary:
+        `mixed escrow + agent/pay race against one daily cap: ${requests} concurrent requests (${requests / 2} agent/pay, ${requests / 2} escrow/post; peak ${overlap} in the handler, ${(ms / 1000).toFixed(1)} s), ` +
+        `${dollars(amount)} each against a ${dollars(cap)} daily cap: ${paid.length} paid + ${posted.length} escrows locked = ${dollars(answeredTotal)}, ` +
+        `${requests - expectedSpends} refused PER_DAY_CAP_EXCEEDED; treasury, Tempo receipts and Solana vaults = recorded; 0 overshoot`,
     });
   });
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { generateKeyPairSigner } from '@solana/kit';
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { erc20Abi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -31,10 +32,16 @@ export interface Agent {
 }
 
 /** A request ready to send: its body and every header (fee and identity proof). */
-export interface SignedCall {
-  recipient: Address;
+export interface SignedRequest {
+  /** The route (default agent/pay). */
+  path?: string;
   body: string;
   headers: Record<string, string>;
+}
+
+/** An agent/pay call ready to send, to a fresh recipient on Tempo. */
+export interface SignedCall extends SignedRequest {
+  recipient: Address;
 }
 
 export const newRecipient = (): Address => privateKeyToAccount(generatePrivateKey()).address;
@@ -77,13 +84,13 @@ export async function authorizeAgent(
 
 /**
  * A fee payer on rail B funded with `fundUsd`: `sign()` returns a fresh PAYMENT-SIGNATURE for one
- * agent/pay fee (a new EIP-3009 nonce each time), made by @x402's own client from the route's 402.
+ * fee of the route at `path` (default agent/pay) (a new EIP-3009 nonce each time), made by @x402's own client from the route's 402.
  */
-export async function feePayer(t: TestApp, baseUrl: string, fundUsd: string): Promise<{ payer: Address; sign(): Promise<string> }> {
+export async function feePayer(t: TestApp, baseUrl: string, fundUsd: string, path = PAY): Promise<{ payer: Address; sign(): Promise<string> }> {
   const make = await x402Payloads(t, baseUrl, 'B', fundUsd);
-  const challenge = await fetch(`${baseUrl}${PAY}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  const challenge = await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   const header = challenge.headers.get('PAYMENT-REQUIRED');
-  if (challenge.status !== 402 || !header) throw new Error(`agent/pay without payment answered ${challenge.status}`);
+  if (challenge.status !== 402 || !header) throw new Error(`${path} without payment answered ${challenge.status}`);
   const required = decodePaymentRequiredHeader(header);
   // An unsent payload names the payer (its EIP-3009 `from`); it is never presented.
   const probe = (await make(required)).payload as { authorization: { from: Address } };
@@ -103,6 +110,22 @@ export async function signCall(agent: Agent, employerId: string, amount: string,
   return { recipient, body, headers: { 'content-type': 'application/json', 'PAYMENT-SIGNATURE': fee, ...proof } };
 }
 
+export const ESCROW_POST = '/api/mpp/escrow/post';
+
+/** One escrow/post, fee and identity proof signed now, to a fresh worker wallet on Solana. */
+export async function signEscrowPost(agent: Agent, employerId: string, amount: string, fee: string): Promise<SignedRequest & { worker: string }> {
+  const worker = (await generateKeyPairSigner()).address;
+  const body = JSON.stringify({
+    employer_id: employerId,
+    worker_wallet_address: worker,
+    worker_agent_identifier: `solana:${worker}`,
+    amount_usdc: amount,
+    rubric_prompt: 'Write a short note.\nmust include: ledger',
+  });
+  const proof = await agentProofHeaders(agent.identifier, { hmac: agent.hmac }, { method: 'POST', path: ESCROW_POST, body });
+  return { path: ESCROW_POST, worker, body, headers: { 'content-type': 'application/json', 'PAYMENT-SIGNATURE': fee, ...proof } };
+}
+
 export interface Answer {
   status: number;
   code: string | null;
@@ -110,20 +133,23 @@ export interface Answer {
   amount: bigint | null;
   recipient: string | null;
   txHash: string | null;
+  /** The escrow a 200 from escrow/post reports. */
+  escrowId?: string | null;
 }
 
 /** Sends every call at once (each fetch starts before any is awaited) and reads every answer. */
-export async function fireAll(baseUrl: string, calls: readonly SignedCall[]): Promise<Answer[]> {
-  const responses = await Promise.all(calls.map((call) => fetch(`${baseUrl}${PAY}`, { method: 'POST', headers: call.headers, body: call.body })));
+export async function fireAll(baseUrl: string, calls: readonly SignedRequest[]): Promise<Answer[]> {
+  const responses = await Promise.all(calls.map((call) => fetch(`${baseUrl}${call.path ?? PAY}`, { method: 'POST', headers: call.headers, body: call.body })));
   return Promise.all(
     responses.map(async (response): Promise<Answer> => {
-      const body = (await response.json()) as { code?: string; amount?: string; recipient?: string; tx_hash?: string };
+      const body = (await response.json()) as { code?: string; amount?: string; recipient?: string; tx_hash?: string; escrow_id?: string };
       return {
         status: response.status,
         code: body.code ?? null,
         amount: response.status === 200 && body.amount ? toUnits(body.amount) : null,
         recipient: body.recipient ?? null,
         txHash: body.tx_hash ?? null,
+        escrowId: body.escrow_id ?? null,
       };
     }),
   );
