@@ -1125,8 +1125,9 @@ export const chainSigners = pgTable(
 
 /**
  * Signed transactions not yet known to be mined, by nonce: what a crash between signing and
- * broadcasting leaves behind. The nonce watcher rebroadcasts them, or fills a nonce whose
- * transaction the chain refuses with a zero-value transfer, so no gap blocks later writes.
+ * broadcasting leaves behind. A write is `signed` until its caller has recorded it, then `write`.
+ * The nonce watcher rebroadcasts a `write`, and fills with a zero-value transfer a nonce whose
+ * transaction the chain refuses or was never released, so no gap blocks later writes.
  */
 export const chainWrites = pgTable(
   'chain_writes',
@@ -1136,9 +1137,9 @@ export const chainWrites = pgTable(
     nonce: bigint('nonce', { mode: 'number' }).notNull(),
     hash: text('hash').notNull(),
     raw: text('raw').notNull(),
-    /** `write` (a caller's transaction) or `filler` (a zero-value transfer that closes a gap). */
+    /** `signed` (a caller's transaction, not yet recorded by it), `write` (recorded: may be broadcast) or `filler` (a zero-value transfer that closes a gap). */
     kind: text('kind').notNull(),
     createdAt: createdAt(),
   },
-  (t) => [primaryKey({ columns: [t.chain, t.address, t.nonce] }), check('chain_writes_kind', sql`kind IN ('write', 'filler')`)],
+  (t) => [primaryKey({ columns: [t.chain, t.address, t.nonce] }), check('chain_writes_kind', sql`kind IN ('signed', 'write', 'filler')`)],
 );
