@@ -615,6 +615,8 @@ export const escrows = pgTable(
     deliveryFeePaymentId: uuid('delivery_fee_payment_id'),
     /** One worker moves an escrow's money at a time: a lease taken by compare-and-set, lapsing after a crash. */
     leaseUntil: tstz('lease_until'),
+    /** Who holds the lease (a token each holder draws): only it may record a send or release the lease. */
+    leaseOwner: uuid('lease_owner'),
     deliveredAt: tstz('delivered_at'),
     verdictAt: tstz('verdict_at'),
     finalizedAt: tstz('finalized_at'),

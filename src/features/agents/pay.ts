@@ -139,7 +139,9 @@ export class AgentPayService {
         to: request.recipient,
         amount: call.amount,
         memo: call.memo as Hex,
-        beforeBroadcast: (signed) => store.setCallTxHash(this.database.db, call.id, signed.hash),
+        beforeBroadcast: async (signed) => {
+          if (!(await store.recordCallTransfer(this.database.db, call.id, signed.hash))) throw new Error('the reservation was released by the reconciler before its transfer was sent');
+        },
       }));
     } catch (error) {
       throw await this.transferFailed(call, error);
@@ -163,7 +165,10 @@ export class AgentPayService {
           await this.settlePaid(call, authorization, call.txHash as Hex);
           result.paid++;
         }
-      } else if (receipt || !call.txHash || ageSeconds > LOST_TRANSFER_SECONDS) {
+      } else if (!call.txHash) {
+        // Nothing recorded: its request stalled or died before sending, and can no longer send (`recordCallTransfer`).
+        if (await store.releaseCall(this.database.db, call.id, 'the transfer was never sent', { unsentOnly: true })) result.released++;
+      } else if (receipt || ageSeconds > LOST_TRANSFER_SECONDS) {
         if (await store.releaseCall(this.database.db, call.id, receipt ? 'the transfer reverted' : 'the transfer was never mined')) result.released++;
       }
     }

@@ -1,19 +1,32 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { getBase58Decoder } from '@solana/kit';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
+import { erc20Abi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentProofHeaders } from '../../../test/support/agents.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { railA, type PayingFetch } from '../../../test/support/pay.js';
+import { LOCAL_ESCROW_PROGRAM_ID } from '../../chains/embedded/escrow-program.js';
+import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import { agentPayCalls, escrows } from '../../db/schema.js';
+import { createLogger } from '../../log.js';
+import { createAiProvider } from '../../providers/ai/index.js';
+import { EscrowService, escrowOptionsFrom } from '../escrow/service.js';
+import * as escrowStore from '../escrow/store.js';
+import { enqueueReputationWrite, ReputationService } from '../reputation/service.js';
 import { TreasuryService } from '../treasury/service.js';
+import { AgentPayService } from './pay.js';
+import { AgentRequestVerifier, type SignedAgentRequest } from './request-proof.js';
+import { SecretBox } from './secret-box.js';
+import { AgentsService } from './service.js';
 
 /**
  * The one spend reservation (issue 26, item 1): agent/pay and escrow/post draw on one
  * authorization's caps (gate 3 and gate 4 count both kinds), and the recipient allowlist (gate 5)
- * covers escrow workers, whose wallets are Solana addresses.
+ * covers escrow workers, whose wallets are Solana addresses. The reconcilers of both (item 5)
+ * never act on a reservation the request that made it is still acting on.
  */
 let t: TestApp;
 let server: LoopbackServer;
@@ -135,5 +148,112 @@ describe('the recipient allowlist covers escrow workers', () => {
     const response = await t.request('POST', `/api/employers/${employerId}/agents/authorizations`, { token: owner, body });
     expect(response.status).toBe(400);
     expect(JSON.stringify(await json(response))).toContain('allowed_recipients');
+  });
+});
+
+describe('reconcilers own nothing in flight', () => {
+  /** A Tempo chain whose treasury read waits until `resume()`: a request stalled before it signs. */
+  function stalledTempo() {
+    const tempo = t.chains!.tempo;
+    let reached!: () => void;
+    let resume!: () => void;
+    const atStall = new Promise<void>((resolve) => (reached = resolve));
+    const released = new Promise<void>((resolve) => (resume = resolve));
+    const chain = Object.create(tempo) as TempoChain;
+    chain.treasuryAccount = async (id: bigint) => {
+      reached();
+      await released;
+      return tempo.treasuryAccount(id);
+    };
+    return { chain, atStall, resume };
+  }
+
+  const verifier = () =>
+    new AgentRequestVerifier(t.database, new AgentsService(t.database, t.services.employers, new SecretBox({ configured: t.config.agentSecretsKey, dataDir: t.config.dataDir })), t.chains!.tempo);
+
+  async function proof(agent: Agent, path: string, body: Json): Promise<{ proof: SignedAgentRequest; text: string }> {
+    const text = JSON.stringify(body);
+    const headers = new Headers(await agentProofHeaders(agent.identifier, { hmac: agent.hmac }, { method: 'POST', path, body: text }));
+    return { proof: { method: 'POST', pathWithQuery: path, headers, body: new TextEncoder().encode(text), feePaymentId: null }, text };
+  }
+
+  const tokenBalance = (owner: string) =>
+    t.chains!.tempo.connection.publicClient.readContract({ address: t.chains!.tempo.token, abi: erc20Abi, functionName: 'balanceOf', args: [owner as Address] });
+
+  it('agent/pay: a reservation the reconciler released is never transferred by the stalled request that made it', async () => {
+    const agent = await authorize({});
+    const to = evmRecipient();
+    const stalled = stalledTempo();
+    const reputation = { tierOf: () => Promise.resolve({ tier: 'unknown' as const }), enqueue: enqueueReputationWrite };
+    const service = new AgentPayService(t.database, verifier(), t.services.employers, stalled.chain, reputation, createLogger('silent'));
+    const { proof: signed } = await proof(agent, '/api/mpp/agent/pay', { employer_id: employerId, recipient_wallet: to, amount: '3' });
+    const paying = service.pay({ identifier: agent.identifier, employerId, recipient: to, amount: 3_000_000n, reference: null, idempotencyKey: null, proof: signed, feePaymentId: null });
+    const settled = paying.then(() => 'paid', (error: Error) => error.message);
+    await stalled.atStall;
+
+    // The request outlives the reconciler's patience (as a stalled process would).
+    await t.database.db.update(agentPayCalls).set({ createdAt: sql`now() - interval '10 minutes'` }).where(eq(agentPayCalls.authorizationId, agent.authorizationId));
+    expect(await service.reconcileStale()).toEqual({ paid: 0, released: 1 });
+    const before = await available();
+    stalled.resume();
+    expect(await settled).not.toBe('paid');
+
+    expect(await tokenBalance(to)).toBe(0n);
+    expect(await available()).toBe(before);
+    const [call] = await t.database.db.select().from(agentPayCalls).where(eq(agentPayCalls.authorizationId, agent.authorizationId));
+    expect(call).toMatchObject({ status: 'released', txHash: null });
+    // The key's next write is not held up by the nonce the stalled request gave up.
+    expect(await outcome(await agentPay(agent, '1'))).toEqual({ status: 200 });
+  });
+
+  it('escrow/post: a funding the reconciler failed after its lease lapsed is never debited by the stalled request', async () => {
+    const agent = await authorize({});
+    const worker = solanaWallet();
+    const stalled = stalledTempo();
+    const log = createLogger('silent');
+    const reputation = new ReputationService(t.database, t.chains!, { serviceSlug: t.config.serviceSlug });
+    const options = escrowOptionsFrom(t.config, LOCAL_ESCROW_PROGRAM_ID);
+    const service = (tempo: TempoChain) =>
+      new EscrowService(t.database, verifier(), t.services.employers, tempo, t.chains!.solana, reputation, createAiProvider(t.config.ai, log), options, log);
+    const body = { employer_id: employerId, worker_wallet_address: worker, worker_agent_identifier: `solana:${worker}`, amount_usdc: '4', rubric_prompt: 'must include: ledger' };
+    const { proof: signed } = await proof(agent, '/api/mpp/escrow/post', body);
+    const posting = service(stalled.chain).post({
+      identifier: agent.identifier,
+      employerId,
+      workerWalletAddress: worker,
+      workerAgentIdentifier: `solana:${worker}`,
+      amount: 4_000_000n,
+      rubricPrompt: body.rubric_prompt,
+      expiryHours: 24,
+      proof: signed,
+      feePaymentId: null,
+    });
+    const settled = posting.then((row) => row.status, (error: Error) => error.message);
+    await stalled.atStall;
+
+    // Its lease lapses and the reconciler (another instance) finds a funding with no debit sent.
+    await t.database.db
+      .update(escrows)
+      .set({ createdAt: sql`now() - interval '10 minutes'`, leaseUntil: sql`now() - interval '1 second'` })
+      .where(eq(escrows.posterAuthorizationId, agent.authorizationId));
+    const [row] = await t.database.db.select().from(escrows).where(eq(escrows.posterAuthorizationId, agent.authorizationId));
+    expect((await service(t.chains!.tempo).advance(row!.id))?.status).toBe('funding_failed');
+    const before = await available();
+    stalled.resume();
+    expect(await settled).not.toBe('posted');
+
+    expect(await available()).toBe(before);
+    expect(await t.chains!.solana.escrowBalance(row!.id)).toBe(0n);
+    const [after] = await t.database.db.select().from(escrows).where(eq(escrows.id, row!.id));
+    expect(after!.status).toBe('funding_failed');
+    expect(Object.keys(after!.signatures as object)).toEqual([]);
+
+    // A lease is ended only by its holder: a lapsed holder's release leaves its successor's alone.
+    const [first, second, third] = [randomUUID(), randomUUID(), randomUUID()];
+    expect(await escrowStore.takeLease(t.database.db, row!.id, 60, first)).not.toBeNull();
+    await escrowStore.releaseLease(t.database.db, row!.id, second);
+    expect(await escrowStore.takeLease(t.database.db, row!.id, 60, third)).toBeNull();
+    await escrowStore.releaseLease(t.database.db, row!.id, first);
+    expect(await escrowStore.takeLease(t.database.db, row!.id, 60, third)).not.toBeNull();
   });
 });

@@ -161,8 +161,17 @@ export async function findCall(db: Db, id: string): Promise<PayCallRow | null> {
   return row ?? null;
 }
 
-export async function setCallTxHash(db: Db, id: string, txHash: string): Promise<void> {
-  await db.update(agentPayCalls).set({ txHash }).where(and(eq(agentPayCalls.id, id), eq(agentPayCalls.status, 'reserved')));
+/**
+ * Records the transfer about to be sent (compare-and-set: still reserved, nothing recorded yet).
+ * False when the reconciler released the reservation first: then the transfer must not be sent.
+ */
+export async function recordCallTransfer(db: Db, id: string, txHash: string): Promise<boolean> {
+  const rows = await db
+    .update(agentPayCalls)
+    .set({ txHash })
+    .where(and(eq(agentPayCalls.id, id), eq(agentPayCalls.status, 'reserved'), isNull(agentPayCalls.txHash)))
+    .returning({ id: agentPayCalls.id });
+  return rows.length > 0;
 }
 
 /** reserved -> paid; null when the call had already left `reserved`. */
@@ -175,12 +184,16 @@ export async function markCallPaid(db: Db, id: string, txHash: string): Promise<
   return row ?? null;
 }
 
-/** reserved -> released: the amount stops counting toward the caps. */
-export async function releaseCall(db: Db, id: string, reason: string): Promise<boolean> {
+/**
+ * reserved -> released: the amount stops counting toward the caps. `unsentOnly`: only while no
+ * transfer is recorded (compare-and-set against `recordCallTransfer`, so a transfer recorded
+ * meanwhile is never released from under its request).
+ */
+export async function releaseCall(db: Db, id: string, reason: string, { unsentOnly = false } = {}): Promise<boolean> {
   const rows = await db
     .update(agentPayCalls)
     .set({ status: 'released', failureReason: reason, settledAt: new Date() })
-    .where(and(eq(agentPayCalls.id, id), eq(agentPayCalls.status, 'reserved')))
+    .where(and(eq(agentPayCalls.id, id), eq(agentPayCalls.status, 'reserved'), unsentOnly ? isNull(agentPayCalls.txHash) : undefined))
     .returning({ id: agentPayCalls.id });
   return rows.length > 0;
 }

@@ -131,6 +131,7 @@ export class EscrowService {
     const applied = appliedExpiryHours(request.expiryHours, worker.tier);
 
     // The same reservation as agent/pay's, on the same caps; the worker's wallet is the recipient (gate 5).
+    const lease = randomUUID();
     const { value: row } = await this.spend.reserve(spender, { amount: request.amount, recipient: request.workerWalletAddress }, notAuthorized, (db, authorization) =>
       store.insertEscrow(db, {
         id: randomUUID(),
@@ -150,17 +151,21 @@ export class EscrowService {
         feePaymentId: request.feePaymentId,
         // The request funds it; the reconciler keeps off until the lease lapses.
         leaseUntil: new Date(Date.now() + (this.options.leaseSeconds ?? LEASE_SECONDS) * 1000),
+        leaseOwner: lease,
       }),
     );
     try {
-      return await this.fund(row);
+      return await this.fund(row, lease);
     } finally {
-      await store.releaseLease(this.database.db, row.id);
+      await store.releaseLease(this.database.db, row.id, lease);
     }
   }
 
-  /** The treasury debit on Tempo, then the vault on Solana; an interrupted funding is finished by `advance`. */
-  private async fund(row: EscrowRow): Promise<EscrowRow> {
+  /**
+   * The treasury debit on Tempo, then the vault on Solana, each recorded under the post's lease
+   * before it is sent; an interrupted funding is finished by `advance`.
+   */
+  private async fund(row: EscrowRow, lease: string): Promise<EscrowRow> {
     const accountId = await this.treasuryAccountOf(row.employerId);
     const account = accountId === null ? null : await this.tempo.treasuryAccount(accountId);
     if (accountId === null || !account || account.available < row.amount) {
@@ -176,9 +181,11 @@ export class EscrowService {
     try {
       const memo = encodeMemo({ type: 'agent_payment', employerId: row.employerId, employeeId: row.posterAuthorizationId ?? row.id, runId: row.id, amount: row.amount });
       await this.tempo.transferFromTreasury(accountId, this.tempo.serviceAddress, row.amount, memo, {
-        beforeBroadcast: (signed) => store.mergeSignatures(this.database.db, row.id, { pending_treasury_debit: { ...signed, at: Date.now() } }),
+        beforeBroadcast: (signed) => this.recordSend(row.id, lease, { pending_treasury_debit: { ...signed, at: Date.now() } }),
       });
     } catch (error) {
+      // The lease lapsed and the reconciler took the funding over: nothing was sent; it says what became of it.
+      if (error instanceof LeaseLostError) return postedAnswer((await store.findEscrow(this.database.db, row.id))!);
       if (error instanceof ChainRevertError) {
         await store.transition(this.database.db, row.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() });
         if (error.errorName === 'InsufficientAvailable') throw insufficientTreasury(null, row.amount);
@@ -190,19 +197,19 @@ export class EscrowService {
       throw this.fundingPending(row, error);
     }
     try {
-      return await this.fundVault(row);
+      return await this.fundVault(row, lease);
     } catch (error) {
       throw this.fundingPending(row, error);
     }
   }
 
-  private async fundVault(row: EscrowRow): Promise<EscrowRow> {
+  private async fundVault(row: EscrowRow, lease: string): Promise<EscrowRow> {
     const current = (await store.findEscrow(this.database.db, row.id))!;
     const debit = pendingOf(current, 'pending_treasury_debit');
     // Funded already (a resumed attempt that had sent it): the vault exists and holds the amount.
     let initialize = pendingOf(current, 'pending_initialize')?.signature as string | undefined;
     if (!(initialize && (await this.solana.status(initialize as Signature)).state === 'landed')) {
-      ({ signature: initialize } = await this.solana.fundEscrow(row.id, row.amount, { beforeSend: (signed) => this.recordSolanaSend(row.id, 'pending_initialize', signed) }));
+      ({ signature: initialize } = await this.solana.fundEscrow(row.id, row.amount, { beforeSend: (signed) => this.recordSolanaSend(row.id, lease, 'pending_initialize', signed) }));
     }
     const vault = await this.solana.escrowVault(row.id);
     return this.database.transaction(async (tx) => {
@@ -375,19 +382,20 @@ export class EscrowService {
    * delivery on chain and judge it; pay out a verdict. Null when another worker holds the lease.
    */
   async advance(id: string): Promise<EscrowRow | null> {
-    let escrow = await store.takeLease(this.database.db, id, this.options.leaseSeconds ?? LEASE_SECONDS);
+    const lease = randomUUID();
+    let escrow = await store.takeLease(this.database.db, id, this.options.leaseSeconds ?? LEASE_SECONDS, lease);
     if (!escrow) return null;
     try {
-      if (escrow.status === 'funding') return await this.resumeFunding(escrow);
+      if (escrow.status === 'funding') return await this.resumeFunding(escrow, lease);
       if (!store.OPEN_STATUSES.includes(escrow.status as (typeof store.OPEN_STATUSES)[number])) return escrow;
-      if (escrow.validatorVerdict === null && escrow.expiresAt.getTime() <= Date.now()) return await this.refund(escrow, 'expired_refunded');
-      if (escrow.status === 'delivered') escrow = await this.startValidation(escrow);
+      if (escrow.validatorVerdict === null && escrow.expiresAt.getTime() <= Date.now()) return await this.refund(escrow, 'expired_refunded', lease);
+      if (escrow.status === 'delivered') escrow = await this.startValidation(escrow, lease);
       if (escrow.status === 'validating' && escrow.validatorVerdict === null && escrow.escalatedAt === null) escrow = await this.judge(escrow);
-      if (escrow.status === 'validating' && escrow.validatorVerdict === 'approved') return await this.settle(escrow);
-      if (escrow.status === 'validating' && escrow.validatorVerdict === 'rejected') return await this.refund(escrow, 'rejected_refunded');
+      if (escrow.status === 'validating' && escrow.validatorVerdict === 'approved') return await this.settle(escrow, lease);
+      if (escrow.status === 'validating' && escrow.validatorVerdict === 'rejected') return await this.refund(escrow, 'rejected_refunded', lease);
       return escrow;
     } finally {
-      await store.releaseLease(this.database.db, id);
+      await store.releaseLease(this.database.db, id, lease);
     }
   }
 
@@ -399,9 +407,9 @@ export class EscrowService {
   }
 
   /** delivered -> validating once the content hash is on chain. */
-  private async startValidation(escrow: EscrowRow): Promise<EscrowRow> {
+  private async startValidation(escrow: EscrowRow, lease: string): Promise<EscrowRow> {
     const recorded = await this.sendOnce(escrow, 'deliverable', () =>
-      this.solana.recordDeliverable(escrow.id, escrow.deliverableSha256!, { beforeSend: (signed) => this.recordSolanaSend(escrow.id, 'pending_deliverable', signed) }),
+      this.solana.recordDeliverable(escrow.id, escrow.deliverableSha256!, { beforeSend: (signed) => this.recordSolanaSend(escrow.id, lease, 'pending_deliverable', signed) }),
     );
     await store.mergeSignatures(this.database.db, escrow.id, { deliverable: recorded, pending_deliverable: null });
     return (await store.transition(this.database.db, escrow.id, ['delivered'], { status: 'validating' })) ?? (await store.findEscrow(this.database.db, escrow.id))!;
@@ -448,11 +456,11 @@ export class EscrowService {
   }
 
   /** approved: the vault pays the worker (at most once: the release closes the vault). */
-  private async settle(escrow: EscrowRow): Promise<EscrowRow> {
+  private async settle(escrow: EscrowRow, lease: string): Promise<EscrowRow> {
     const signature = await this.sendOnce(escrow, 'settle', () =>
       this.solana.releaseEscrow(escrow.id, escrow.workerWalletAddress as SolanaAddress, 'settle', {
         beforeSend: async (signed) => {
-          await this.recordSolanaSend(escrow.id, 'pending_settle', signed);
+          await this.recordSolanaSend(escrow.id, lease, 'pending_settle', signed);
           crashPoint('escrow.settle.before-send');
         },
       }),
@@ -462,12 +470,12 @@ export class EscrowService {
   }
 
   /** rejected or expired: the vault back to the service wallet, then the same amount into the employer's treasury. */
-  private async refund(escrow: EscrowRow, outcome: 'rejected_refunded' | 'expired_refunded'): Promise<EscrowRow> {
+  private async refund(escrow: EscrowRow, outcome: 'rejected_refunded' | 'expired_refunded', lease: string): Promise<EscrowRow> {
     const vaultRefund = await this.sendOnce(escrow, 'refund', () =>
-      this.solana.releaseEscrow(escrow.id, this.solana.serviceAddress, 'refund', { beforeSend: (signed) => this.recordSolanaSend(escrow.id, 'pending_refund', signed) }),
+      this.solana.releaseEscrow(escrow.id, this.solana.serviceAddress, 'refund', { beforeSend: (signed) => this.recordSolanaSend(escrow.id, lease, 'pending_refund', signed) }),
     );
     await store.mergeSignatures(this.database.db, escrow.id, { refund: vaultRefund, pending_refund: null });
-    const treasuryRefund = await this.creditTreasuryOnce((await store.findEscrow(this.database.db, escrow.id))!);
+    const treasuryRefund = await this.creditTreasuryOnce((await store.findEscrow(this.database.db, escrow.id))!, lease);
     return this.finish(escrow, outcome, { treasury_refund: treasuryRefund, pending_treasury_refund: null });
   }
 
@@ -537,12 +545,17 @@ export class EscrowService {
     return (await send()).signature;
   }
 
-  private recordSolanaSend(id: string, key: string, signed: SignedSolanaTransaction): Promise<void> {
-    return store.mergeSignatures(this.database.db, id, { [key]: { signature: signed.signature, wire: signed.wire, lastValidBlockHeight: signed.lastValidBlockHeight.toString() } });
+  /** Records a transaction about to be sent, under the lease `lease` (`LeaseLostError` when it lapsed: then it is not sent). */
+  private async recordSend(id: string, lease: string, entries: Record<string, unknown>): Promise<void> {
+    if (!(await store.recordUnderLease(this.database.db, id, lease, entries))) throw new LeaseLostError(id);
+  }
+
+  private recordSolanaSend(id: string, lease: string, key: string, signed: SignedSolanaTransaction): Promise<void> {
+    return this.recordSend(id, lease, { [key]: { signature: signed.signature, wire: signed.wire, lastValidBlockHeight: signed.lastValidBlockHeight.toString() } });
   }
 
   /** The refund's Tempo leg, at most once: a recorded deposit is awaited or re-broadcast, not repeated. */
-  private async creditTreasuryOnce(escrow: EscrowRow): Promise<string> {
+  private async creditTreasuryOnce(escrow: EscrowRow, lease: string): Promise<string> {
     const done = (escrow.signatures as Record<string, unknown>).treasury_refund;
     if (typeof done === 'string') return done;
     const pending = pendingOf(escrow, 'pending_treasury_refund');
@@ -558,7 +571,7 @@ export class EscrowService {
     const accountId = await this.treasuryAccountOf(escrow.employerId);
     if (accountId === null) throw new Error(`escrow ${escrow.id}: the employer has no treasury account to refund`);
     const { txHash } = await this.tempo.depositToTreasury(accountId, escrow.amount, {
-      beforeBroadcast: (signed) => store.mergeSignatures(this.database.db, escrow.id, { pending_treasury_refund: { ...signed, at: Date.now() } }),
+      beforeBroadcast: (signed) => this.recordSend(escrow.id, lease, { pending_treasury_refund: { ...signed, at: Date.now() } }),
     });
     return txHash;
   }
@@ -568,16 +581,16 @@ export class EscrowService {
    * escrow can ever exist), giving up after an hour by crediting the treasury back. Debit
    * reverted, never sent, or lost: nothing moved, `funding_failed`.
    */
-  private async resumeFunding(escrow: EscrowRow): Promise<EscrowRow> {
+  private async resumeFunding(escrow: EscrowRow, lease: string): Promise<EscrowRow> {
     const debit = pendingOf(escrow, 'pending_treasury_debit');
     const receipt = debit ? await this.tempo.connection.receipt(debit.hash as Hex) : null;
     if (receipt?.status === 'success') {
       try {
-        return await this.fundVault(escrow);
+        return await this.fundVault(escrow, lease);
       } catch (error) {
         if (Date.now() - escrow.createdAt.getTime() < FUNDING_GIVE_UP_SECONDS * 1000) throw error;
         if ((await this.solana.escrowBalance(escrow.id)) > 0n) throw error; // funded after all; retry the bookkeeping
-        await this.creditTreasuryOnce(escrow);
+        await this.creditTreasuryOnce(escrow, lease);
         return (await store.transition(this.database.db, escrow.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() })) ?? escrow;
       }
     }
@@ -643,6 +656,13 @@ export function isPublic(escrow: EscrowRow): boolean {
 /** The public `signatures` object: landed signatures by step, never a pending send's bytes. */
 export function publicSignatures(escrow: EscrowRow): Record<string, string> {
   return Object.fromEntries(Object.entries(escrow.signatures as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+/** A step's lease lapsed before it recorded its send: another worker may be acting, so nothing is sent. */
+class LeaseLostError extends Error {
+  constructor(escrowId: string) {
+    super(`escrow ${escrowId}: the lease lapsed before the send was recorded; nothing was sent`);
+  }
 }
 
 const notAuthorized = () =>

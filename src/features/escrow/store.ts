@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { escrows, type ESCROW_STATUSES } from '../../db/schema.js';
 
@@ -87,20 +87,34 @@ export async function mergeSignatures(db: Db, id: string, entries: Record<string
 }
 
 /**
- * Takes the escrow's lease: the one worker allowed to move its money until the lease lapses.
- * Null when another holds it.
+ * Takes the escrow's lease for `owner` (a token the taker drew): the one worker allowed to move its
+ * money until the lease lapses. Null when another holds it.
  */
-export async function takeLease(db: Db, id: string, seconds: number): Promise<EscrowRow | null> {
+export async function takeLease(db: Db, id: string, seconds: number, owner: string): Promise<EscrowRow | null> {
   const [row] = await db
     .update(escrows)
-    .set({ leaseUntil: sql`now() + make_interval(secs => ${seconds})` })
+    .set({ leaseUntil: sql`now() + make_interval(secs => ${seconds})`, leaseOwner: owner })
     .where(and(eq(escrows.id, id), or(isNull(escrows.leaseUntil), lte(escrows.leaseUntil, sql`now()`))))
     .returning();
   return row ?? null;
 }
 
-export async function releaseLease(db: Db, id: string): Promise<void> {
-  await db.update(escrows).set({ leaseUntil: null }).where(eq(escrows.id, id));
+/** Ends the lease, only if `owner` still holds it (a lapsed holder never ends its successor's). */
+export async function releaseLease(db: Db, id: string, owner: string): Promise<void> {
+  await db.update(escrows).set({ leaseUntil: null, leaseOwner: null }).where(and(eq(escrows.id, id), eq(escrows.leaseOwner, owner)));
+}
+
+/**
+ * Records a transaction about to be sent (`mergeSignatures`), only while `owner` holds a live
+ * lease: false when it lapsed and another may be acting, and then the transaction must not be sent.
+ */
+export async function recordUnderLease(db: Db, id: string, owner: string, entries: Record<string, unknown>): Promise<boolean> {
+  const rows = await db
+    .update(escrows)
+    .set({ signatures: sql`${escrows.signatures} || ${JSON.stringify(entries)}::jsonb`, updatedAt: new Date() })
+    .where(and(eq(escrows.id, id), eq(escrows.leaseOwner, owner), gt(escrows.leaseUntil, sql`now()`)))
+    .returning({ id: escrows.id });
+  return rows.length > 0;
 }
 
 /**

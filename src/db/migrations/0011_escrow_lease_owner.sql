@@ -1,0 +1,1 @@
+ALTER TABLE "escrows" ADD COLUMN "lease_owner" uuid;
