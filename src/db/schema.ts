@@ -539,6 +539,8 @@ export const reputationWrites = pgTable(
     sourceId: text('source_id').notNull(),
     amount: money('amount'),
     score: integer('score'),
+    /** Who paid the subject for the source event (`employer:<uuid>`) when another party did; tiers count distinct payers. Null: nobody else paid (its own fees and payments, refunds). */
+    payer: text('payer'),
     status: text('status', { enum: REPUTATION_WRITE_STATUSES }).notNull().default('pending'),
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),

@@ -316,11 +316,18 @@ describe('elevated caps by reputation tier', () => {
       { evm: agentOwner },
     );
     await expectRefused(await agentPay(agent, { amount: '10' }), 403, 'PER_TX_CAP_EXCEEDED');
-    // Five written feedback entries make the agent `established`.
+    // Five micro-payments of its own earn the agent feedback (written here as the job would), not a tier.
+    for (let i = 0; i < 5; i++) expect((await agentPay(agent, { amount: '0.01' })).status).toBe(200);
+    const written = { status: 'written' as const, chainReference: '0x01', writtenAt: new Date() };
+    const own = await t.database.db.update(reputationWrites).set(written).where(eq(reputationWrites.subject, agentId.toString())).returning();
+    expect(own.map((w) => w.writeType)).toEqual(Array(5).fill('agent-pay'));
+    await expectRefused(await agentPay(agent, { amount: '10' }), 403, 'PER_TX_CAP_EXCEEDED');
+    // Five escrows it settled as the worker, paid by five other employers, make it `established`.
     for (let i = 0; i < 5; i++) {
-      await enqueueReputationWrite(t.database.db, { kind: 'erc8004_feedback', writeType: 'agent-pay', subject: agentId.toString(), sourceType: 'test', sourceId: `seed-${i}` });
+      const write = { kind: 'erc8004_feedback', writeType: 'escrow-settled', subject: agentId.toString(), sourceType: 'test', sourceId: `seed-${i}` } as const;
+      await enqueueReputationWrite(t.database.db, { ...write, payer: `employer:${randomUUID()}` });
     }
-    await t.database.db.update(reputationWrites).set({ status: 'written', chainReference: '0x01', writtenAt: new Date() }).where(eq(reputationWrites.sourceType, 'test'));
+    await t.database.db.update(reputationWrites).set(written).where(eq(reputationWrites.sourceType, 'test'));
     expect((await agentPay(agent, { amount: '10' })).status).toBe(200);
 
     const row = { elevatedPerTxCap: 15n, elevatedPerDayCap: 60n, perTxCap: 5n, perDayCap: 20n, capHalvedAt: null } as AuthorizationRow;

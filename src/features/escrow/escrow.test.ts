@@ -296,7 +296,8 @@ describe('deliver, judge, settle or refund', () => {
     expect(await solana.escrowBalance(escrow.escrow_id)).toBe(0n);
     expect(await available()).toBe(treasuryBefore);
     const writes = await t.database.db.select().from(reputationWrites).where(eq(reputationWrites.sourceId, escrow.escrow_id));
-    expect(writes.map((w) => [w.kind, w.writeType, w.subject])).toEqual([['attestation', 'escrow-settled', worker.wallet]]);
+    // The employer paid the worker: one party that vouches for it (its tier counts distinct payers).
+    expect(writes.map((w) => [w.kind, w.writeType, w.subject, w.payer])).toEqual([['attestation', 'escrow-settled', worker.wallet, `employer:${employerId}`]]);
 
     const status = await json(await pay(`/api/mpp/escrow/${escrow.escrow_id}/status`));
     expect(Object.keys(status).sort()).toEqual(
@@ -325,7 +326,8 @@ describe('deliver, judge, settle or refund', () => {
     expect(await available()).toBe(before);
     expect(await solana.tokenBalance(worker.wallet)).toBe(0n);
     const writes = await t.database.db.select().from(reputationWrites).where(eq(reputationWrites.sourceId, escrow.escrow_id));
-    expect(writes.map((w) => [w.kind, w.writeType, w.subject])).toEqual([['attestation', 'escrow-refunded', key]]);
+    // The requester got its own money back: nobody vouches for anyone.
+    expect(writes.map((w) => [w.kind, w.writeType, w.subject, w.payer])).toEqual([['attestation', 'escrow-refunded', key, null]]);
     expect(Object.keys(done.signatures as Json).sort()).toEqual(['deliverable', 'initialize', 'refund', 'treasury_debit', 'treasury_refund']);
   });
 

@@ -19,7 +19,7 @@ import * as agentsStore from '../agents/store.js';
 import type { EmployersService } from '../employers/service.js';
 import { encodeMemo } from '../memo/codec.js';
 import { notify } from '../notifications/service.js';
-import { enqueueReputationWrite, type LinkedIdentity, type ReputationTier } from '../reputation/service.js';
+import { enqueueReputationWrite, escrowPayer, type LinkedIdentity, type ReputationTier } from '../reputation/service.js';
 import { appliedExpiryHours } from './expiry.js';
 import { DeliverableFetchError, fetchDeliverable, type FetchDeliverableOptions } from './fetch-deliverable.js';
 import { judgeDeliverable } from './judge.js';
@@ -504,9 +504,11 @@ export class EscrowService {
     const settled = outcome === 'settled';
     const writeType = settled ? 'escrow-settled' : 'escrow-refunded';
     const subjects = settled ? [{ solana: escrow.workerWalletAddress }, identityOf(escrow.workerAgentIdentifier)] : [identityOf(escrow.posterAgentIdentifier)];
+    // The employer paid the worker (what its tier counts); a refund returns the requester's own money.
+    const payer = settled ? await escrowPayer(db, escrow) : null;
     const solanaKeys = new Set(subjects.map((s) => s.solana).filter((k): k is string => !!k));
     for (const key of solanaKeys) {
-      await enqueueReputationWrite(db, { kind: 'attestation', writeType, subject: key, sourceType: 'escrow', sourceId: escrow.id, amount: escrow.amount });
+      await enqueueReputationWrite(db, { kind: 'attestation', writeType, subject: key, sourceType: 'escrow', sourceId: escrow.id, amount: escrow.amount, payer });
     }
     for (const agentId of new Set(subjects.map((s) => s.erc8004AgentId).filter((id): id is bigint => id != null))) {
       await enqueueReputationWrite(db, {
@@ -517,6 +519,7 @@ export class EscrowService {
         sourceId: escrow.id,
         amount: escrow.amount,
         score: settled ? 100 : 0,
+        payer,
       });
     }
   }

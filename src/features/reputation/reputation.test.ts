@@ -23,6 +23,7 @@ import { registerReputationRoutes } from './routes.js';
 import {
   attestSettledPayment,
   enqueueReputationWrite,
+  escrowPayer,
   parseReputationAddress,
   reputationBackoffSeconds,
   reputationTier,
@@ -31,6 +32,7 @@ import {
   TIER_NEW_MIN,
   TIER_TRUSTED_MIN,
   type ReputationSummary,
+  type ReputationWrite,
 } from './service.js';
 
 /**
@@ -141,6 +143,8 @@ describe('writing and summarising', () => {
   let worker: string;
   let agentId: bigint;
   let summary: ReputationSummary;
+  // The employer whose escrow paid the worker (what the escrow records as the payer).
+  const escrowPayer = `employer:${randomUUID()}`;
 
   beforeAll(async () => {
     worker = solanaKey();
@@ -154,11 +158,20 @@ describe('writing and summarising', () => {
       await enqueueReputationWrite(db(), write);
       await enqueueReputationWrite(db(), write); // a retried event queues nothing more
     }
-    await enqueueReputationWrite(db(), { kind: 'attestation', writeType: 'escrow-settled', subject: worker, sourceType: 'escrow', sourceId: 'sum-e1', amount: 5n * USD });
+    await enqueueReputationWrite(db(), { kind: 'attestation', writeType: 'escrow-settled', subject: worker, sourceType: 'escrow', sourceId: 'sum-e1', amount: 5n * USD, payer: escrowPayer });
     await enqueueReputationWrite(db(), { kind: 'erc8004_feedback', writeType: 'agent-pay', subject: agentId.toString(), sourceType: 'agent_pay', sourceId: 'sum-a1', amount: 3n * USD, score: 80 });
     await enqueueReputationWrite(db(), { kind: 'erc8004_feedback', writeType: 'payroll', subject: agentId.toString(), sourceType: 'payroll_run', sourceId: 'sum-r1' });
     // The same escrow also earned the worker's agent identity feedback (linked identities count it once).
-    await enqueueReputationWrite(db(), { kind: 'erc8004_feedback', writeType: 'escrow-settled', subject: agentId.toString(), sourceType: 'escrow', sourceId: 'sum-e1', amount: 5n * USD, score: 90 });
+    await enqueueReputationWrite(db(), {
+      kind: 'erc8004_feedback',
+      writeType: 'escrow-settled',
+      subject: agentId.toString(),
+      sourceType: 'escrow',
+      sourceId: 'sum-e1',
+      amount: 5n * USD,
+      score: 90,
+      payer: escrowPayer,
+    });
 
     expect(await drain()).toEqual({ written: 7, retried: 0, failed: 0 });
 
@@ -251,9 +264,11 @@ describe('writing and summarising', () => {
     expect(both.unified).toMatchObject({ totalPayments: 4, totalValueMovedBaseUnits: '11750000', agentFeedbackScore: 90, agentFeedbackCount: 3, workerAttestationCount: 1 });
   });
 
-  it('gives tiers from the written rows', async () => {
-    expect(await reputation.tierOf({ solana: worker })).toEqual({ tier: 'new', count: 4 });
-    expect(await reputation.tierOf({ solana: worker, erc8004AgentId: agentId })).toEqual({ tier: 'established', count: 7 });
+  it('gives tiers from the written rows: the distinct parties who paid the subject', async () => {
+    // Of 4 attestations only the escrow's was paid for by someone else; fees the key paid vouch for nothing.
+    expect(await reputation.tierOf({ solana: worker })).toEqual({ tier: 'new', count: 1 });
+    // The same payer on both chains counts once; the agent's agent-pay and payroll feedback do not count.
+    expect(await reputation.tierOf({ solana: worker, erc8004AgentId: agentId })).toEqual({ tier: 'new', count: 1 });
     expect(await reputation.tierOf({ solana: solanaKey() })).toEqual({ tier: 'unknown', count: 0 });
     expect(await reputation.tierOf({})).toEqual({ tier: 'unknown', count: 0 });
   });
@@ -414,7 +429,8 @@ describe('the job', () => {
     const log = { info: vi.fn(), warn: vi.fn() };
     await job!.handle({}, { jobId: 'j', retryCount: 0, signal: new AbortController().signal, log: log as never });
     expect(log.info).toHaveBeenCalledWith({ written: 30, retried: 0, failed: 0 }, 'reputation writes processed');
-    expect((await reputation.tierOf({ solana: subject })).tier).toBe('trusted');
+    // Thirty fees the key paid itself: written, and worth no tier.
+    expect(await reputation.tierOf({ solana: subject })).toEqual({ tier: 'unknown', count: 0 });
   });
 });
 
@@ -464,29 +480,30 @@ describe('GET /api/reputation/{address}', () => {
   });
 });
 
-describe('the rail-C settlement hook', () => {
-  const claim = (rail: 'B' | 'C', payer: string | null) =>
-    claimProof(
-      db(),
-      {
-        proofKey: `proof-${randomUUID()}`,
-        rail,
-        network: rail === 'C' ? t.chains!.solana.network : 'eip155:8453',
-        route: 'POST /api/mpp/memo/decode',
-        payer,
-        amount: 10_000n,
-        asset: null,
-        requestId: randomUUID(),
-        proofHash: randomUUID(),
-        requestHash: randomUUID(),
-        trace: {},
-      },
-      60,
-    );
-  // The gate keeps a fee (served) with the hook the service passes to openPayments.
-  const settle = (paymentId: string, payer: string | null) =>
-    markServed(db(), paymentId, { httpStatus: 200, employerId: null, settlement: { reference: 'ref', payer, headers: {}, receipt: {} } }, attestSettledPayment);
+/** A fee payment claimed at the gate (not yet kept). */
+const claim = (rail: 'B' | 'C', payer: string | null) =>
+  claimProof(
+    db(),
+    {
+      proofKey: `proof-${randomUUID()}`,
+      rail,
+      network: rail === 'C' ? t.chains!.solana.network : 'eip155:8453',
+      route: 'POST /api/mpp/memo/decode',
+      payer,
+      amount: 10_000n,
+      asset: null,
+      requestId: randomUUID(),
+      proofHash: randomUUID(),
+      requestHash: randomUUID(),
+      trace: {},
+    },
+    60,
+  );
+// The gate keeps a fee (served) with the hook the service passes to openPayments.
+const settle = (paymentId: string, payer: string | null) =>
+  markServed(db(), paymentId, { httpStatus: 200, employerId: null, settlement: { reference: 'ref', payer, headers: {}, receipt: {} } }, attestSettledPayment);
 
+describe('the rail-C settlement hook', () => {
   it('queues exactly one payment attestation to the payer of a settled Solana payment', async () => {
     const payer = solanaKey();
     const paymentId = (await claim('C', payer))!;
@@ -511,5 +528,93 @@ describe('the rail-C settlement hook', () => {
     const none = (await claim('C', null))!;
     expect(await settle(none, null)).toBe(true);
     for (const id of [onBase, odd, none]) expect(await rowsOf(id)).toHaveLength(0);
+  });
+});
+
+describe('tiers count only what others vouch for', () => {
+  const anEmployer = () => `employer:${randomUUID()}`;
+  const feedback = (agentId: bigint, write: Partial<ReputationWrite> & { writeType: string }) =>
+    enqueueReputationWrite(db(), { kind: 'erc8004_feedback', subject: agentId.toString(), sourceType: 'test', sourceId: randomUUID(), amount: 10_000n, score: 100, ...write });
+  /** What a settled escrow queues: an attestation to the worker's wallet and feedback to its agent id, one payer. */
+  const settledEscrow = async (worker: { solana: string; agentId: bigint }, payer: string) => {
+    const source = { writeType: 'escrow-settled', sourceType: 'escrow', sourceId: randomUUID(), amount: USD, payer };
+    await enqueueReputationWrite(db(), { ...source, kind: 'attestation', subject: worker.solana });
+    await feedback(worker.agentId, source);
+  };
+
+  it('leaves an agent that paid five times itself unknown: its own agent/pay feedback and rail-C fees vouch for nothing', async () => {
+    const agentId = await registerForeignAgent(agentOwner);
+    const key = solanaKey();
+    for (let i = 0; i < 5; i++) {
+      // What agent/pay's settlePaid queues for the paying agent.
+      await feedback(agentId, { writeType: 'agent-pay', sourceType: 'agent_pay' });
+      // What the gate's hook queues for the payer of a kept rail-C fee.
+      const paymentId = (await claim('C', key))!;
+      expect(await settle(paymentId, key)).toBe(true);
+    }
+    expect(await drain()).toMatchObject({ written: 10, failed: 0 });
+    expect(await reputation.tierOf({ solana: key, erc8004AgentId: agentId })).toEqual({ tier: 'unknown', count: 0 });
+  });
+
+  it('counts no refund (score 0) and nothing the subject paid itself, even with a payer recorded', async () => {
+    const agentId = await registerForeignAgent(agentOwner);
+    const key = solanaKey();
+    for (let i = 0; i < 5; i++) {
+      // A refund: score 0 feedback to the requester's agent id, a refund attestation to its key.
+      await feedback(agentId, { writeType: 'escrow-refunded', sourceType: 'escrow', score: 0, payer: anEmployer() });
+      await enqueueReputationWrite(db(), { kind: 'attestation', writeType: 'escrow-refunded', subject: key, sourceType: 'escrow', sourceId: randomUUID(), amount: USD });
+      // The subject named as its own payer.
+      await feedback(agentId, { writeType: 'escrow-settled', sourceType: 'escrow', payer: agentId.toString() });
+      await enqueueReputationWrite(db(), { kind: 'attestation', writeType: 'escrow-settled', subject: key, sourceType: 'escrow', sourceId: randomUUID(), amount: USD, payer: key });
+    }
+    expect(await drain()).toMatchObject({ written: 20, failed: 0 });
+    expect(await reputation.tierOf({ solana: key, erc8004AgentId: agentId })).toEqual({ tier: 'unknown', count: 0 });
+  });
+
+  it('counts the distinct parties that paid the worker: a payer repeated counts once', async () => {
+    const worker = { solana: solanaKey(), agentId: await registerForeignAgent(agentOwner) };
+    const [a, b] = [anEmployer(), anEmployer()];
+    for (const payer of [a, a, a, b]) await settledEscrow(worker, payer);
+    expect(await drain()).toMatchObject({ written: 8, failed: 0 });
+    expect(await reputation.tierOf({ solana: worker.solana, erc8004AgentId: worker.agentId })).toEqual({ tier: 'new', count: 2 });
+    expect(await reputation.tierOf({ erc8004AgentId: worker.agentId })).toEqual({ tier: 'new', count: 2 });
+
+    for (let i = 0; i < 3; i++) await settledEscrow(worker, anEmployer());
+    await drain();
+    expect(await reputation.tierOf({ solana: worker.solana })).toEqual({ tier: 'established', count: 5 });
+    // Not yet written is not yet counted.
+    await settledEscrow(worker, anEmployer());
+    expect(await reputation.tierOf({ solana: worker.solana })).toEqual({ tier: 'established', count: 5 });
+  });
+
+  it("names the escrow's employer as the payer of a settled escrow, unless the worker is one of that employer's own agents", async () => {
+    const token = await t.token(`vouch-${randomUUID()}`, `${randomUUID().slice(0, 8)}@vouch.example`);
+    const employerId = ((await (await t.request('POST', '/api/employers', { token, body: { name: 'Vouch Co' } })).json()) as { id: string }).id;
+    const authorize = async (agentIdentifier: string) => {
+      const body = { label: 'bot', agent_identifier: agentIdentifier, per_tx_cap_usd: '5', per_day_cap_usd: '20' };
+      const response = await t.request('POST', `/api/employers/${employerId}/agents/authorizations`, { token, body });
+      expect(response.status, await response.clone().text()).toBe(201);
+      return ((await response.json()) as { id: string }).id;
+    };
+    const poster = `poster-${randomUUID()}`;
+    const ownKey = solanaKey();
+    const ownAgent = await registerForeignAgent(agentOwner);
+    const formerAgent = `former-${randomUUID()}`;
+    await authorize(poster);
+    await authorize(`solana:${ownKey}`);
+    await authorize(`erc8004:tempo:${ownAgent}`);
+    const revoked = await authorize(formerAgent);
+    expect((await t.request('DELETE', `/api/employers/${employerId}/agents/authorizations/${revoked}`, { token })).status).toBe(200);
+
+    const payerOf = (workerAgentIdentifier: string, workerWalletAddress = solanaKey()) => escrowPayer(db(), { employerId, workerAgentIdentifier, workerWalletAddress });
+    expect(await payerOf(`worker-${randomUUID()}`)).toBe(`employer:${employerId}`);
+    expect(await payerOf(`solana:${solanaKey()}`)).toBe(`employer:${employerId}`);
+    // The requester paying itself, and the employer's other agents however their identifier is spelled.
+    expect(await payerOf(poster)).toBeNull();
+    expect(await payerOf(`worker-${randomUUID()}`, ownKey)).toBeNull();
+    expect(await payerOf(ownKey)).toBeNull();
+    expect(await payerOf(`erc8004:eip155:4217:${ownAgent}`)).toBeNull();
+    // Revoking an agent does not make the employer another party.
+    expect(await payerOf(formerAgent)).toBeNull();
   });
 });

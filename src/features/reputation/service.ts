@@ -5,7 +5,8 @@ import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { SolanaChain } from '../../chains/solana/solana-chain.js';
 import type { Database, Db } from '../../db/client.js';
 import { badRequest } from '../../http/errors.js';
-import { isSolanaKey, parseAgentId } from '../agents/identifiers.js';
+import { isSolanaKey, parseAgentId, parseAgentIdentifier } from '../agents/identifiers.js';
+import * as agentsStore from '../agents/store.js';
 import * as store from './store.js';
 import type { ReputationWriteRow, Subjects } from './store.js';
 
@@ -13,7 +14,10 @@ import type { ReputationWriteRow, Subjects } from './store.js';
 
 export type ReputationTier = 'unknown' | 'new' | 'established' | 'trusted';
 
-/** Fewest written artifacts for each tier. `unknown` (none) and `trusted` (20) are the spec's; the middle one is ours. */
+/**
+ * Fewest vouching payers for each tier (distinct parties that paid the subject, see tierOf).
+ * `unknown` (none) and `trusted` (20) are the spec's; the middle one is ours.
+ */
 export const TIER_NEW_MIN = 1;
 export const TIER_ESTABLISHED_MIN = 5;
 export const TIER_TRUSTED_MIN = 20;
@@ -50,7 +54,8 @@ export function parseReputationAddress(address: string): ReputationAddress | nul
  * Spec 6: a fee settled on Solana (x402 rail C) earns its payer an attestation. The payment gate
  * calls this in the transaction that keeps the fee (`openPayments({ onSettled })`), so the write
  * exists exactly when the payment is kept; a refunded fee earns nothing. A payer that is not a
- * Solana key (never expected on rail C) gets none rather than failing the payment.
+ * Solana key (never expected on rail C) gets none rather than failing the payment. It records no
+ * payer: the subject paid, nobody paid it, so it vouches for nothing (no tier).
  */
 export async function attestSettledPayment(db: Db, payment: { id: string; rail: string; payer: string | null; amount: bigint }): Promise<void> {
   if (payment.rail !== 'C' || !payment.payer || parseReputationAddress(payment.payer)?.kind !== 'solana') return;
@@ -76,6 +81,11 @@ export interface ReputationWrite {
   amount?: bigint | null;
   /** Feedback score 0-100 (default 100). */
   score?: number | null;
+  /**
+   * Who paid the subject for the source event, when another party did (`employer:<uuid>`): what
+   * tiers count. Leave it out when the subject paid (its fees, its agent/pay) or was refunded.
+   */
+  payer?: string | null;
 }
 
 /**
@@ -100,7 +110,19 @@ export async function enqueueReputationWrite(db: Db, write: ReputationWrite): Pr
     sourceId: write.sourceId,
     amount: write.amount ?? null,
     score: write.score ?? null,
+    payer: write.payer ?? null,
   });
+}
+
+/**
+ * The payer a settled escrow records for its worker: the employer whose treasury paid it, unless
+ * the worker (its identifier or its wallet) is one of that employer's own agents, revoked ones
+ * included: the requester paying itself, or an employer its own agent, vouches for nothing.
+ */
+export async function escrowPayer(db: Db, escrow: { employerId: string; workerAgentIdentifier: string; workerWalletAddress: string }): Promise<string | null> {
+  const worker = new Set([escrow.workerAgentIdentifier, escrow.workerWalletAddress].map((id) => parseAgentIdentifier(id).canonical));
+  const own = await agentsStore.listAuthorizations(db, escrow.employerId, true);
+  return own.some((a) => worker.has(parseAgentIdentifier(a.agentIdentifier).canonical)) ? null : `employer:${escrow.employerId}`;
 }
 
 // ---- the service ---------------------------------------------------------------------------------
@@ -352,11 +374,13 @@ export class ReputationService {
   }
 
   /**
-   * Tier for escrow expiry and caps: written feedback for the agent id plus written attestations
-   * to the key, from the rows (cheap, no chain read; the summary is the chain-checked view).
+   * Tier for escrow expiry and caps: how many distinct parties paid the agent id or the key
+   * (written rows that record another payer and are not a zero score), from the rows (cheap, no
+   * chain read; the summary is the chain-checked view). What the subject paid itself (its fees,
+   * its agent/pay) is in the summary but vouches for nothing, so it cannot buy a tier.
    */
   async tierOf(identity: LinkedIdentity): Promise<{ tier: ReputationTier; count: number }> {
-    const count = await store.countWritten(this.database.db, {
+    const count = await store.countVouchingPayers(this.database.db, {
       solana: identity.solana ?? null,
       agentId: identity.erc8004AgentId?.toString() ?? null,
     });

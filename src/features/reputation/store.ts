@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, lte, ne, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, countDistinct, desc, eq, gt, inArray, isNotNull, isNull, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { reputationWrites } from '../../db/schema.js';
 
@@ -159,8 +159,18 @@ export async function unifiedTotals(db: Db, subjects: Subjects): Promise<Unified
   };
 }
 
-/** How many writes landed for these subjects (feedback for the agent id, attestations for the key). */
-export async function countWritten(db: Db, subjects: Subjects): Promise<number> {
-  const [row] = await db.select({ n: count() }).from(reputationWrites).where(writtenFor(subjects));
+/**
+ * How many distinct parties vouched for these subjects in written rows: a row vouches when it
+ * records a payer other than its subject and is not a zero score (a refund). A payer that paid
+ * the subject many times, or on both chains for one event, counts once.
+ */
+export async function countVouchingPayers(db: Db, subjects: Subjects): Promise<number> {
+  const vouches = and(
+    writtenFor(subjects),
+    isNotNull(reputationWrites.payer),
+    ne(reputationWrites.payer, reputationWrites.subject),
+    or(isNull(reputationWrites.score), gt(reputationWrites.score, 0)),
+  );
+  const [row] = await db.select({ n: countDistinct(reputationWrites.payer) }).from(reputationWrites).where(vouches);
   return row?.n ?? 0;
 }

@@ -1,0 +1,1 @@
+ALTER TABLE "reputation_writes" ADD COLUMN "payer" text;
