@@ -5,7 +5,7 @@ import { Session } from 'mppx/tempo';
 import { createClient, encodeFunctionData, erc20Abi, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { mppSessions, paymentReceipts } from '../db/schema.js';
@@ -33,6 +33,9 @@ beforeAll(async () => {
   registerSessionManagement(t.app, STREAM, gate);
   t.app.get(STREAM.path, gate(STREAM), (c) => {
     const ticks = Number(c.req.query('ticks') ?? '1');
+    // The employer a stream is for, as a feature sets it once it has checked the caller may act for it.
+    const employer = c.req.query('employer');
+    if (employer) c.var.payment.employerId = employer;
     if (c.req.query('fail')) return c.json({ error: 'Broken.', code: 'INTERNAL_ERROR' }, 500);
     const encoder = new TextEncoder();
     const body = new ReadableStream({
@@ -72,9 +75,9 @@ async function fundedPayer(): Promise<PrivateKeyAccount> {
 }
 
 /** mppx's session manager, unmodified, signing against the dev RPC (`fetch` lets a test intercept). */
-function sessionManager(payer: PrivateKeyAccount, fetchImpl: typeof fetch = fetch) {
+function sessionManager(payer: PrivateKeyAccount, fetchImpl: typeof fetch = fetch, maxDeposit = '0.05') {
   const client = createClient({ chain: tempoChain, transport: http(`${base}/api/dev/rpc/tempo`), account: payer });
-  return Session.Client.sessionManager({ account: payer, client, maxDeposit: '0.05', fetch: fetchImpl });
+  return Session.Client.sessionManager({ account: payer, client, maxDeposit, fetch: fetchImpl });
 }
 
 /** A session manager whose requests the test can read afterwards. */
@@ -238,6 +241,55 @@ describe('MPP sessions', () => {
     const response = await fetch(`${base}${STREAM.path}?ticks=1`, { headers: { Authorization: credential } });
     expect(response.status).toBe(402);
     expect(await response.json()).toMatchObject({ code: 'PAYMENT_INVALID', error: expect.stringMatching(/per tick/) });
+  });
+});
+
+describe("a session in the employer's history", () => {
+  let owner: string;
+  let employerId: string;
+  beforeAll(async () => {
+    owner = await t.token('session-history-owner');
+    employerId = ((await (await t.request('POST', '/api/employers', { token: owner, body: { name: 'Co' } })).json()) as { id: string }).id;
+  });
+
+  const history = async <T>(feed: 'mpp-receipts' | 'mpp-sessions') => {
+    const response = await t.request('GET', `/api/employers/${employerId}/${feed}`, { token: owner });
+    expect(response.status).toBe(200);
+    return (await response.json()) as T;
+  };
+  type Receipts = { receipts: { route: string; amount_usd: string; reference: string }[] };
+  type Sessions = { sessions: { channel_id: string; status: string; deposit_usd: string; spent_usd: string; settled_usd: string; opened_at: string; closed_at: string | null }[] };
+  /** The stream's use is recorded when it ends, after the client has gone. */
+  const recorded = (channelId: string) =>
+    vi.waitFor(async () => {
+      const rows = await t.database.db.select().from(paymentReceipts).where(eq(paymentReceipts.sessionId, channelId.toLowerCase()));
+      expect(rows).toHaveLength(1);
+    });
+
+  it('a stream the payer stops paying for shows the ticks it was charged, not one more', async () => {
+    const payer = await fundedPayer();
+    const payee = t.payments!.payTo.tempo as Address;
+    const payeeBefore = await tempoBalance(payee);
+    // The deposit covers 4 ticks; asked for a 5th, the client refuses (beyond its limit) and leaves.
+    const manager = sessionManager(payer, fetch, '0.004');
+    const events: unknown[] = [];
+    await expect(
+      (async () => {
+        for await (const data of await manager.sse(`${base}${STREAM.path}?ticks=10&employer=${employerId}`)) events.push(JSON.parse(data));
+      })(),
+    ).rejects.toThrow(/exceeds local maxDeposit/);
+    expect(events).toHaveLength(4);
+    const channelId = manager.channelId!;
+    await recorded(channelId);
+    await manager.close();
+    expect(await tempoBalance(payee)).toBe(payeeBefore + 4n * TICK);
+
+    const { receipts } = await history<Receipts>('mpp-receipts');
+    expect(receipts.filter((r) => r.reference === channelId.toLowerCase())).toEqual([
+      expect.objectContaining({ route: 'GET /test/stream', amount_usd: '0.004000' }),
+    ]);
+    const { sessions } = await history<Sessions>('mpp-sessions');
+    expect(sessions.find((s) => s.channel_id === channelId.toLowerCase())).toMatchObject({ status: 'closed', spent_usd: '0.004000', settled_usd: '0.004000' });
   });
 });
 
