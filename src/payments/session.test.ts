@@ -291,6 +291,24 @@ describe("a session in the employer's history", () => {
     const { sessions } = await history<Sessions>('mpp-sessions');
     expect(sessions.find((s) => s.channel_id === channelId.toLowerCase())).toMatchObject({ status: 'closed', spent_usd: '0.004000', settled_usd: '0.004000' });
   });
+
+  it('shows when the session opened and the deposit it was opened with, also once it is closed', async () => {
+    const payer = await fundedPayer();
+    const manager = sessionManager(payer);
+    const arrivals: number[] = [];
+    for await (const data of await manager.sse(`${base}${STREAM.path}?ticks=10&employer=${employerId}`)) if (data) arrivals.push(Date.now());
+    expect(arrivals).toHaveLength(10);
+    const channelId = manager.channelId!;
+    await recorded(channelId);
+    await manager.close();
+
+    const { sessions } = await history<Sessions>('mpp-sessions');
+    const session = sessions.find((s) => s.channel_id === channelId.toLowerCase())!;
+    expect(session).toMatchObject({ status: 'closed', deposit_usd: '0.050000', spent_usd: '0.010000', settled_usd: '0.010000' });
+    // Opened before the stream's first event, not when its use was recorded or the channel closed.
+    expect(Date.parse(session.opened_at)).toBeLessThanOrEqual(arrivals[0]!);
+    expect(Date.parse(session.opened_at)).toBeLessThan(Date.parse(session.closed_at!));
+  });
 });
 
 describe("the embedded Tempo chain's RPC for signed Tempo transactions", () => {

@@ -25,6 +25,8 @@ export interface ChannelState {
   settledOnChain: bigint;
   finalized: boolean;
   closeRequestedAt: bigint;
+  /** When the channel was opened (ISO 8601). */
+  createdAt: string;
 }
 
 export class PgChannelStore {
@@ -247,7 +249,6 @@ export async function recordSessionUse(db: Db, channel: ChannelState, use: Sessi
   const payer = getAddress(channel.payer); // mppx keeps addresses in lower case
   const status = channel.finalized ? 'closed' : channel.closeRequestedAt !== 0n ? 'closing' : 'open';
   const state = {
-    deposit: channel.deposit,
     acceptedCumulative: channel.highestVoucherAmount,
     spent: channel.spent,
     settled: channel.settledOnChain,
@@ -258,10 +259,24 @@ export async function recordSessionUse(db: Db, channel: ChannelState, use: Sessi
   await db.transaction(async (tx) => {
     await tx
       .insert(mppSessions)
-      .values({ id: channelKey(use.channelId), payer, route: use.route, employerId: use.employerId, ...state })
+      .values({
+        id: channelKey(use.channelId),
+        payer,
+        route: use.route,
+        employerId: use.employerId,
+        deposit: channel.deposit,
+        openedAt: new Date(channel.createdAt),
+        ...state,
+      })
       .onConflictDoUpdate({
         target: mppSessions.id,
-        set: { ...state, employerId: sql`coalesce(${mppSessions.employerId}, excluded.employer_id)` },
+        set: {
+          ...state,
+          employerId: sql`coalesce(${mppSessions.employerId}, excluded.employer_id)`,
+          // A close zeroes the channel's deposit (mppx); the history keeps the deposit it had, top-ups included.
+          deposit: sql`greatest(${mppSessions.deposit}, excluded.deposit)`,
+          openedAt: sql`least(${mppSessions.openedAt}, excluded.opened_at)`,
+        },
       });
     if (use.units === 0) return;
     await tx.insert(paymentReceipts).values({
