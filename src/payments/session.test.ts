@@ -8,7 +8,7 @@ import { tempo as tempoChain } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
-import { mppSessions, paymentReceipts } from '../db/schema.js';
+import { mppSessions, paymentReceipts, payments } from '../db/schema.js';
 import type { PaidRoute } from './prices.js';
 import { registerSessionManagement } from './routes.js';
 
@@ -25,6 +25,8 @@ const TICK = 1_000n; // $0.001
 const STREAM: PaidRoute = { method: 'GET', path: '/test/stream', price: TICK, rails: ['A'], unit: 'tick', card: false, effect: 'reads', summary: 'A test stream' };
 const CALL: PaidRoute = { method: 'POST', path: '/test/session-call', price: 20_000n, rails: ['A'], unit: 'session', card: false, effect: 'reads', summary: 'A test call' };
 let callRuns = 0;
+/** Calls with outcome `held-fail` wait here until the test lets them fail. */
+const held: (() => void)[] = [];
 
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
@@ -52,7 +54,8 @@ beforeAll(async () => {
   t.app.post(CALL.path, gate(CALL), async (c) => {
     callRuns += 1;
     const { outcome } = (await c.req.json()) as { outcome: string };
-    if (outcome === 'fail') return c.json({ error: 'Broken.', code: 'INTERNAL_ERROR' }, 500);
+    if (outcome === 'held-fail') await new Promise<void>((resolve) => held.push(resolve));
+    if (outcome === 'fail' || outcome === 'held-fail') return c.json({ error: 'Broken.', code: 'INTERNAL_ERROR' }, 500);
     return c.json({ served: true });
   });
   server = await serveOnLoopback(t.app.fetch);
@@ -174,6 +177,36 @@ describe('MPP sessions', () => {
     expect(again.status).toBe(200);
     expect(await t.payments!.sessions.channel(channelId)).toMatchObject({ spent: 2n * CALL.price, units: 2 });
     await manager.close();
+  });
+
+  it('a call that fails after its channel was closed leaves spent at what the close captured, and refunds the payer once', async () => {
+    const payer = await fundedPayer();
+    const before = await tempoBalance(payer.address);
+    const manager = sessionManager(payer);
+    const call = (outcome: string) => manager.fetch(`${base}${CALL.path}`, callInit(outcome));
+    expect((await call('ok')).status).toBe(200);
+    const channelId = manager.channelId!;
+
+    // A second call is charged; while its handler runs, the payer closes the channel (capturing both).
+    const failing = call('held-fail');
+    await vi.waitFor(() => expect(held).toHaveLength(1));
+    await manager.close();
+    expect(await tempoBalance(payer.address)).toBe(before - 2n * CALL.price);
+    held.shift()!();
+    const failed = await failing;
+    expect(failed.status).toBe(500);
+    expect(failed.headers.get('payment-refund')).toBe('pending');
+
+    // The channel cannot give back what it already paid out: spent stays at the capture ...
+    expect(await t.payments!.sessions.channel(channelId)).toMatchObject({ finalized: true, spent: 2n * CALL.price, settledOnChain: 2n * CALL.price });
+    // ... and the failed call's price is owed to the payer, refunded on rail A by the reconciler, once.
+    const owed = await t.database.db.select().from(payments).where(eq(payments.reference, channelId.toLowerCase()));
+    expect(owed).toEqual([expect.objectContaining({ rail: 'A', status: 'refunding', amount: CALL.price, payer: payer.address, httpStatus: 500 })]);
+    await t.payments!.reconciler.run();
+    await t.payments!.reconciler.run();
+    const [refunded] = await t.database.db.select().from(payments).where(eq(payments.id, owed[0]!.id));
+    expect(refunded).toMatchObject({ status: 'refunded', refundReference: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(await tempoBalance(payer.address)).toBe(before - CALL.price);
   });
 
   it('serves one voucher once, however many times it is sent at the same time', async () => {

@@ -4,6 +4,7 @@ import { Json } from 'ox';
 import { getAddress } from 'viem';
 import type { Db } from '../../db/client.js';
 import { mppChannelStore, mppSessions, paymentReceipts } from '../../db/schema.js';
+import { recordOwedRefund, type OwedRefund } from '../store.js';
 
 /**
  * MPP session channel state in PostgreSQL (mppx's Store: get/put/delete/update), so every instance
@@ -27,6 +28,8 @@ export interface ChannelState {
   closeRequestedAt: bigint;
   /** When the channel was opened (ISO 8601). */
   createdAt: string;
+  chainId: number;
+  token: string;
 }
 
 export class PgChannelStore {
@@ -63,8 +66,11 @@ export class PgChannelStore {
     this.changes.emit(key);
   }
 
-  /** mppx's atomic update: `fn` sees the current value under a row lock and says what to write. */
-  async update<R>(key: string, fn: (current: unknown) => Change): Promise<R> {
+  /**
+   * mppx's atomic update: `fn` sees the current value under a row lock and says what to write;
+   * `alongside` writes what goes with that decision in the same transaction.
+   */
+  async update<R>(key: string, fn: (current: unknown) => Change, alongside?: (tx: Db, result: R) => Promise<void>): Promise<R> {
     const change = await this.db.transaction(async (tx) => {
       // A placeholder row gives a first writer something to lock; JSON null reads as absent.
       await tx.insert(mppChannelStore).values({ key, value: sql`'null'::jsonb` }).onConflictDoNothing();
@@ -82,6 +88,7 @@ export class PgChannelStore {
       } else if (result.op === 'delete') {
         await tx.delete(mppChannelStore).where(eq(mppChannelStore.key, key));
       }
+      await alongside?.(tx, result.result as R);
       return result;
     });
     if (change.op !== 'noop') this.changes.emit(key);
@@ -111,13 +118,30 @@ export class PgChannelStore {
     });
   }
 
-  /** Gives back `units` charges of `amount` (the handler failed, so the call is not charged). */
-  async refund(channelId: string, amount: bigint, units = 1): Promise<void> {
-    await this.update(channelKey(channelId), (value) => {
-      const current = value as ChannelState | null;
-      if (!current || current.spent < amount) return { op: 'noop', result: null };
-      return { op: 'set', value: { ...current, spent: current.spent - amount, units: Math.max(0, current.units - units) }, result: null };
-    });
+  /**
+   * Gives back a charge of `amount` (the handler failed, so the call is not charged). What a close
+   * (pending or done) or a settlement captured stays spent: the channel can no longer give it
+   * back, so the amount is owed to the payer instead, as a refund the reconciler sends.
+   */
+  async refund(channelId: string, amount: bigint, failed: Pick<OwedRefund, 'route' | 'httpStatus' | 'requestId' | 'employerId'>): Promise<'given back' | 'owed' | null> {
+    let owed: OwedRefund | null = null;
+    return this.update(
+      channelKey(channelId),
+      (value) => {
+        const current = value as ChannelState | null;
+        if (!current || current.spent < amount) return { op: 'noop', result: null };
+        const captured = current.finalized || current.closeRequestedAt !== 0n ? current.spent : current.settledOnChain;
+        if (current.spent - amount < captured) {
+          const asset = getAddress(current.token);
+          owed = { ...failed, network: `eip155:${current.chainId}`, payer: getAddress(current.payer), amount, asset, reference: channelKey(channelId) };
+          return { op: 'noop', result: 'owed' };
+        }
+        return { op: 'set', value: { ...current, spent: current.spent - amount, units: Math.max(0, current.units - 1) }, result: 'given back' };
+      },
+      async (tx) => {
+        if (owed) await recordOwedRefund(tx, owed);
+      },
+    );
   }
 
   async channel(channelId: string): Promise<ChannelState | null> {

@@ -119,14 +119,17 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
   }
   const context = { id: channelId, employerId: null as string | null, redeemed: false };
   c.set('payment', context);
+  /** Gives the charge back, or records it owed once the channel's close has captured it. */
+  const giveBack = (httpStatus: number | null) =>
+    deps.store.refund(channelId, price, { route: routeName, httpStatus, requestId: c.var.requestId, employerId: context.employerId });
   try {
     await call.next();
   } catch (error) {
-    await deps.store.refund(channelId, price);
+    await giveBack(500);
     throw error;
   }
   if (c.res.status >= 500) {
-    await deps.store.refund(channelId, price);
+    if ((await giveBack(c.res.status)) === 'owed') c.res.headers.set('Payment-Refund', 'pending');
     return;
   }
 
@@ -165,7 +168,7 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
       await upstream.body?.cancel().catch(() => {});
       const ticks = firstPassedOn ? 1 + laterTicks : 0;
       // A stream that delivered nothing keeps nothing.
-      if (ticks === 0) await deps.store.refund(channelId, price);
+      if (ticks === 0) await giveBack(null);
       const channel = await deps.store.channel(channelId);
       await record(channel, ticks).catch((error: unknown) => c.var.log.error({ err: error, channelId }, 'session use not recorded'));
     }
