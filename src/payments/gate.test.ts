@@ -14,7 +14,7 @@ import { Mppx as MppxClient, stripe as stripeClient, tempo } from 'mppx/client';
 import { createClient, erc20Abi, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { card } from '../../test/support/pay.js';
@@ -532,6 +532,30 @@ describe('card fallback', () => {
     expect(charged).toBeDefined();
     const [intent] = await t.database.pool.query<{ status: string }>('SELECT status FROM card_sandbox_payment_intents WHERE token_id = $1', [charged]).then((r) => r.rows);
     expect(intent?.status).toBe('refunded');
+  });
+
+  it('a card refund that fails leaves the payment for the reconciler, which refunds it once', async () => {
+    const sandbox = t.payments!.cardSandbox!;
+    const refund = vi.spyOn(sandbox, 'refund').mockRejectedValueOnce(new Error('the processor is unavailable'));
+    let token: string | undefined;
+    const response = await card(base, 'pm_card_visa', (spt) => (token = spt))('/test/card/fail');
+    expect(response.status).toBe(500);
+    expect(response.headers.get('payment-refund')).toBe('pending');
+    const intentOf = async () =>
+      (await t.database.pool.query<{ id: string; status: string }>('SELECT id, status FROM card_sandbox_payment_intents WHERE token_id = $1', [token])).rows[0]!;
+    const charged = await intentOf();
+    expect(charged.status).toBe('succeeded');
+    const rowOf = async () => (await t.database.db.select().from(payments).where(eq(payments.reference, charged.id)))[0];
+    expect(await rowOf()).toMatchObject({ rail: 'card', status: 'refunding', httpStatus: 500 });
+
+    // A minute later the request's lease has lapsed: the reconciler takes the refund over.
+    await t.database.db.update(payments).set({ leaseUntil: new Date(Date.now() - 1000) }).where(eq(payments.reference, charged.id));
+    await t.payments!.reconciler.run();
+    await t.payments!.reconciler.run();
+    expect((await intentOf()).status).toBe('refunded');
+    expect(await rowOf()).toMatchObject({ status: 'refunded', refundReference: charged.id });
+    expect(refund.mock.calls.filter(([id]) => id === charged.id)).toHaveLength(2); // the failed attempt and the one that landed
+    refund.mockRestore();
   });
 
   it('refuses a declined card with a reason', async () => {

@@ -5,10 +5,10 @@ import { Session } from 'mppx/tempo';
 import { createClient, encodeFunctionData, erc20Abi, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
-import { mppSessions, paymentReceipts } from '../db/schema.js';
+import { mppSessions, paymentReceipts, payments } from '../db/schema.js';
 import type { PaidRoute } from './prices.js';
 import { registerSessionManagement } from './routes.js';
 
@@ -25,6 +25,8 @@ const TICK = 1_000n; // $0.001
 const STREAM: PaidRoute = { method: 'GET', path: '/test/stream', price: TICK, rails: ['A'], unit: 'tick', card: false, effect: 'reads', summary: 'A test stream' };
 const CALL: PaidRoute = { method: 'POST', path: '/test/session-call', price: 20_000n, rails: ['A'], unit: 'session', card: false, effect: 'reads', summary: 'A test call' };
 let callRuns = 0;
+/** Calls with outcome `held-fail` wait here until the test lets them fail. */
+const held: (() => void)[] = [];
 
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
@@ -33,6 +35,9 @@ beforeAll(async () => {
   registerSessionManagement(t.app, STREAM, gate);
   t.app.get(STREAM.path, gate(STREAM), (c) => {
     const ticks = Number(c.req.query('ticks') ?? '1');
+    // The employer a stream is for, as a feature sets it once it has checked the caller may act for it.
+    const employer = c.req.query('employer');
+    if (employer) c.var.payment.employerId = employer;
     if (c.req.query('fail')) return c.json({ error: 'Broken.', code: 'INTERNAL_ERROR' }, 500);
     const encoder = new TextEncoder();
     const body = new ReadableStream({
@@ -49,7 +54,8 @@ beforeAll(async () => {
   t.app.post(CALL.path, gate(CALL), async (c) => {
     callRuns += 1;
     const { outcome } = (await c.req.json()) as { outcome: string };
-    if (outcome === 'fail') return c.json({ error: 'Broken.', code: 'INTERNAL_ERROR' }, 500);
+    if (outcome === 'held-fail') await new Promise<void>((resolve) => held.push(resolve));
+    if (outcome === 'fail' || outcome === 'held-fail') return c.json({ error: 'Broken.', code: 'INTERNAL_ERROR' }, 500);
     return c.json({ served: true });
   });
   server = await serveOnLoopback(t.app.fetch);
@@ -72,9 +78,9 @@ async function fundedPayer(): Promise<PrivateKeyAccount> {
 }
 
 /** mppx's session manager, unmodified, signing against the dev RPC (`fetch` lets a test intercept). */
-function sessionManager(payer: PrivateKeyAccount, fetchImpl: typeof fetch = fetch) {
+function sessionManager(payer: PrivateKeyAccount, fetchImpl: typeof fetch = fetch, maxDeposit = '0.05') {
   const client = createClient({ chain: tempoChain, transport: http(`${base}/api/dev/rpc/tempo`), account: payer });
-  return Session.Client.sessionManager({ account: payer, client, maxDeposit: '0.05', fetch: fetchImpl });
+  return Session.Client.sessionManager({ account: payer, client, maxDeposit, fetch: fetchImpl });
 }
 
 /** A session manager whose requests the test can read afterwards. */
@@ -173,6 +179,36 @@ describe('MPP sessions', () => {
     await manager.close();
   });
 
+  it('a call that fails after its channel was closed leaves spent at what the close captured, and refunds the payer once', async () => {
+    const payer = await fundedPayer();
+    const before = await tempoBalance(payer.address);
+    const manager = sessionManager(payer);
+    const call = (outcome: string) => manager.fetch(`${base}${CALL.path}`, callInit(outcome));
+    expect((await call('ok')).status).toBe(200);
+    const channelId = manager.channelId!;
+
+    // A second call is charged; while its handler runs, the payer closes the channel (capturing both).
+    const failing = call('held-fail');
+    await vi.waitFor(() => expect(held).toHaveLength(1));
+    await manager.close();
+    expect(await tempoBalance(payer.address)).toBe(before - 2n * CALL.price);
+    held.shift()!();
+    const failed = await failing;
+    expect(failed.status).toBe(500);
+    expect(failed.headers.get('payment-refund')).toBe('pending');
+
+    // The channel cannot give back what it already paid out: spent stays at the capture ...
+    expect(await t.payments!.sessions.channel(channelId)).toMatchObject({ finalized: true, spent: 2n * CALL.price, settledOnChain: 2n * CALL.price });
+    // ... and the failed call's price is owed to the payer, refunded on rail A by the reconciler, once.
+    const owed = await t.database.db.select().from(payments).where(eq(payments.reference, channelId.toLowerCase()));
+    expect(owed).toEqual([expect.objectContaining({ rail: 'A', status: 'refunding', amount: CALL.price, payer: payer.address, httpStatus: 500 })]);
+    await t.payments!.reconciler.run();
+    await t.payments!.reconciler.run();
+    const [refunded] = await t.database.db.select().from(payments).where(eq(payments.id, owed[0]!.id));
+    expect(refunded).toMatchObject({ status: 'refunded', refundReference: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(await tempoBalance(payer.address)).toBe(before - CALL.price);
+  });
+
   it('serves one voucher once, however many times it is sent at the same time', async () => {
     const payer = await fundedPayer();
     let replays: Response[] = [];
@@ -238,6 +274,73 @@ describe('MPP sessions', () => {
     const response = await fetch(`${base}${STREAM.path}?ticks=1`, { headers: { Authorization: credential } });
     expect(response.status).toBe(402);
     expect(await response.json()).toMatchObject({ code: 'PAYMENT_INVALID', error: expect.stringMatching(/per tick/) });
+  });
+});
+
+describe("a session in the employer's history", () => {
+  let owner: string;
+  let employerId: string;
+  beforeAll(async () => {
+    owner = await t.token('session-history-owner');
+    employerId = ((await (await t.request('POST', '/api/employers', { token: owner, body: { name: 'Co' } })).json()) as { id: string }).id;
+  });
+
+  const history = async <T>(feed: 'mpp-receipts' | 'mpp-sessions') => {
+    const response = await t.request('GET', `/api/employers/${employerId}/${feed}`, { token: owner });
+    expect(response.status).toBe(200);
+    return (await response.json()) as T;
+  };
+  type Receipts = { receipts: { route: string; amount_usd: string; reference: string }[] };
+  type Sessions = { sessions: { channel_id: string; status: string; deposit_usd: string; spent_usd: string; settled_usd: string; opened_at: string; closed_at: string | null }[] };
+  /** The stream's use is recorded when it ends, after the client has gone. */
+  const recorded = (channelId: string) =>
+    vi.waitFor(async () => {
+      const rows = await t.database.db.select().from(paymentReceipts).where(eq(paymentReceipts.sessionId, channelId.toLowerCase()));
+      expect(rows).toHaveLength(1);
+    });
+
+  it('a stream the payer stops paying for shows the ticks it was charged, not one more', async () => {
+    const payer = await fundedPayer();
+    const payee = t.payments!.payTo.tempo as Address;
+    const payeeBefore = await tempoBalance(payee);
+    // The deposit covers 4 ticks; asked for a 5th, the client refuses (beyond its limit) and leaves.
+    const manager = sessionManager(payer, fetch, '0.004');
+    const events: unknown[] = [];
+    await expect(
+      (async () => {
+        for await (const data of await manager.sse(`${base}${STREAM.path}?ticks=10&employer=${employerId}`)) events.push(JSON.parse(data));
+      })(),
+    ).rejects.toThrow(/exceeds local maxDeposit/);
+    expect(events).toHaveLength(4);
+    const channelId = manager.channelId!;
+    await recorded(channelId);
+    await manager.close();
+    expect(await tempoBalance(payee)).toBe(payeeBefore + 4n * TICK);
+
+    const { receipts } = await history<Receipts>('mpp-receipts');
+    expect(receipts.filter((r) => r.reference === channelId.toLowerCase())).toEqual([
+      expect.objectContaining({ route: 'GET /test/stream', amount_usd: '0.004000' }),
+    ]);
+    const { sessions } = await history<Sessions>('mpp-sessions');
+    expect(sessions.find((s) => s.channel_id === channelId.toLowerCase())).toMatchObject({ status: 'closed', spent_usd: '0.004000', settled_usd: '0.004000' });
+  });
+
+  it('shows when the session opened and the deposit it was opened with, also once it is closed', async () => {
+    const payer = await fundedPayer();
+    const manager = sessionManager(payer);
+    const arrivals: number[] = [];
+    for await (const data of await manager.sse(`${base}${STREAM.path}?ticks=10&employer=${employerId}`)) if (data) arrivals.push(Date.now());
+    expect(arrivals).toHaveLength(10);
+    const channelId = manager.channelId!;
+    await recorded(channelId);
+    await manager.close();
+
+    const { sessions } = await history<Sessions>('mpp-sessions');
+    const session = sessions.find((s) => s.channel_id === channelId.toLowerCase())!;
+    expect(session).toMatchObject({ status: 'closed', deposit_usd: '0.050000', spent_usd: '0.010000', settled_usd: '0.010000' });
+    // Opened before the stream's first event, not when its use was recorded or the channel closed.
+    expect(Date.parse(session.opened_at)).toBeLessThanOrEqual(arrivals[0]!);
+    expect(Date.parse(session.opened_at)).toBeLessThan(Date.parse(session.closed_at!));
   });
 });
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { auditLog, paymentReceipts, payments } from '../db/schema.js';
@@ -245,6 +246,25 @@ export async function markRefunded(db: Db, row: PaymentRow, reference: string, r
     await auditPayment(tx, row, 'payment.refunded', { amount: row.amount.toString(), payer: row.payer, refund_reference: reference, reason });
     return true;
   });
+}
+
+/** A fee a session can no longer give back through its channel (docs/decisions.md, issue 26): a rail A refund owed to the payer. */
+export interface OwedRefund {
+  network: string;
+  route: string;
+  payer: string;
+  amount: bigint;
+  asset: string;
+  /** The channel id. */
+  reference: string;
+  httpStatus: number | null;
+  requestId: string;
+  employerId: string | null;
+}
+
+/** Records an owed refund as a payment being refunded that nobody holds: the reconciler sends it, once. */
+export async function recordOwedRefund(db: Db, owed: OwedRefund): Promise<void> {
+  await db.insert(payments).values({ ...owed, proofKey: `mpp:session-refund:${randomUUID()}`, rail: 'A', status: 'refunding' });
 }
 
 // ---- the reconciler's work list ----------------------------------------------------------------

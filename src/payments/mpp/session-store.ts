@@ -4,6 +4,7 @@ import { Json } from 'ox';
 import { getAddress } from 'viem';
 import type { Db } from '../../db/client.js';
 import { mppChannelStore, mppSessions, paymentReceipts } from '../../db/schema.js';
+import { recordOwedRefund, type OwedRefund } from '../store.js';
 
 /**
  * MPP session channel state in PostgreSQL (mppx's Store: get/put/delete/update), so every instance
@@ -25,6 +26,10 @@ export interface ChannelState {
   settledOnChain: bigint;
   finalized: boolean;
   closeRequestedAt: bigint;
+  /** When the channel was opened (ISO 8601). */
+  createdAt: string;
+  chainId: number;
+  token: string;
 }
 
 export class PgChannelStore {
@@ -61,8 +66,11 @@ export class PgChannelStore {
     this.changes.emit(key);
   }
 
-  /** mppx's atomic update: `fn` sees the current value under a row lock and says what to write. */
-  async update<R>(key: string, fn: (current: unknown) => Change): Promise<R> {
+  /**
+   * mppx's atomic update: `fn` sees the current value under a row lock and says what to write;
+   * `alongside` writes what goes with that decision in the same transaction.
+   */
+  async update<R>(key: string, fn: (current: unknown) => Change, alongside?: (tx: Db, result: R) => Promise<void>): Promise<R> {
     const change = await this.db.transaction(async (tx) => {
       // A placeholder row gives a first writer something to lock; JSON null reads as absent.
       await tx.insert(mppChannelStore).values({ key, value: sql`'null'::jsonb` }).onConflictDoNothing();
@@ -80,6 +88,7 @@ export class PgChannelStore {
       } else if (result.op === 'delete') {
         await tx.delete(mppChannelStore).where(eq(mppChannelStore.key, key));
       }
+      await alongside?.(tx, result.result as R);
       return result;
     });
     if (change.op !== 'noop') this.changes.emit(key);
@@ -109,13 +118,30 @@ export class PgChannelStore {
     });
   }
 
-  /** Gives back `units` charges of `amount` (the handler failed, so the call is not charged). */
-  async refund(channelId: string, amount: bigint, units = 1): Promise<void> {
-    await this.update(channelKey(channelId), (value) => {
-      const current = value as ChannelState | null;
-      if (!current || current.spent < amount) return { op: 'noop', result: null };
-      return { op: 'set', value: { ...current, spent: current.spent - amount, units: Math.max(0, current.units - units) }, result: null };
-    });
+  /**
+   * Gives back a charge of `amount` (the handler failed, so the call is not charged). What a close
+   * (pending or done) or a settlement captured stays spent: the channel can no longer give it
+   * back, so the amount is owed to the payer instead, as a refund the reconciler sends.
+   */
+  async refund(channelId: string, amount: bigint, failed: Pick<OwedRefund, 'route' | 'httpStatus' | 'requestId' | 'employerId'>): Promise<'given back' | 'owed' | null> {
+    let owed: OwedRefund | null = null;
+    return this.update(
+      channelKey(channelId),
+      (value) => {
+        const current = value as ChannelState | null;
+        if (!current || current.spent < amount) return { op: 'noop', result: null };
+        const captured = current.finalized || current.closeRequestedAt !== 0n ? current.spent : current.settledOnChain;
+        if (current.spent - amount < captured) {
+          const asset = getAddress(current.token);
+          owed = { ...failed, network: `eip155:${current.chainId}`, payer: getAddress(current.payer), amount, asset, reference: channelKey(channelId) };
+          return { op: 'noop', result: 'owed' };
+        }
+        return { op: 'set', value: { ...current, spent: current.spent - amount, units: Math.max(0, current.units - 1) }, result: 'given back' };
+      },
+      async (tx) => {
+        if (owed) await recordOwedRefund(tx, owed);
+      },
+    );
   }
 
   async channel(channelId: string): Promise<ChannelState | null> {
@@ -247,7 +273,6 @@ export async function recordSessionUse(db: Db, channel: ChannelState, use: Sessi
   const payer = getAddress(channel.payer); // mppx keeps addresses in lower case
   const status = channel.finalized ? 'closed' : channel.closeRequestedAt !== 0n ? 'closing' : 'open';
   const state = {
-    deposit: channel.deposit,
     acceptedCumulative: channel.highestVoucherAmount,
     spent: channel.spent,
     settled: channel.settledOnChain,
@@ -258,10 +283,24 @@ export async function recordSessionUse(db: Db, channel: ChannelState, use: Sessi
   await db.transaction(async (tx) => {
     await tx
       .insert(mppSessions)
-      .values({ id: channelKey(use.channelId), payer, route: use.route, employerId: use.employerId, ...state })
+      .values({
+        id: channelKey(use.channelId),
+        payer,
+        route: use.route,
+        employerId: use.employerId,
+        deposit: channel.deposit,
+        openedAt: new Date(channel.createdAt),
+        ...state,
+      })
       .onConflictDoUpdate({
         target: mppSessions.id,
-        set: { ...state, employerId: sql`coalesce(${mppSessions.employerId}, excluded.employer_id)` },
+        set: {
+          ...state,
+          employerId: sql`coalesce(${mppSessions.employerId}, excluded.employer_id)`,
+          // A close zeroes the channel's deposit (mppx); the history keeps the deposit it had, top-ups included.
+          deposit: sql`greatest(${mppSessions.deposit}, excluded.deposit)`,
+          openedAt: sql`least(${mppSessions.openedAt}, excluded.opened_at)`,
+        },
       });
     if (use.units === 0) return;
     await tx.insert(paymentReceipts).values({

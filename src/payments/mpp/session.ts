@@ -119,14 +119,17 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
   }
   const context = { id: channelId, employerId: null as string | null, redeemed: false };
   c.set('payment', context);
+  /** Gives the charge back, or records it owed once the channel's close has captured it. */
+  const giveBack = (httpStatus: number | null) =>
+    deps.store.refund(channelId, price, { route: routeName, httpStatus, requestId: c.var.requestId, employerId: context.employerId });
   try {
     await call.next();
   } catch (error) {
-    await deps.store.refund(channelId, price);
+    await giveBack(500);
     throw error;
   }
   if (c.res.status >= 500) {
-    await deps.store.refund(channelId, price);
+    if ((await giveBack(c.res.status)) === 'owed') c.res.headers.set('Payment-Refund', 'pending');
     return;
   }
 
@@ -148,21 +151,26 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
     return;
   }
 
-  // A stream: one tick per event, the first one already charged above.
+  // A stream: one tick per event, the first one already charged above. The metering reads an event
+  // from upstream before it charges it, so the ticks are what it charged, not what it read: an event
+  // read while the payer left or ran out of vouchers was never paid for.
   const upstream = c.res;
-  let delivered = 0;
+  let firstPassedOn = false;
+  let laterTicks = 0;
   const events = async function* () {
     try {
       for await (const data of Session.Server.Sse.iterateData(upstream)) {
-        delivered += 1;
         yield data;
+        // Asked for the next one: the metering passed this one on.
+        firstPassedOn = true;
       }
     } finally {
       await upstream.body?.cancel().catch(() => {});
+      const ticks = firstPassedOn ? 1 + laterTicks : 0;
       // A stream that delivered nothing keeps nothing.
-      if (delivered === 0) await deps.store.refund(channelId, price);
+      if (ticks === 0) await giveBack(null);
       const channel = await deps.store.channel(channelId);
-      await record(channel, delivered).catch((error: unknown) => c.var.log.error({ err: error, channelId }, 'session use not recorded'));
+      await record(channel, ticks).catch((error: unknown) => c.var.log.error({ err: error, channelId }, 'session use not recorded'));
     }
   };
   // Ends the stream when the client leaves, or when the session runs dry (no voucher in time).
@@ -177,6 +185,9 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
     tickCost: price,
     generate: events(),
     prepaidUnits: 1,
+    onChargeCommitted: () => {
+      laterTicks += 1;
+    },
     pollIntervalMs: 250,
     signal: stop.signal,
   });
