@@ -986,6 +986,10 @@ export const oauthRefreshTokens = pgTable(
   (t) => [
     uniqueIndex('oauth_refresh_tokens_hash_key').on(t.tokenHash),
     index('oauth_refresh_tokens_family_idx').on(t.familyId),
+    // A family's one live token: what /api/mcp looks up per request to know the grant stands.
+    uniqueIndex('oauth_refresh_tokens_live_family_key')
+      .on(t.familyId)
+      .where(sql`revoked_at IS NULL`),
   ],
 );
 

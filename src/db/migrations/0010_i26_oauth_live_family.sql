@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX "oauth_refresh_tokens_live_family_key" ON "oauth_refresh_tokens" USING btree ("family_id") WHERE revoked_at IS NULL;
