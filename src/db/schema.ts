@@ -1028,8 +1028,21 @@ export const virtualAddressInflows = pgTable(
 export const indexerCursors = pgTable('indexer_cursors', {
   name: text('name').primaryKey(),
   lastBlock: bigint('last_block', { mode: 'bigint' }).notNull(),
+  /** The hash of `last_block` when it was indexed: another hash there now means a reorg. Null: indexed before hashes were kept. */
+  lastBlockHash: text('last_block_hash'),
   updatedAt: updatedAt(),
 });
+
+/** Hashes of blocks a cursor stopped at (recent ones): after a reorg, the newest still on the chain is the fork point. */
+export const indexerCheckpoints = pgTable(
+  'indexer_checkpoints',
+  {
+    name: text('name').notNull(),
+    blockNumber: bigint('block_number', { mode: 'bigint' }).notNull(),
+    blockHash: text('block_hash').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.name, t.blockNumber] })],
+);
 
 // ---------------------------------------------------------------------------------------------
 // Cross-cutting: idempotency keys, audit log

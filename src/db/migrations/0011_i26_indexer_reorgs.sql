@@ -1,0 +1,8 @@
+CREATE TABLE "indexer_checkpoints" (
+	"name" text NOT NULL,
+	"block_number" bigint NOT NULL,
+	"block_hash" text NOT NULL,
+	CONSTRAINT "indexer_checkpoints_name_block_number_pk" PRIMARY KEY("name","block_number")
+);
+--> statement-breakpoint
+ALTER TABLE "indexer_cursors" ADD COLUMN "last_block_hash" text;
