@@ -21,6 +21,7 @@ import { EscrowService, escrowOptionsFrom } from './features/escrow/service.js';
 import { LOCAL_ESCROW_PROGRAM_ID } from './chains/embedded/escrow-program.js';
 import { AccessTokens } from './features/oauth/access-tokens.js';
 import { registerOAuthRoutes } from './features/oauth/routes.js';
+import { OAuthService } from './features/oauth/service.js';
 import { registerReputationRoutes } from './features/reputation/routes.js';
 import { ReputationService, enqueueReputationWrite } from './features/reputation/service.js';
 import { registerBridgeRoutes } from './features/bridge/routes.js';
@@ -142,6 +143,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     configuredKey: config.oauthSigningKey,
     dataDir: config.dataDir,
   });
+  const oauth = new OAuthService(deps.database, accessTokens, { issuer: config.publicBaseUrl, resource: accessTokens.audience });
 
   app.use('*', requestContext(deps.log, metrics));
   app.use(
@@ -212,7 +214,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
   registerMppActivityRoutes(app, { activity: services.mppActivity, requireUser: authenticated });
   registerNotificationRoutes(app, { notifications: new NotificationsService(deps.database, services.employers), requireUser: authenticated });
   registerActivityRoutes(app, { database: deps.database, requireUser: authenticated });
-  registerOAuthRoutes(app, { database: deps.database, accessTokens, requireUser: authenticated, publicBaseUrl: config.publicBaseUrl, devSignIn: deps.devIdentityProvider !== null, identityProviderIssuer: config.idp.issuer });
+  registerOAuthRoutes(app, { oauth, requireUser: authenticated, devSignIn: deps.devIdentityProvider !== null, identityProviderIssuer: config.idp.issuer });
   if (deps.payments && deps.chains) {
     const gate = deps.payments.gate;
     // Paid routes carry the payment in Authorization; identity comes in its own headers.
@@ -284,7 +286,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
   }
 
   // MCP front door (spec 4.6): outside the chains block, so its free tools exist without chains.
-  registerMcpRoutes(app, { config, accessTokens });
+  registerMcpRoutes(app, { config, oauth });
 
   registerSessionRoute(app, { requireUser: authenticated });
   registerSignInOptionsRoute(app, { devSignIn: deps.devIdentityProvider !== null, loginUrl: config.idp.loginUrl });

@@ -146,3 +146,15 @@ describe('Solana payroll policy settings', () => {
     expect(() => loadConfig({ SOLANA_PAYROLL_ALLOWED_PROGRAMS: '0xabc' })).toThrow(/SOLANA_PAYROLL_ALLOWED_PROGRAMS/);
   });
 });
+
+describe('virtual inflow settings', () => {
+  it('waits 20 blocks on live Tempo and none on the embedded chain by default, and takes VIRTUAL_INFLOW_CONFIRMATIONS', () => {
+    expect(loadConfig({}).virtualInflows).toEqual({ confirmations: 0 });
+    expect(loadConfig(LIVE).virtualInflows).toEqual({ confirmations: 20 });
+    expect(loadConfig({ VIRTUAL_INFLOW_CONFIRMATIONS: '3' }).virtualInflows.confirmations).toBe(3);
+    expect(loadConfig({ ...LIVE, VIRTUAL_INFLOW_CONFIRMATIONS: '0' }).virtualInflows.confirmations).toBe(0);
+    for (const value of ['-1', 'deep', '2.5', '1001']) {
+      expect(() => loadConfig({ VIRTUAL_INFLOW_CONFIRMATIONS: value })).toThrow(/VIRTUAL_INFLOW_CONFIRMATIONS/);
+    }
+  });
+});

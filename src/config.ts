@@ -161,6 +161,10 @@ const envSchema = z.object({
   // salt-mining iterations one POST /api/employers/{id}/virtual-master may spend.
   VIRTUAL_MASTER_ZERO_BYTES: optionalString.pipe(z.string().regex(/^[0-4]$/, 'an integer from 0 to 4').transform(Number).optional()),
   VIRTUAL_MASTER_BUDGET: z.coerce.number().int().min(1).max(50_000_000).default(50_000_000),
+  // Blocks mined on top of a transfer to a virtual address before the indexer records it (a reorg
+  // shallower than that never reaches the rows). Default: 20 on live Tempo (about 10 s of 0.5 s
+  // blocks), 0 on the embedded chain, which mines one block per transaction and cannot reorganise.
+  VIRTUAL_INFLOW_CONFIRMATIONS: optionalString.pipe(z.string().regex(/^(0|[1-9][0-9]{0,2}|1000)$/, 'whole blocks, 0 to 1000').transform(Number).optional()),
   // Reliability suite only (local mode; refused in live mode): kill the process at a named point
   // (src/faults.ts), and let a restarted process take over a dead one's payroll run, escrow or
   // reputation write after this many seconds instead of the production leases (60 s, 90 s, 300 s).
@@ -197,6 +201,9 @@ const LIVE_REQUIRED = [
 ] as const satisfies readonly (keyof Env)[];
 
 export type Mode = 'local' | 'live';
+
+/** VIRTUAL_INFLOW_CONFIRMATIONS when unset: live Tempo, or the embedded chain (see the schema). */
+export const DEFAULT_INFLOW_CONFIRMATIONS: Record<Mode, number> = { live: 20, local: 0 };
 
 /** Models used when AI_MODEL is not set. */
 export const DEFAULT_AI_MODELS = { anthropic: 'claude-sonnet-4-5', openai: 'gpt-4o-mini' } as const;
@@ -239,6 +246,8 @@ export interface Config {
   demoAgent: { livePrivateKey: `0x${string}` | undefined; liveSpendCapUsd: bigint };
   /** zeroBytes: the embedded registry's difficulty when first deployed (4 in live mode); budget: iterations per request. */
   virtualMaster: { zeroBytes: number; budget: number };
+  /** confirmations: blocks on top of an inflow's block before the indexer records it. */
+  virtualInflows: { confirmations: number };
   /** Local mode only: the crash point armed for this process, and the lease override for takeovers after a crash. */
   faults: { crashAt: string | undefined; takeoverSeconds: number | undefined };
   live: {
@@ -372,6 +381,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       liveSpendCapUsd: parseUsd(env.DEMO_AGENT_LIVE_SPEND_CAP_USD)!,
     },
     virtualMaster: { zeroBytes: mode === 'local' ? (env.VIRTUAL_MASTER_ZERO_BYTES ?? 4) : 4, budget: env.VIRTUAL_MASTER_BUDGET },
+    virtualInflows: { confirmations: env.VIRTUAL_INFLOW_CONFIRMATIONS ?? DEFAULT_INFLOW_CONFIRMATIONS[mode] },
     faults: { crashAt: env.CRASH_AT, takeoverSeconds: env.LOCAL_TAKEOVER_SECONDS },
     live: {
       tempoRpcUrl: env.TEMPO_RPC_URL,

@@ -121,7 +121,9 @@ export async function startService(config: Config, log: Logger): Promise<Running
       log.child({ component: 'escrow' }),
     );
     defineEscrowJobs(jobs, { escrow });
-    defineVirtualAddressJobs(jobs, { indexer: new VirtualInflowIndexer(database, chains.tempo, inflowTokens(config.mode, chains.tempo.token)) });
+    defineVirtualAddressJobs(jobs, {
+      indexer: new VirtualInflowIndexer(database, chains.tempo, inflowTokens(config.mode, chains.tempo.token), { confirmations: config.virtualInflows.confirmations }),
+    });
     // A process that died between recording a payroll batch and broadcasting it left those bytes
     // unsent: send them before this process signs anything else with that wallet and takes their nonce.
     await payrollReconciler.reconcileStale(0);

@@ -990,6 +990,10 @@ export const oauthRefreshTokens = pgTable(
   (t) => [
     uniqueIndex('oauth_refresh_tokens_hash_key').on(t.tokenHash),
     index('oauth_refresh_tokens_family_idx').on(t.familyId),
+    // A family's one live token: what /api/mcp looks up per request to know the grant stands.
+    uniqueIndex('oauth_refresh_tokens_live_family_key')
+      .on(t.familyId)
+      .where(sql`revoked_at IS NULL`),
   ],
 );
 
@@ -1028,8 +1032,21 @@ export const virtualAddressInflows = pgTable(
 export const indexerCursors = pgTable('indexer_cursors', {
   name: text('name').primaryKey(),
   lastBlock: bigint('last_block', { mode: 'bigint' }).notNull(),
+  /** The hash of `last_block` when it was indexed: another hash there now means a reorg. Null: indexed before hashes were kept. */
+  lastBlockHash: text('last_block_hash'),
   updatedAt: updatedAt(),
 });
+
+/** Hashes of blocks a cursor stopped at (recent ones): after a reorg, the newest still on the chain is the fork point. */
+export const indexerCheckpoints = pgTable(
+  'indexer_checkpoints',
+  {
+    name: text('name').notNull(),
+    blockNumber: bigint('block_number', { mode: 'bigint' }).notNull(),
+    blockHash: text('block_hash').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.name, t.blockNumber] })],
+);
 
 // ---------------------------------------------------------------------------------------------
 // Cross-cutting: idempotency keys, audit log

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { AccessTokens } from '../../src/features/oauth/access-tokens.js';
 import { agentProofHeaders } from '../support/agents.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../support/http.js';
 import { railA, x402, type PayingFetch } from '../support/pay.js';
 import { reportFigure } from './figures.js';
+import { OAuthFlow } from './support/auth-oauth.js';
 import {
   listOperations,
   malformedCase,
@@ -88,9 +88,8 @@ beforeAll(async () => {
   });
   expect(announcement.status, await announcement.clone().text()).toBe(201);
   const announcementId = ((await announcement.json()) as { id: string }).id;
-  // The MCP endpoint's own access token (what the OAuth flow would issue), from the app's key in its data dir.
-  const mcpTokens = new AccessTokens({ issuer: t.config.publicBaseUrl, audience: `${t.config.publicBaseUrl}/api/mcp`, configuredKey: undefined, dataDir: t.config.dataDir });
-  const mcp = (await mcpTokens.issue({ userId: tenant.owner.sub, clientId: 'fuzz', scopes: ['mcp:tools'] })).token;
+  // The MCP endpoint's access token, from a real grant (/api/mcp checks that its family is live).
+  const mcp = (await new OAuthFlow(t, tenant.owner.token).grant()).tokens.access_token;
 
   const documentResponse = await t.request('GET', '/api/openapi.json');
   expect(documentResponse.status).toBe(200);

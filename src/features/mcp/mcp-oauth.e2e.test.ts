@@ -139,5 +139,14 @@ describe('MCP over OAuth 2.1 with the SDK client', () => {
     expect(reused).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     const newest = await tokenRequest({ grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token!, client_id: clientId });
     expect(newest).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    // The family's access tokens stop at once, not when they expire.
+    for (const accessToken of [provider.saved!.access_token, rotated.body.access_token!]) {
+      const refused = await fetch(mcpUrl, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+      expect(refused.status).toBe(401);
+    }
   });
 });

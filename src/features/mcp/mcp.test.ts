@@ -11,6 +11,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentProofHeaders, type AgentSigner } from '../../../test/support/agents.js';
+import { OAuthFlow } from '../../../test/reliability/support/auth-oauth.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { x402Payloads } from '../../../test/support/pay.js';
@@ -33,7 +34,6 @@ const USD = 1_000_000n;
 let t: TestApp;
 let server: LoopbackServer;
 let mcpUrl: string;
-let tokens: AccessTokens;
 let owner: string;
 let employerId: string;
 let agentKey: string;
@@ -44,11 +44,11 @@ const textOf = (result: CallToolResult) => (result.content[0] as { text: string 
 const bodyOf = (result: CallToolResult) => JSON.parse(textOf(result)) as Json;
 const statusOf = (result: CallToolResult) => result._meta?.['http/status'];
 
+/** An access token from a real grant (its family must be live), or, for another audience, one signed with the app's key. */
 async function bearer(userId = `mcp-user-${randomUUID()}`, audience?: string): Promise<string> {
-  const issuer = audience
-    ? new AccessTokens({ issuer: t.config.publicBaseUrl, audience, configuredKey: undefined, dataDir: t.config.dataDir })
-    : tokens;
-  return (await issuer.issue({ userId, clientId: 'test', scopes: ['mcp:tools'] })).token;
+  if (!audience) return (await new OAuthFlow(t, await t.token(userId, `${userId}@mcp.example`)).grant()).tokens.access_token;
+  const issuer = new AccessTokens({ issuer: t.config.publicBaseUrl, audience, configuredKey: undefined, dataDir: t.config.dataDir });
+  return (await issuer.issue({ userId, clientId: 'test', scopes: ['mcp:tools'], familyId: randomUUID() })).token;
 }
 
 /** The SDK client over streamable HTTP with a bearer; `headers` are added to the HTTP requests while set (per call). */
@@ -137,7 +137,6 @@ beforeAll(async () => {
   t = await startTestApp({ BRIDGE_SANDBOX_STEP_SECONDS: '1' }, { chains: true });
   server = await serveOnLoopback(t.app.fetch);
   mcpUrl = `${server.url}/api/mcp`;
-  tokens = new AccessTokens({ issuer: t.config.publicBaseUrl, audience: `${t.config.publicBaseUrl}/api/mcp`, configuredKey: undefined, dataDir: t.config.dataDir });
   owner = await t.token(`mcp-owner-${randomUUID()}`, 'owner@mcp.example');
   employerId = (await json<{ id: string }>(await t.request('POST', '/api/employers', { token: owner, body: { name: 'MCP Co' } }))).id;
   const tempoChainPort = t.chains!.tempo;
@@ -511,7 +510,7 @@ describe('the dispatch', () => {
       c.set('log', createLogger('silent'));
       await next();
     });
-    registerMcpRoutes(app, { config: t.config, accessTokens: { verify: async () => ({ userId: 'u', clientId: 'c', scopes: ['mcp:tools'] }) } });
+    registerMcpRoutes(app, { config: t.config, oauth: { authenticate: async () => ({ userId: 'u', clientId: 'c', scopes: ['mcp:tools'], familyId: randomUUID() }) } });
     app.all('/api/*', async (c) =>
       c.req.path === '/api/mcp'
         ? c.json({ error: 'no SSE stream' }, 405)

@@ -5,7 +5,8 @@ import type { Config } from '../../config.js';
 import type { AppEnv } from '../../http/context.js';
 import { AppError, errorResponse } from '../../http/errors.js';
 import { ErrorSchema } from '../../http/validation.js';
-import { MCP_SCOPE, type AccessTokenClaims, type AccessTokens } from '../oauth/access-tokens.js';
+import { MCP_SCOPE } from '../oauth/access-tokens.js';
+import type { OAuthService } from '../oauth/service.js';
 import { createMcpServer, FORWARDED_HEADERS, MPP_META_KEY, PAYMENT_AUTHORIZATION_HEADER, X402_META_KEY } from './server.js';
 import { buildCatalog } from './tools.js';
 
@@ -13,7 +14,8 @@ export const MCP_PATH = '/api/mcp';
 
 export interface McpRouteDeps {
   config: Pick<Config, 'publicBaseUrl' | 'serviceSlug' | 'http'>;
-  accessTokens: Pick<AccessTokens, 'verify'>;
+  /** A bearer's claims, or null when it is not a live access token for this endpoint. */
+  oauth: Pick<OAuthService, 'authenticate'>;
 }
 
 /**
@@ -56,12 +58,8 @@ export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps):
     }
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('Authorization') ?? '')?.[1];
     if (!bearer) return unauthorized(c);
-    let claims: AccessTokenClaims;
-    try {
-      claims = await deps.accessTokens.verify(bearer);
-    } catch {
-      return unauthorized(c, 'the access token is invalid or expired or not for this endpoint');
-    }
+    const claims = await deps.oauth.authenticate(bearer);
+    if (!claims) return unauthorized(c, 'the access token is invalid, expired, revoked or not for this endpoint');
     // The OAuth user is on every log line of this request (tool calls included); it grants nothing
     // in a tool: only the forwarded payment and identity headers do.
     const log = c.var.log.child({ oauthSub: claims.userId, oauthClient: claims.clientId });

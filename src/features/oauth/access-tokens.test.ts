@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,13 +12,14 @@ import { AccessTokens, MCP_SCOPE } from './access-tokens.js';
  */
 const ISSUER = 'https://payroll.example';
 const AUDIENCE = `${ISSUER}/api/mcp`;
+const FAMILY = randomUUID();
 let dataDir: string;
 let tokens: AccessTokens;
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'access-tokens-'));
   tokens = new AccessTokens({ issuer: ISSUER, audience: AUDIENCE, configuredKey: undefined, dataDir });
-  await tokens.issue({ userId: 'u', clientId: 'c', scopes: [MCP_SCOPE] }); // creates the key file
+  await tokens.issue({ userId: 'u', clientId: 'c', scopes: [MCP_SCOPE], familyId: FAMILY }); // creates the key file
 });
 
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
@@ -26,7 +28,7 @@ afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 async function signed(claims: Record<string, unknown>) {
   const jwk = JSON.parse(fs.readFileSync(path.join(dataDir, 'oauth-signing-key.json'), 'utf8')) as JWK;
   const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ client_id: 'c', scope: MCP_SCOPE, sub: 'user-1', iat: now, exp: now + 600, ...claims })
+  return new SignJWT({ client_id: 'c', scope: MCP_SCOPE, family_id: FAMILY, sub: 'user-1', iat: now, exp: now + 600, ...claims })
     .setProtectedHeader({ alg: 'ES256', kid: jwk.kid, typ: 'at+jwt' })
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
@@ -35,8 +37,8 @@ async function signed(claims: Record<string, unknown>) {
 
 describe('AccessTokens.verify', () => {
   it('accepts its own tokens', async () => {
-    const { token } = await tokens.issue({ userId: 'user-1', clientId: 'c', scopes: [MCP_SCOPE] });
-    await expect(tokens.verify(token)).resolves.toEqual({ userId: 'user-1', clientId: 'c', scopes: [MCP_SCOPE] });
+    const { token } = await tokens.issue({ userId: 'user-1', clientId: 'c', scopes: [MCP_SCOPE], familyId: FAMILY });
+    await expect(tokens.verify(token)).resolves.toEqual({ userId: 'user-1', clientId: 'c', scopes: [MCP_SCOPE], familyId: FAMILY });
     await expect(tokens.verify(await signed({}))).resolves.toMatchObject({ userId: 'user-1' });
   });
 
@@ -44,6 +46,12 @@ describe('AccessTokens.verify', () => {
     const now = Math.floor(Date.now() / 1000);
     await expect(tokens.verify(await signed({ iat: now + 3600, exp: now + 7200 }))).rejects.toThrow(/future/);
     await expect(tokens.verify(await signed({ iat: now + 3 }))).resolves.toMatchObject({ userId: 'user-1' });
+  });
+
+  it('refuses a token without its grant family, or with one that is not a UUID', async () => {
+    await expect(tokens.verify(await signed({ family_id: undefined }))).rejects.toThrow(/family_id/);
+    await expect(tokens.verify(await signed({ family_id: 'family' }))).rejects.toThrow(/family/);
+    await expect(tokens.verify(await signed({ family_id: 7 }))).rejects.toThrow(/family/);
   });
 
   it('refuses an empty or non-string subject', async () => {

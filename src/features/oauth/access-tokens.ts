@@ -11,7 +11,11 @@ export interface AccessTokenClaims {
   userId: string;
   clientId: string;
   scopes: string[];
+  /** The grant (refresh-token family) the token was issued for: revoking it ends the token too. */
+  familyId: string;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * MCP access tokens: ES256 JWTs issued by this service (`iss` = the public base URL) for one
@@ -32,7 +36,7 @@ export class AccessTokens {
 
   async issue(claims: AccessTokenClaims): Promise<{ token: string; expiresIn: number }> {
     const { privateKey, kid } = await this.loadKeys();
-    const token = await new SignJWT({ client_id: claims.clientId, scope: claims.scopes.join(' ') })
+    const token = await new SignJWT({ client_id: claims.clientId, scope: claims.scopes.join(' '), family_id: claims.familyId })
       .setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt' })
       .setIssuer(this.options.issuer)
       .setAudience(this.options.audience)
@@ -44,7 +48,11 @@ export class AccessTokens {
     return { token, expiresIn: ACCESS_TOKEN_SECONDS };
   }
 
-  /** The token's claims; throws for a bad signature, another issuer or audience, expiry, `iat` in the future, a bad subject, or a missing scope. */
+  /**
+   * The token's claims; throws for a bad signature, another issuer or audience, expiry, `iat` in
+   * the future, a bad subject or family, or a missing scope. Whether its family is still live is
+   * the caller's question (OAuthService.authenticate): this needs no database.
+   */
   async verify(token: string): Promise<AccessTokenClaims> {
     const { publicKey } = await this.loadKeys();
     const { payload } = await jwtVerify(token, publicKey, {
@@ -52,14 +60,15 @@ export class AccessTokens {
       issuer: this.options.issuer,
       audience: this.options.audience,
       typ: 'at+jwt',
-      requiredClaims: ['sub', 'exp', 'client_id', 'scope'],
+      requiredClaims: ['sub', 'exp', 'client_id', 'scope', 'family_id'],
     });
     // jose checks `iat` only with maxTokenAge; allow a few seconds of skew between instances.
     if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + 5) throw new Error('the token was issued in the future');
     if (typeof payload.sub !== 'string' || payload.sub === '') throw new Error('the token subject is missing or malformed');
+    if (typeof payload.family_id !== 'string' || !UUID.test(payload.family_id)) throw new Error('the token family is missing or malformed');
     const scopes = String(payload.scope).split(' ').filter(Boolean);
     if (!scopes.includes(MCP_SCOPE)) throw new Error(`the token lacks scope ${MCP_SCOPE}`);
-    return { userId: payload.sub, clientId: String(payload.client_id), scopes };
+    return { userId: payload.sub, clientId: String(payload.client_id), scopes, familyId: payload.family_id };
   }
 
   private loadKeys() {

@@ -413,12 +413,12 @@ describe('token endpoint: authorization code', () => {
       scope: 'mcp:tools',
     });
 
-    expect(await accessTokens.verify(tokens.access_token)).toEqual({ userId: 'oauth-user', clientId, scopes: ['mcp:tools'] });
+    const row = await refreshRow(tokens.refresh_token);
+    expect(await accessTokens.verify(tokens.access_token)).toEqual({ userId: 'oauth-user', clientId, scopes: ['mcp:tools'], familyId: row.familyId });
     const claims = decodeJwt(tokens.access_token);
-    expect(claims).toMatchObject({ iss: BASE, aud: MCP_URL, sub: 'oauth-user', client_id: clientId, scope: 'mcp:tools' });
+    expect(claims).toMatchObject({ iss: BASE, aud: MCP_URL, sub: 'oauth-user', client_id: clientId, scope: 'mcp:tools', family_id: row.familyId });
     expect(claims.exp! - claims.iat!).toBe(3600);
 
-    const row = await refreshRow(tokens.refresh_token);
     expect(row).toMatchObject({ clientId, userId: 'oauth-user', scope: 'mcp:tools', revokedAt: null, replacedBy: null });
     const days = (row.expiresAt.getTime() - Date.now()) / 86_400_000;
     expect(days).toBeGreaterThan(29.99);
@@ -580,12 +580,53 @@ describe('token endpoint: request errors', () => {
   });
 });
 
+describe('a revoked grant on /api/mcp', () => {
+  /** tools/list on the MCP endpoint with this access token. */
+  const mcp = (accessToken: string) =>
+    t.request('POST', '/api/mcp', {
+      token: accessToken,
+      headers: { accept: 'application/json, text/event-stream' },
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+    });
+
+  async function expectRevoked(accessToken: string) {
+    const refused = await mcp(accessToken);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
+  }
+
+  it('refuses the access token issued for a code as soon as the code is used again', async () => {
+    const bystander = await freshGrant();
+    const clientId = await registerClient();
+    const { verifier, challenge } = pkce();
+    const code = await approvedCode(clientId, challenge);
+    const first = await json(await exchange(clientId, code, verifier));
+    expect((await mcp(first.access_token)).status).toBe(200);
+
+    await expectOAuthError(await exchange(clientId, code, verifier), 400, 'invalid_grant');
+    await expectRevoked(first.access_token);
+    expect((await mcp(bystander.tokens.access_token)).status).toBe(200);
+  });
+
+  it("refuses every access token of the family as soon as a rotated refresh token is used again", async () => {
+    const bystander = await freshGrant();
+    const { clientId, tokens } = await freshGrant();
+    const rotated = await json(await refresh(clientId, tokens.refresh_token));
+    // A rotation ends nothing: the family's access tokens all still work.
+    for (const access of [tokens.access_token, rotated.access_token]) expect((await mcp(access)).status).toBe(200);
+
+    await expectOAuthError(await refresh(clientId, tokens.refresh_token), 400, 'invalid_grant');
+    for (const access of [tokens.access_token, rotated.access_token]) await expectRevoked(access);
+    expect((await mcp(bystander.tokens.access_token)).status).toBe(200);
+  });
+});
+
 describe('access token audience', () => {
   it('is bound to the MCP endpoint: a verifier for another audience refuses it, and vice versa', async () => {
     const { tokens } = await freshGrant();
     const elsewhere = new AccessTokens({ issuer: BASE, audience: `${BASE}/api/other`, configuredKey: undefined, dataDir: t.config.dataDir });
     await expect(elsewhere.verify(tokens.access_token)).rejects.toThrow(/aud/);
-    const foreign = await elsewhere.issue({ userId: 'oauth-user', clientId: 'c', scopes: [MCP_SCOPE] });
+    const foreign = await elsewhere.issue({ userId: 'oauth-user', clientId: 'c', scopes: [MCP_SCOPE], familyId: crypto.randomUUID() });
     await expect(accessTokens.verify(foreign.token)).rejects.toThrow(/aud/);
     // Same key, same audience, another issuer: refused too.
     const otherIssuer = new AccessTokens({ issuer: 'https://other.example', audience: MCP_URL, configuredKey: undefined, dataDir: t.config.dataDir });

@@ -1,11 +1,10 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { ZodError } from 'zod';
-import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
 import { badRequest } from '../../http/errors.js';
 import { errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
-import { MCP_SCOPE, type AccessTokens } from './access-tokens.js';
+import { MCP_SCOPE } from './access-tokens.js';
 import { consentPage, errorPage } from './consent-page.js';
 import {
   AuthorizationServerMetadata,
@@ -19,17 +18,14 @@ import {
   TokenRequest,
   TokenResponse,
 } from './schema.js';
-import { GRANT_TYPES, OAuthError, OAuthService } from './service.js';
+import { GRANT_TYPES, OAuthError, type OAuthService } from './service.js';
 import type { ClientRow } from './store.js';
 
 export interface OAuthRouteDeps {
-  database: Database;
-  /** Signs the MCP access tokens (built once in buildApp; /api/mcp verifies with the same instance). */
-  accessTokens: AccessTokens;
+  /** The authorization server (built once in buildApp; /api/mcp authenticates with the same instance). */
+  oauth: OAuthService;
   /** Identity-provider bearer -> `c.var.caller`: who approves on the consent page. */
   requireUser: MiddlewareHandler<AppEnv>;
-  /** The issuer and the base of every advertised URL (config, never the Host header). */
-  publicBaseUrl: string;
   /** Local mode: the consent page signs in through POST /api/dev/token. */
   devSignIn: boolean;
   /** Named on the consent page in live mode. */
@@ -103,7 +99,7 @@ function presentClient(client: ClientRow) {
  * decision, and the token endpoint.
  */
 export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, deps: OAuthRouteDeps): void {
-  const oauth = new OAuthService(deps.database, deps.accessTokens, { issuer: deps.publicBaseUrl, resource: deps.accessTokens.audience });
+  const { oauth } = deps;
 
   // ---- discovery --------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Database, Db } from '../../db/client.js';
-import { MCP_SCOPE, type AccessTokens } from './access-tokens.js';
+import { MCP_SCOPE, type AccessTokenClaims, type AccessTokens } from './access-tokens.js';
 import type { AuthorizationParams, TokenParams } from './schema.js';
 import * as store from './store.js';
 import type { ClientRow } from './store.js';
@@ -274,6 +274,24 @@ export class OAuthService {
     return { ok: true, redirectTo: this.redirectUrl(request.redirectUri, { code, state: request.state }) };
   }
 
+  // ---- the protected resource -------------------------------------------------------------------
+
+  /**
+   * The claims of a bearer for /api/mcp, or null: a valid signature is not enough, the token's
+   * grant (its refresh-token family) must still be live. One indexed row per request, so a family
+   * revoked by any instance (code or refresh-token reuse) closes its access tokens everywhere at
+   * once instead of when they expire. A database failure throws (a 500, not a 401).
+   */
+  async authenticate(bearer: string): Promise<AccessTokenClaims | null> {
+    let claims: AccessTokenClaims;
+    try {
+      claims = await this.accessTokens.verify(bearer);
+    } catch {
+      return null;
+    }
+    return (await store.familyIsLive(this.database.db, claims.familyId)) ? claims : null;
+  }
+
   // ---- token endpoint ---------------------------------------------------------------------------
 
   /** POST /api/oauth/token; throws OAuthError for every refusal. */
@@ -372,7 +390,7 @@ export class OAuthService {
       scope: grant.scope,
       expiresAt: new Date(Date.now() + REFRESH_TOKEN_TTL_SECONDS * 1000),
     });
-    const access = await this.accessTokens.issue({ userId: grant.userId, clientId: grant.clientId, scopes: grant.scope.split(' ') });
+    const access = await this.accessTokens.issue({ userId: grant.userId, clientId: grant.clientId, scopes: grant.scope.split(' '), familyId: grant.familyId });
     return { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: refreshToken, scope: grant.scope };
   }
 

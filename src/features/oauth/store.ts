@@ -74,3 +74,16 @@ export async function revokeFamily(db: Db, familyId: string): Promise<number> {
     .returning({ id: oauthRefreshTokens.id });
   return rows.length;
 }
+
+/**
+ * Whether the family still holds its live refresh token: a rotation replaces it in the same
+ * transaction, a revocation ends it. One row of a unique partial index (at most one per family).
+ */
+export async function familyIsLive(db: Db, familyId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: oauthRefreshTokens.id })
+    .from(oauthRefreshTokens)
+    .where(and(eq(oauthRefreshTokens.familyId, familyId), isNull(oauthRefreshTokens.revokedAt)))
+    .limit(1);
+  return row !== undefined;
+}

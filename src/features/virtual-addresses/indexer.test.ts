@@ -13,10 +13,14 @@ import { defineVirtualAddressJobs } from './jobs.js';
 /**
  * The `index-virtual-inflows` job's indexer on the embedded Tempo chain (whose registry wants one
  * zero byte of proof of work in tests): transfers to employees' virtual addresses become one row
- * each, attributed by user tag, however often the job runs, in chunks or not.
+ * each, attributed by user tag, however often the job runs, in chunks or not, once their block is
+ * CONFIRMATIONS blocks deep; a reorganised chain takes back the rows of its orphaned blocks.
  */
 let t: TestApp;
 let indexer: VirtualInflowIndexer;
+/** Blocks on top of an inflow's block before it is recorded (the embedded chain mines one per transaction). */
+const CONFIRMATIONS = 2;
+const DEPTH = BigInt(CONFIRMATIONS);
 const json = async <T = Record<string, unknown>>(response: Response) => (await response.json()) as T;
 
 interface Employer {
@@ -67,6 +71,12 @@ async function send(from: PrivateKeyAccount, to: Address, amount: bigint): Promi
   return { txHash: hash, blockNumber: receipt.blockNumber };
 }
 
+/** Mines `blocks` empty blocks on the embedded Tempo chain. */
+async function mine(blocks = CONFIRMATIONS): Promise<void> {
+  for (let i = 0; i < blocks; i++) await t.embeddedChains!.tempo.evm.request({ method: 'evm_mine' } as never);
+}
+
+const blockHash = async (blockNumber: bigint) => (await t.chains!.tempo.connection.publicClient.getBlock({ blockNumber })).hash;
 const inflowsOf = (employerId: string) => t.database.db.select().from(virtualAddressInflows).where(eq(virtualAddressInflows.employerId, employerId));
 const cursorOf = async (employerId: string) =>
   (await t.database.db.select().from(indexerCursors).where(eq(indexerCursors.name, cursorName(employerId))))[0]?.lastBlock;
@@ -81,7 +91,7 @@ let first: { txHash: Hex; blockNumber: bigint };
 
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
-  indexer = new VirtualInflowIndexer(t.database, t.chains!.tempo, inflowTokens('local', t.chains!.tempo.token));
+  indexer = new VirtualInflowIndexer(t.database, t.chains!.tempo, inflowTokens('local', t.chains!.tempo.token), { confirmations: CONFIRMATIONS });
   acme = await employerWithMaster('Acme');
   globex = await employerWithMaster('Globex');
   ada = await hire(acme, 'Ada');
@@ -115,6 +125,7 @@ describe('index-virtual-inflows', () => {
     const before = await t.chains!.tempo.balanceOf(acme.master.address);
     first = await send(sender, depositAddress(acme, ada), 12_500_000n);
     expect(await t.chains!.tempo.balanceOf(acme.master.address)).toBe(before + 12_500_000n); // it landed on the master
+    await mine();
 
     const run = await indexer.indexVirtualInflows();
     expect(run.inserted).toBe(1);
@@ -136,7 +147,7 @@ describe('index-virtual-inflows', () => {
     // The virtual -> master leg is the row (the sender -> virtual leg comes first in the transaction).
     const receipt = await t.chains!.tempo.connection.publicClient.getTransactionReceipt({ hash: first.txHash });
     expect(rows[0]!.logIndex).toBe(receipt.logs.find((log) => log.topics[2]?.toLowerCase().endsWith(acme.master.address.slice(2).toLowerCase()))!.logIndex);
-    expect(await cursorOf(acme.id)).toBe(run.head);
+    expect(await cursorOf(acme.id)).toBe(run.head - DEPTH);
   });
 
   it('writes nothing new when the job runs again, even over the same blocks', async () => {
@@ -155,6 +166,7 @@ describe('index-virtual-inflows', () => {
     const stray = await send(sender, unknown, 1_000_000n);
     await send(sender, acme.master.address, 2_000_000n); // a plain transfer to the master: no virtual leg
     const toCarol = await send(sender, depositAddress(globex, carol), 3_000_000n);
+    await mine();
 
     const run = await indexer.indexVirtualInflows();
     expect(run).toMatchObject({ inserted: 2, unattributed: 1 });
@@ -169,12 +181,13 @@ describe('index-virtual-inflows', () => {
     const cursor = (await cursorOf(acme.id))!;
     expect(await cursorOf(globex.id)).toBe(cursor);
     const next = await send(sender, depositAddress(acme, bob), 4_000_000n);
+    await mine();
 
     const getLogs = vi.spyOn(t.chains!.tempo.connection.publicClient, 'getLogs');
     try {
       const run = await indexer.indexVirtualInflows();
       // Both masters resumed from the same block: one range, shared queries.
-      expect(run.ranges).toEqual([{ fromBlock: cursor + 1n, toBlock: run.head, masters: 2 }]);
+      expect(run.ranges).toEqual([{ fromBlock: cursor + 1n, toBlock: run.head - DEPTH, masters: 2 }]);
       expect(run.inserted).toBe(1);
       for (const [query] of getLogs.mock.calls) expect((query as { fromBlock: bigint }).fromBlock).toBeGreaterThan(cursor);
     } finally {
@@ -195,11 +208,11 @@ describe('index-virtual-inflows', () => {
       run = await indexer.indexVirtualInflows({ chunk: 1, maxBlocks: Number(head) + 1 });
       const ranges = getLogs.mock.calls.map(([query]) => query as { fromBlock: bigint; toBlock: bigint });
       const masterQueries = ranges.filter((range) => range.toBlock - range.fromBlock === 0n);
-      expect(masterQueries.length).toBeGreaterThanOrEqual(Number(head) + 1);
+      expect(masterQueries.length).toBeGreaterThanOrEqual(Number(head - DEPTH) + 1);
     } finally {
       getLogs.mockRestore();
     }
-    expect(run.ranges).toEqual([{ fromBlock: 0n, toBlock: run.head, masters: 2 }]);
+    expect(run.ranges).toEqual([{ fromBlock: 0n, toBlock: run.head - DEPTH, masters: 2 }]);
     const after = await t.database.db.select().from(virtualAddressInflows);
     const key = (row: { txHash: string; logIndex: number }) => `${row.txHash}:${row.logIndex}`;
     const strip = ({ createdAt: _createdAt, ...row }: (typeof before)[number]) => row;
@@ -208,7 +221,7 @@ describe('index-virtual-inflows', () => {
     // A window: at most maxBlocks per run, resuming where the last one stopped.
     await t.database.db.delete(indexerCursors);
     const bounded = await indexer.indexVirtualInflows({ maxBlocks: 3, chunk: 2 });
-    expect(bounded.ranges).toEqual([{ fromBlock: bounded.head - 2n, toBlock: bounded.head, masters: 2 }]);
+    expect(bounded.ranges).toEqual([{ fromBlock: bounded.head - DEPTH - 2n, toBlock: bounded.head - DEPTH, masters: 2 }]);
   });
 
   it('is the index-virtual-inflows job, every 5 minutes', async () => {
@@ -216,6 +229,7 @@ describe('index-virtual-inflows', () => {
     defineVirtualAddressJobs({ define: (definition: JobDefinition) => (job = definition) } as never, { indexer });
     expect(job).toMatchObject({ name: 'index-virtual-inflows', schedule: '*/5 * * * *' });
     const next = await send(sender, depositAddress(globex, carol), 500_000n);
+    await mine();
     const log = { info: vi.fn() };
     await job!.handle({}, { jobId: 'j', retryCount: 0, signal: new AbortController().signal, log: log as never });
     expect(log.info).toHaveBeenCalledWith(expect.objectContaining({ inserted: 1 }), 'virtual inflows indexed');
@@ -223,12 +237,115 @@ describe('index-virtual-inflows', () => {
   });
 
   it('catches up from an old cursor at most maxBlocks per run', async () => {
-    await t.database.db.update(indexerCursors).set({ lastBlock: 0n });
+    await t.database.db.update(indexerCursors).set({ lastBlock: 0n, lastBlockHash: await blockHash(0n) });
     const run = await indexer.indexVirtualInflows({ maxBlocks: 5, chunk: 2 });
     expect(run.ranges).toEqual([{ fromBlock: 1n, toBlock: 5n, masters: 2 }]);
     expect(await cursorOf(acme.id)).toBe(5n);
     const next = await indexer.indexVirtualInflows({ maxBlocks: 5, chunk: 2 });
     expect(next.ranges).toEqual([{ fromBlock: 6n, toBlock: 10n, masters: 2 }]);
+  });
+});
+
+describe('confirmations and reorgs', () => {
+  it(`records an inflow only once ${CONFIRMATIONS} blocks are mined on top of its block`, async () => {
+    const erin = await hire(globex, 'Erin');
+    await indexer.indexVirtualInflows();
+    const pending = await send(sender, depositAddress(globex, erin), 700_000n);
+    const recorded = async () => (await inflowsOf(globex.id)).some((row) => row.txHash === pending.txHash);
+
+    const fresh = await indexer.indexVirtualInflows();
+    expect(fresh.head).toBe(pending.blockNumber);
+    expect(await recorded()).toBe(false);
+    expect(await cursorOf(globex.id)).toBe(pending.blockNumber - DEPTH);
+    await mine(CONFIRMATIONS - 1);
+    await indexer.indexVirtualInflows();
+    expect(await recorded()).toBe(false);
+
+    await mine(1);
+    const deep = await indexer.indexVirtualInflows();
+    expect(deep.inserted).toBe(1);
+    expect((await inflowsOf(globex.id)).find((row) => row.txHash === pending.txHash)).toMatchObject({ employeeId: erin.id, blockNumber: pending.blockNumber });
+    expect(await cursorOf(globex.id)).toBe(pending.blockNumber);
+  });
+
+  it("takes back the inflow of an orphaned block and records the new chain's, once, with two instances running", async () => {
+    const initech = await employerWithMaster('Initech');
+    const dan = await hire(initech, 'Dan');
+    await indexer.indexVirtualInflows();
+    const forkCursor = await cursorOf(initech.id);
+    const others = async () => [...(await inflowsOf(acme.id)), ...(await inflowsOf(globex.id))].map((row) => `${row.txHash}:${row.logIndex}`).sort();
+    const before = await others();
+
+    // A branch with an inflow, deep enough to be recorded.
+    const evm = t.embeddedChains!.tempo.evm;
+    const snapshot = await evm.request({ method: 'evm_snapshot' } as never);
+    const orphan = await send(sender, depositAddress(initech, dan), 1_100_000n);
+    await mine();
+    await indexer.indexVirtualInflows();
+    expect((await inflowsOf(initech.id)).map((row) => row.txHash)).toEqual([orphan.txHash]);
+
+    // The chain reorganises below it: a longer branch replaces that block with another transfer.
+    expect(await evm.request({ method: 'evm_revert', params: [snapshot] } as never)).toBe(true);
+    const replacement = await send(sender, depositAddress(initech, dan), 2_200_000n);
+    expect(replacement.blockNumber).toBe(orphan.blockNumber);
+    await mine(CONFIRMATIONS + 2);
+
+    const second = new VirtualInflowIndexer(t.database, t.chains!.tempo, inflowTokens('local', t.chains!.tempo.token), { confirmations: CONFIRMATIONS });
+    const runs = await Promise.all([indexer.indexVirtualInflows(), second.indexVirtualInflows()]);
+    await indexer.indexVirtualInflows();
+    const rollbacks = runs.flatMap((run) => run.reorgs).filter((reorg) => reorg.employerId === initech.id);
+    expect(rollbacks).toEqual([expect.objectContaining({ employerId: initech.id, removed: 1 })]);
+    expect(rollbacks[0]!.forkBlock).toBe(forkCursor); // the newest checkpoint the new chain still has
+
+    expect(await inflowsOf(initech.id)).toEqual([
+      expect.objectContaining({ txHash: replacement.txHash, employeeId: dan.id, amount: 2_200_000n, blockNumber: replacement.blockNumber }),
+    ]);
+    expect(await others()).toEqual(before); // the other employers' rows stay, none doubled
+    const cursor = (await t.database.db.select().from(indexerCursors).where(eq(indexerCursors.name, cursorName(initech.id))))[0]!;
+    expect(cursor.lastBlock).toBe((await t.chains!.tempo.blockNumber()) - DEPTH);
+    expect(cursor.lastBlockHash).toBe(await blockHash(cursor.lastBlock));
+  });
+
+  it('writes nothing of a chunk whose blocks a reorg replaced while its logs were read', async () => {
+    const hank = await hire(acme, 'Hank');
+    await indexer.indexVirtualInflows();
+    const cursor = await cursorOf(acme.id);
+    const evm = t.embeddedChains!.tempo.evm;
+    const snapshot = await evm.request({ method: 'evm_snapshot' } as never);
+    const orphan = await send(sender, depositAddress(acme, hank), 1_300_000n);
+    await mine();
+
+    // A reader of the real chain that reorganises it right after the first log query has answered.
+    const tempo = t.chains!.tempo;
+    let reorganised: { txHash: Hex } | undefined;
+    const publicClient = new Proxy(tempo.connection.publicClient, {
+      get(target, property, receiver) {
+        if (property !== 'getLogs') return Reflect.get(target, property, receiver) as unknown;
+        return async (...args: Parameters<typeof target.getLogs>) => {
+          const logs = await target.getLogs(...args);
+          if (!reorganised) {
+            await evm.request({ method: 'evm_revert', params: [snapshot] } as never);
+            reorganised = await send(sender, depositAddress(acme, hank), 3_300_000n);
+            await mine(CONFIRMATIONS + 1);
+          }
+          return logs;
+        };
+      },
+    });
+    const racing = new VirtualInflowIndexer(t.database, { connection: { publicClient }, blockNumber: () => tempo.blockNumber() }, inflowTokens('local', tempo.token), {
+      confirmations: CONFIRMATIONS,
+    });
+    const run = await racing.indexVirtualInflows();
+    expect(reorganised).toBeDefined();
+    expect(run.inserted).toBe(0);
+    expect((await inflowsOf(acme.id)).some((row) => row.txHash === orphan.txHash)).toBe(false);
+    expect(await cursorOf(acme.id)).toBe(cursor); // the chunk was dropped whole
+
+    const next = await indexer.indexVirtualInflows();
+    expect(next.reorgs).toEqual([]);
+    expect((await inflowsOf(acme.id)).filter((row) => row.employeeId === hank.id)).toEqual([
+      expect.objectContaining({ txHash: reorganised!.txHash, amount: 3_300_000n }),
+    ]);
   });
 });
 

@@ -1,9 +1,20 @@
-import { getAddress, type Address, type Hex, type PublicClient } from 'viem';
+import { BlockNotFoundError, getAddress, type Address, type Hex, type PublicClient } from 'viem';
 import { transferEvent } from '../../chains/evm/abis.js';
 import type { TokenTransfer } from '../../chains/evm/token-chain.js';
 import type { Database } from '../../db/client.js';
 import { userTag } from './address.js';
-import { advanceCursors, employeesOf, employersWithMasters, insertInflows, readCursors, type NewInflow } from './inflow-store.js';
+import {
+  advanceCursors,
+  checkpointsBelow,
+  employeesOf,
+  employersWithMasters,
+  insertInflows,
+  readCursors,
+  rollBackCursor,
+  type BlockRef,
+  type Cursor,
+  type NewInflow,
+} from './inflow-store.js';
 
 /** How far back a run looks (spec 4.8: "about the last 5,000 blocks"), and at most how many blocks it scans. */
 export const DEFAULT_MAX_BLOCKS = 5_000;
@@ -39,6 +50,11 @@ export interface InflowChain {
   blockNumber(): Promise<bigint>;
 }
 
+export interface IndexerSettings {
+  /** Blocks mined on top of a block before its inflows are recorded (config VIRTUAL_INFLOW_CONFIRMATIONS). */
+  confirmations: number;
+}
+
 export interface IndexOptions {
   /** Most blocks one run scans per master; also how far back a master without a cursor starts. */
   maxBlocks?: number;
@@ -49,7 +65,10 @@ export interface IndexOptions {
 }
 
 export interface IndexRunSummary {
+  /** The chain's head when the run started. */
   head: bigint;
+  /** The newest block deep enough to index: head - confirmations. */
+  confirmed: bigint;
   /** The block ranges scanned, one per group of masters that shared a cursor. */
   ranges: { fromBlock: bigint; toBlock: bigint; masters: number }[];
   /** Virtual -> master legs found (new or already indexed). */
@@ -58,6 +77,8 @@ export interface IndexRunSummary {
   inserted: number;
   /** Of the legs found, those whose user tag matches no employee of the master's employer. */
   unattributed: number;
+  /** Cursors a reorg had overtaken: rolled back to `forkBlock`, with `removed` rows of orphaned blocks deleted. */
+  reorgs: { employerId: string; forkBlock: bigint; removed: number }[];
 }
 
 interface Master {
@@ -67,6 +88,14 @@ interface Master {
   cursorName: string;
   /** userTag -> employee id, for this employer. */
   tags: Map<string, string>;
+}
+
+/** Masters that resume from the same block of the same chain: they share their log queries. */
+interface Group {
+  start: bigint;
+  /** The block before `start` as indexed (null: the masters have no cursor yet). */
+  base: BlockRef | null;
+  masters: Master[];
 }
 
 const VIRTUAL_MAGIC = 'fd'.repeat(10);
@@ -88,60 +117,154 @@ export function decodeVirtualAddress(address: Address): { masterId: Hex; tag: He
  * `employee_id` null) and writes one row per (tx_hash, log_index). The sender is the `from` of the
  * paired first leg of the same transaction.
  *
- * Each master has a cursor (the last indexed block). A run scans from the block after it, at most
- * `maxBlocks` blocks (catching up over several runs after downtime); a master without one starts
- * `maxBlocks` back from the head. Block ranges are chunked; a chunk's rows and the cursors move in
- * one transaction, so a crash resumes after the last written chunk and never skips a block.
+ * Only blocks `confirmations` deep are read. Each master has a cursor (the last indexed block and
+ * its hash). A run first checks each cursor's hash against the chain: a different one means a reorg
+ * went below it, and the cursor goes back to its newest checkpoint still on the chain, taking the
+ * employer's rows above it back. It then scans from the block after the cursor, at most `maxBlocks`
+ * blocks (catching up over several runs after downtime); a master without one starts `maxBlocks`
+ * back. Block ranges are chunked; a chunk's rows and the cursors move in one transaction, each
+ * cursor by compare-and-set, so a crash resumes after the last written chunk and an instance that
+ * lost a race (another moved or rolled back the cursor) writes nothing for that master.
  */
 export class VirtualInflowIndexer {
+  private readonly confirmations: bigint;
+
   constructor(
     private readonly database: Database,
     private readonly chain: InflowChain,
     private readonly tokens: Address[],
+    settings: IndexerSettings,
   ) {
     if (tokens.length === 0) throw new Error('the inflow indexer needs at least one token');
+    if (!Number.isInteger(settings.confirmations) || settings.confirmations < 0) throw new Error('confirmations must be a whole number of blocks');
+    this.confirmations = BigInt(settings.confirmations);
   }
 
   async indexVirtualInflows(options: IndexOptions = {}): Promise<IndexRunSummary> {
     const maxBlocks = BigInt(options.maxBlocks ?? DEFAULT_MAX_BLOCKS);
     const chunk = BigInt(options.chunk ?? DEFAULT_CHUNK_BLOCKS);
     if (maxBlocks < 1n || chunk < 1n) throw new Error('maxBlocks and chunk must be at least 1');
-    const { db } = this.database;
     const head = await this.chain.blockNumber();
-    const summary: IndexRunSummary = { head, ranges: [], found: 0, inserted: 0, unattributed: 0 };
-
-    const masters = await this.masters();
+    const confirmed = head - this.confirmations;
+    const summary: IndexRunSummary = { head, confirmed, ranges: [], found: 0, inserted: 0, unattributed: 0, reorgs: [] };
+    const masters = confirmed < 0n ? [] : await this.masters();
     if (masters.length === 0) return summary;
-    const cursors = await readCursors(db, masters.map((m) => m.cursorName));
 
-    // Masters that resume from the same block share their log queries (after the first run, all do).
-    const groups = new Map<bigint, Master[]>();
-    for (const master of masters) {
-      const last = cursors.get(master.cursorName);
-      const start = last === undefined ? (head >= maxBlocks ? head - maxBlocks + 1n : 0n) : last + 1n;
-      if (start > head) continue;
-      const group = groups.get(start);
-      if (group) group.push(master);
-      else groups.set(start, [master]);
-    }
-
-    for (const [start, group] of [...groups].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      const end = start + maxBlocks - 1n < head ? start + maxBlocks - 1n : head;
-      summary.ranges.push({ fromBlock: start, toBlock: end, masters: group.length });
-      for (let from = start; from <= end; from += chunk) {
-        if (options.signal?.aborted) return summary;
-        const to = from + chunk - 1n < end ? from + chunk - 1n : end;
-        const rows = await this.scan(group, from, to);
-        summary.found += rows.length;
-        await this.database.transaction(async (tx) => {
-          const inserted = await insertInflows(tx.db, rows);
-          summary.inserted += inserted;
-          await advanceCursors(tx.db, group.map((m) => m.cursorName), to);
-        });
-        summary.unattributed += rows.filter((row) => row.employeeId === null).length;
-      }
+    const groups = await this.resumePoints(masters, confirmed, maxBlocks, summary);
+    for (const group of [...groups].sort((a, b) => (a.start < b.start ? -1 : 1))) {
+      const end = group.start + maxBlocks - 1n < confirmed ? group.start + maxBlocks - 1n : confirmed;
+      summary.ranges.push({ fromBlock: group.start, toBlock: end, masters: group.masters.length });
+      await this.indexGroup(group, end, chunk, summary, options.signal);
     }
     return summary;
+  }
+
+  /**
+   * Where each master resumes, grouped: after its cursor when the chain still has the cursor's
+   * block, after the fork point when a reorg replaced it (rolled back here), `maxBlocks` back
+   * without a cursor. A master whose cursor another instance just moved sits this run out.
+   */
+  private async resumePoints(masters: Master[], confirmed: bigint, maxBlocks: bigint, summary: IndexRunSummary): Promise<Group[]> {
+    const cursors = await readCursors(
+      this.database.db,
+      masters.map((m) => m.cursorName),
+    );
+    const seen = new Map<bigint, Promise<string | null>>();
+    const hashAt = (number: bigint) => seen.get(number) ?? seen.set(number, this.hashAt(number)).get(number)!;
+    const groups = new Map<string, Group>();
+    for (const master of masters) {
+      const cursor = cursors.get(master.cursorName);
+      let base: BlockRef | null = null;
+      if (cursor) {
+        const hash = await hashAt(cursor.lastBlock);
+        if (hash !== null && (cursor.lastBlockHash === null || cursor.lastBlockHash === hash)) base = { number: cursor.lastBlock, hash };
+        else {
+          const rolledBack = await this.rollBack(master, cursor, confirmed, maxBlocks, hashAt);
+          if (!rolledBack) continue;
+          summary.reorgs.push({ employerId: master.employerId, forkBlock: rolledBack.fork.number, removed: rolledBack.removed });
+          base = rolledBack.fork;
+        }
+      }
+      const start = base ? base.number + 1n : confirmed >= maxBlocks ? confirmed - maxBlocks + 1n : 0n;
+      if (start > confirmed) continue;
+      const key = `${start}:${base?.hash ?? 'new'}`;
+      const group = groups.get(key) ?? groups.set(key, { start, base, masters: [] }).get(key)!;
+      group.masters.push(master);
+    }
+    return [...groups.values()];
+  }
+
+  /**
+   * A reorg replaced the cursor's block: back to the cursor's newest checkpoint the chain still
+   * has (or `maxBlocks` back when none is), deleting the employer's rows above it. Null when
+   * another instance moved the cursor first.
+   */
+  private async rollBack(
+    master: Master,
+    cursor: Cursor,
+    confirmed: bigint,
+    maxBlocks: bigint,
+    hashAt: (number: bigint) => Promise<string | null>,
+  ): Promise<{ fork: BlockRef; removed: number } | null> {
+    let fork: BlockRef | undefined;
+    for (const checkpoint of await checkpointsBelow(this.database.db, master.cursorName, cursor.lastBlock)) {
+      if ((await hashAt(checkpoint.number)) === checkpoint.hash) {
+        fork = checkpoint;
+        break;
+      }
+    }
+    if (!fork) {
+      const top = cursor.lastBlock < confirmed ? cursor.lastBlock : confirmed;
+      const number = top > maxBlocks ? top - maxBlocks : 0n;
+      const hash = await hashAt(number);
+      if (hash === null) return null;
+      fork = { number, hash };
+    }
+    const at = fork;
+    const removed = await this.database.transaction((tx) => rollBackCursor(tx.db, master.cursorName, master.employerId, cursor, at));
+    return removed === null ? null : { fork: at, removed };
+  }
+
+  /**
+   * Scans a group's blocks [start, end] chunk by chunk. A chunk counts only if the chain did not
+   * move while its logs were read (the same hash at its last block before and after, and the
+   * block before it still the one indexed); otherwise the group stops and the next run re-checks.
+   */
+  private async indexGroup(group: Group, end: bigint, chunk: bigint, summary: IndexRunSummary, signal: AbortSignal | undefined): Promise<void> {
+    let { base, masters } = group;
+    for (let from = group.start; from <= end && masters.length > 0; from += chunk) {
+      if (signal?.aborted) return;
+      const to = from + chunk - 1n < end ? from + chunk - 1n : end;
+      const tip = await this.hashAt(to);
+      const rows = await this.scan(masters, from, to);
+      if (tip === null || (await this.hashAt(to)) !== tip || (base && (await this.hashAt(base.number)) !== base.hash)) return;
+      const next: BlockRef = { number: to, hash: tip };
+      const moved = await this.database.transaction(async (tx) => {
+        const names = await advanceCursors(
+          tx.db,
+          masters.map((m) => m.cursorName),
+          base,
+          next,
+        );
+        const kept = rows.filter((row) => names.has(cursorName(row.employerId)));
+        summary.found += kept.length;
+        summary.unattributed += kept.filter((row) => row.employeeId === null).length;
+        summary.inserted += await insertInflows(tx.db, kept);
+        return names;
+      });
+      masters = masters.filter((m) => moved.has(m.cursorName));
+      base = next;
+    }
+  }
+
+  /** The hash of the chain's block `number` now, or null when the chain has no such block. */
+  private async hashAt(number: bigint): Promise<string | null> {
+    try {
+      return (await this.chain.connection.publicClient.getBlock({ blockNumber: number })).hash;
+    } catch (error) {
+      if (error instanceof BlockNotFoundError) return null;
+      throw error;
+    }
   }
 
   /** Registered masters with each employer's tag -> employee map. */

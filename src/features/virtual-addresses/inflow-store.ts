@@ -1,8 +1,23 @@
-import { and, inArray, isNotNull, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { employees, employers, indexerCursors, virtualAddressInflows } from '../../db/schema.js';
+import { employees, employers, indexerCheckpoints, indexerCursors, virtualAddressInflows } from '../../db/schema.js';
 
 export type NewInflow = typeof virtualAddressInflows.$inferInsert;
+
+/** A cursor's last indexed block and its hash then (null: indexed before hashes were kept). */
+export interface Cursor {
+  lastBlock: bigint;
+  lastBlockHash: string | null;
+}
+
+/** A block of the chain as this run saw it. */
+export interface BlockRef {
+  number: bigint;
+  hash: string;
+}
+
+/** Checkpoints kept behind a cursor: a reorg deeper than this rescans the indexer's window instead. */
+const CHECKPOINT_BLOCKS = 5_000n;
 
 /** Employers whose virtual master is registered: the masters the inflow indexer watches. */
 export function employersWithMasters(db: Db) {
@@ -19,23 +34,88 @@ export function employeesOf(db: Db, employerIds: string[]) {
   return db.select({ id: employees.id, employerId: employees.employerId }).from(employees).where(inArray(employees.employerId, employerIds));
 }
 
-/** The last indexed block of each named cursor that exists. */
-export async function readCursors(db: Db, names: string[]): Promise<Map<string, bigint>> {
+/** The named cursors that exist. */
+export async function readCursors(db: Db, names: string[]): Promise<Map<string, Cursor>> {
   if (names.length === 0) return new Map();
   const rows = await db.select().from(indexerCursors).where(inArray(indexerCursors.name, names));
-  return new Map(rows.map((row) => [row.name, row.lastBlock]));
+  return new Map(rows.map((row) => [row.name, { lastBlock: row.lastBlock, lastBlockHash: row.lastBlockHash }]));
 }
 
-/** Sets the cursors to `lastBlock`; a cursor never moves back (two overlapping runs stay safe). */
-export async function advanceCursors(db: Db, names: string[], lastBlock: bigint): Promise<void> {
-  if (names.length === 0) return;
+/**
+ * Moves the cursors from `from` (null: they do not exist yet) to `to`, each only if it is still
+ * where this run found it (compare-and-set), and records `to` as a checkpoint of those that moved.
+ * Answers the names that moved: one another instance moved or rolled back in between stays put.
+ */
+export async function advanceCursors(db: Db, names: string[], from: BlockRef | null, to: BlockRef): Promise<Set<string>> {
+  if (names.length === 0) return new Set();
+  const moved = from
+    ? await db
+        .update(indexerCursors)
+        .set({ lastBlock: to.number, lastBlockHash: to.hash, updatedAt: new Date() })
+        .where(
+          and(
+            inArray(indexerCursors.name, names),
+            eq(indexerCursors.lastBlock, from.number),
+            or(eq(indexerCursors.lastBlockHash, from.hash), isNull(indexerCursors.lastBlockHash)),
+          ),
+        )
+        .returning({ name: indexerCursors.name })
+    : await db
+        .insert(indexerCursors)
+        .values(names.map((name) => ({ name, lastBlock: to.number, lastBlockHash: to.hash })))
+        .onConflictDoNothing()
+        .returning({ name: indexerCursors.name });
+  if (moved.length === 0) return new Set();
   await db
-    .insert(indexerCursors)
-    .values(names.map((name) => ({ name, lastBlock })))
-    .onConflictDoUpdate({
-      target: indexerCursors.name,
-      set: { lastBlock: sql`greatest(${indexerCursors.lastBlock}, excluded.last_block)`, updatedAt: new Date() },
-    });
+    .insert(indexerCheckpoints)
+    .values(moved.map(({ name }) => ({ name, blockNumber: to.number, blockHash: to.hash })))
+    .onConflictDoUpdate({ target: [indexerCheckpoints.name, indexerCheckpoints.blockNumber], set: { blockHash: sql`excluded.block_hash` } });
+  await db.delete(indexerCheckpoints).where(
+    and(
+      inArray(
+        indexerCheckpoints.name,
+        moved.map(({ name }) => name),
+      ),
+      lt(indexerCheckpoints.blockNumber, to.number - CHECKPOINT_BLOCKS),
+    ),
+  );
+  return new Set(moved.map(({ name }) => name));
+}
+
+/** A cursor's checkpoints below `block`, newest first. */
+export function checkpointsBelow(db: Db, name: string, block: bigint): Promise<BlockRef[]> {
+  return db
+    .select({ number: indexerCheckpoints.blockNumber, hash: indexerCheckpoints.blockHash })
+    .from(indexerCheckpoints)
+    .where(and(eq(indexerCheckpoints.name, name), lt(indexerCheckpoints.blockNumber, block)))
+    .orderBy(desc(indexerCheckpoints.blockNumber))
+    .limit(100);
+}
+
+/**
+ * Sets a cursor back to the fork point if it is still where it was read (compare-and-set), and
+ * deletes the employer's inflow rows and the cursor's checkpoints above it. Answers the rows
+ * deleted, or null when another instance moved the cursor first (then nothing changes).
+ */
+export async function rollBackCursor(db: Db, name: string, employerId: string, from: Cursor, fork: BlockRef): Promise<number | null> {
+  const [moved] = await db
+    .update(indexerCursors)
+    .set({ lastBlock: fork.number, lastBlockHash: fork.hash, updatedAt: new Date() })
+    .where(
+      and(
+        eq(indexerCursors.name, name),
+        eq(indexerCursors.lastBlock, from.lastBlock),
+        from.lastBlockHash === null ? isNull(indexerCursors.lastBlockHash) : eq(indexerCursors.lastBlockHash, from.lastBlockHash),
+      ),
+    )
+    .returning({ name: indexerCursors.name });
+  if (!moved) return null;
+  await db.delete(indexerCheckpoints).where(and(eq(indexerCheckpoints.name, name), gt(indexerCheckpoints.blockNumber, fork.number)));
+  const removed = await db
+    .delete(virtualAddressInflows)
+    .where(and(eq(virtualAddressInflows.employerId, employerId), gt(virtualAddressInflows.blockNumber, fork.number)))
+    .returning({ txHash: virtualAddressInflows.txHash });
+  return removed.length;
 }
 
 /** Inserts the inflows once each, by (tx_hash, log_index); answers how many were new. */
