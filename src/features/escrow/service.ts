@@ -237,10 +237,8 @@ export class EscrowService {
     const earlier = await this.redeemedDelivery(request);
     if (earlier) return earlier;
     const escrow = await this.openForWorker(request.escrowId, request.identifier);
-    // The proof configured for the worker: its authorization's with this employer, else its identifier's own key.
-    const authorization = await agentsStore.findActiveByIdentifier(this.database.db, escrow.employerId, escrow.workerAgentIdentifier);
-    if (authorization) await this.verifier.verifyAuthorized(authorization, escrow.workerAgentIdentifier, request.proof);
-    else await this.verifier.verifySelfCertifying(escrow.workerAgentIdentifier, request.proof);
+    // The worker proves its identifier: by its authorization with this employer, else by its own key.
+    await this.verifier.verifyForEmployer(escrow.employerId, escrow.workerAgentIdentifier, request.proof);
     return this.acceptDelivery(escrow, request, async () => ({}));
   }
 
@@ -263,8 +261,13 @@ export class EscrowService {
     if (!Buffer.from(inspected.uriHash).equals(Buffer.from(uriHash(request.deliverableUri)))) {
       throw invalidTransaction('URI_HASH_MISMATCH', 'uri_hash is not the SHA-256 of deliverable_uri.');
     }
-    // The worker's signature over the transaction is its proof of identity (it binds the escrow and the
-    // URI). It is broadcast once the content is fetched, so a deliverable we refuse leaves no trace on chain.
+    // The wallet's signature over the transaction binds the escrow and the URI. It proves the identifier
+    // only when the identifier is that very key; any other proves itself as on deliver (docs/decisions.md).
+    const identity = parseAgentIdentifier(escrow.workerAgentIdentifier);
+    if (!(identity.kind === 'solana' && identity.publicKey === escrow.workerWalletAddress)) {
+      await this.verifier.verifyForEmployer(escrow.employerId, escrow.workerAgentIdentifier, request.proof);
+    }
+    // Broadcast once the content is fetched, so a deliverable we refuse leaves no trace on chain.
     return this.acceptDelivery(escrow, request, async () => {
       // Landed already (sent before a crash lost its record, or by the worker itself): sending it
       // again would be refused as a duplicate, yet the delivery is on chain; it is recorded as is.
