@@ -51,7 +51,7 @@ export class AgentRequestVerifier {
    * Solana key. An identifier that names no key (an opaque token, an agent-card URI) cannot prove
    * itself: 401 `PROOF_UNAVAILABLE`.
    */
-  async verifySelfCertifying(identifier: string, request: SignedAgentRequest): Promise<void> {
+  private async verifySelfCertifying(identifier: string, request: SignedAgentRequest): Promise<void> {
     const scheme = this.selfCertifyingScheme(identifier);
     if (!scheme) {
       throw unauthenticated('PROOF_UNAVAILABLE', 'this X-Agent-Identifier names no key to sign with (an EVM address, erc8004:... or a Solana key), and no authorization of the employer gives it an HMAC secret');
