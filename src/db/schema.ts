@@ -405,7 +405,7 @@ export const complianceEvents = pgTable(
 // Agents, spend gates, reputation
 // ---------------------------------------------------------------------------------------------
 
-export const IDENTITY_SCHEMES = ['none', 'hmac', 'erc8004', 'ed25519'] as const;
+export const IDENTITY_SCHEMES = ['none', 'hmac', 'erc8004', 'ed25519', 'evm'] as const;
 
 /** An employer-registered agent identity and its spend limits (spec 2.11, 8.2). */
 export const agentAuthorizations = pgTable(

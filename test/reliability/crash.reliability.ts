@@ -172,7 +172,9 @@ describe('kill -9 during escrow settlement', () => {
     const poster = await json<{ agent_identifier: string; hmac_secret: string }>(authorized);
     const { publicKey } = generateKeyPairSync('ed25519');
     const workerWallet = getBase58Decoder().decode(Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url'));
-    const workerIdentifier = `worker-${randomUUID()}`;
+    // The worker proves its identifier (an EVM address) on deliver.
+    const workerKey = privateKeyToAccount(generatePrivateKey());
+    const workerIdentifier = workerKey.address.toLowerCase();
     const postBody = JSON.stringify({
       employer_id: employerId,
       worker_wallet_address: workerWallet,
@@ -186,10 +188,11 @@ describe('kill -9 during escrow settlement', () => {
     const escrowId = (await json<{ escrow_id: string }>(posted)).escrow_id;
     const deliverable = `data:text/plain;base64,${Buffer.from('The ledger balances to the cent.').toString('base64')}`;
     // The judge and the payout run right behind the answer: the kill may beat the answer to the wire.
+    const deliverBody = JSON.stringify({ escrow_id: escrowId, deliverable_uri: deliverable });
     const delivered = await pay('/api/mpp/escrow/deliver', {
       method: 'POST',
-      body: { escrow_id: escrowId, deliverable_uri: deliverable },
-      headers: { 'X-Agent-Identifier': workerIdentifier },
+      body: deliverBody,
+      headers: await agentProofHeaders(workerIdentifier, { evm: workerKey }, { method: 'POST', path: '/api/mpp/escrow/deliver', body: deliverBody }),
     }).catch(() => null);
     if (delivered) expect(delivered.status, await delivered.clone().text()).toBe(200);
     const escrowState = async () => (await remote.request('GET', `/api/employers/${employerId}/escrows`, { token: owner })).json();

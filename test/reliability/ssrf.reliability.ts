@@ -1,6 +1,7 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { getBase58Decoder } from '@solana/kit';
 import { eq } from 'drizzle-orm';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escrows } from '../../src/db/schema.js';
 import { DeliverableFetchError, fetchDeliverable, type DeliverableFetchErrorCode, type ResolvedAddress } from '../../src/features/escrow/fetch-deliverable.js';
@@ -371,7 +372,9 @@ describe('SSRF through POST /api/mpp/escrow/deliver', () => {
       const poster = (await authorization.json()) as { agent_identifier: string; hmac_secret: string };
       const { publicKey } = generateKeyPairSync('ed25519');
       const workerWallet = getBase58Decoder().decode(Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url'));
-      const worker = `worker-${randomUUID()}`;
+      // The worker proves its identifier (an EVM address) on every delivery.
+      const workerKey = privateKeyToAccount(generatePrivateKey());
+      const worker = workerKey.address.toLowerCase();
       const postBody = JSON.stringify({ employer_id: employerId, worker_wallet_address: workerWallet, worker_agent_identifier: worker, amount_usdc: '1.00', rubric_prompt: 'Write a note.\nmust include: ledger' });
       const proof = await agentProofHeaders(poster.agent_identifier, { hmac: poster.hmac_secret }, { method: 'POST', path: '/api/mpp/escrow/post', body: postBody });
       const posted = await pay('/api/mpp/escrow/post', { method: 'POST', body: postBody, headers: proof });
@@ -393,7 +396,9 @@ describe('SSRF through POST /api/mpp/escrow/deliver', () => {
       for (const [uri, hops] of uris) {
         internet.connections.length = 0;
         internet.requests.length = 0;
-        const response = await pay('/api/mpp/escrow/deliver', { method: 'POST', body: { escrow_id: escrowId, deliverable_uri: uri }, headers: { 'X-Agent-Identifier': worker } });
+        const deliverBody = JSON.stringify({ escrow_id: escrowId, deliverable_uri: uri });
+        const workerProof = await agentProofHeaders(worker, { evm: workerKey }, { method: 'POST', path: '/api/mpp/escrow/deliver', body: deliverBody });
+        const response = await pay('/api/mpp/escrow/deliver', { method: 'POST', body: deliverBody, headers: workerProof });
         const body = (await response.json()) as { code?: string; reason?: string };
         const elsewhere = internet.connections.filter((c) => c.host !== PUBLIC_V4);
         if (response.status === 400 && body.code === 'DELIVERABLE_URI_REFUSED' && elsewhere.length === 0 && internet.requests.length === hops) refusals.push(body.reason ?? '?');

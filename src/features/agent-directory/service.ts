@@ -173,9 +173,8 @@ export class AgentDirectoryService {
         };
         break;
       case 'evm':
-        // The same EIP-191 check as ERC-8004's, with the address itself as the "owner".
         owner = getAddress(identity.address);
-        scheme = { kind: 'erc8004', agentId: 0n, ownerOf: () => Promise.resolve(getAddress(identity.address)) };
+        scheme = { kind: 'evm', address: owner };
         break;
       case 'solana':
         scheme = { kind: 'ed25519', publicKey: identity.publicKey };

@@ -22,7 +22,7 @@ import type { AuthorizationRow } from './store.js';
 
 /**
  * POST /api/mpp/agent/pay end to end over the embedded chains: the payment gate, the identity
- * proof (HMAC, ERC-8004, Ed25519), gates 1-5 in order, the treasury check, the transfer, gate 6,
+ * proof (HMAC, ERC-8004, EVM address, Ed25519), gates 1-5 in order, the treasury check, the transfer, gate 6,
  * Idempotency-Key, the fee kept on refusals, and 200 concurrent calls against a per-day cap.
  */
 const PAY = '/api/mpp/agent/pay';
@@ -193,6 +193,15 @@ describe('the identity proof', () => {
     // Its payment queues ERC-8004 feedback for the agent.
     const writes = await t.database.db.select().from(reputationWrites).where(eq(reputationWrites.subject, agentId.toString()));
     expect(writes).toEqual([expect.objectContaining({ kind: 'erc8004_feedback', writeType: 'agent-pay', sourceType: 'agent_pay', status: 'pending' })]);
+  });
+
+  it('accepts an EIP-191 signature by an EVM address authorized with the evm scheme, and nobody else', async () => {
+    const key = privateKeyToAccount(generatePrivateKey());
+    const agent = await authorize({ agent_identifier: key.address, identity_scheme: 'evm' }, undefined, { evm: key });
+    expect(agent.authorization.hmac_secret).toBeNull();
+    expect((await agentPay(agent)).status).toBe(200);
+    await expectRefused(await agentPay({ ...agent, signer: { evm: privateKeyToAccount(generatePrivateKey()) } }), 401, 'PROOF_INVALID');
+    await expectRefused(await agentPay({ ...agent, signer: { hmac: 'no-secret-was-issued' } }), 401, 'PROOF_INVALID');
   });
 
   it('accepts an Ed25519 signature by a Solana identity', async () => {

@@ -83,6 +83,20 @@ describe('creating an authorization', () => {
     expect(await json(refused)).toMatchObject({ field: 'identity_scheme' });
   });
 
+  it('lets an EVM address prove itself with its own key (evm) instead of an HMAC secret, which stays the default', async () => {
+    const address = '0x52908400098527886E0F7030069857D2E4169EE7';
+    const evm = await json<{ id: string; identity_scheme: string; hmac_secret: string | null }>(await create(validBody({ agent_identifier: address, identity_scheme: 'evm' })));
+    expect(evm).toMatchObject({ identity_scheme: 'evm', hmac_secret: null });
+    expect((await t.request('POST', `${base()}/${evm.id}/rotate-secret`, { token: owner })).status).toBe(409);
+    const byDefault = await json<{ identity_scheme: string }>(await create(validBody({ agent_identifier: '0x1000000000000000000000000000000000000abc' })));
+    expect(byDefault.identity_scheme).toBe('hmac');
+    for (const agent_identifier of [`bot-${randomUUID()}`, 'erc8004:tempo:9002', 'solana:4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T']) {
+      const refused = await create(validBody({ agent_identifier, identity_scheme: 'evm' }));
+      expect(refused.status, agent_identifier).toBe(400);
+      expect(await json(refused)).toMatchObject({ field: 'identity_scheme' });
+    }
+  });
+
   it('answers 400 naming the field for missing or inconsistent caps and bad values', async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ per_tx_cap_usd: undefined }, 'per_tx_cap_usd'],

@@ -4,7 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
 import { canonicalMessage, PROOF_WINDOW_SECONDS, readProofHeaders, verifyProof, type ProofRequest, type ProofScheme } from './identity-proof.js';
 
-/** Agent identity proofs: the canonical message, the three schemes, the window and replays. */
+/** Agent identity proofs: the canonical message, the four schemes, the window and replays. */
 const body = '{"employerId":"3f2504e0-4f89-41d3-9a0c-0305e82c3301","recipient":"0x1000000000000000000000000000000000000001","amountUsd":"1.50"}';
 const example: ProofRequest = {
   identifier: 'buyer-bot-7',
@@ -76,6 +76,18 @@ describe('verifyProof', () => {
     const unregistered: ProofScheme = { ...scheme, agentId: 43n };
     expect(await check(request, await owner.signMessage({ message }), unregistered)).toMatchObject({ ok: false, code: 'PROOF_INVALID' });
     expect(await check({ ...request, pathWithQuery: '/api/mpp/escrow/post' }, await owner.signMessage({ message }), scheme)).toMatchObject({ ok: false });
+  });
+
+  it("accepts an EVM address's EIP-191 signature by that address only", async () => {
+    const agent = privateKeyToAccount(generatePrivateKey());
+    const scheme: ProofScheme = { kind: 'evm', address: agent.address };
+    const request = { ...example, identifier: agent.address.toLowerCase() };
+    const message = canonicalMessage(request);
+    expect(await check(request, await agent.signMessage({ message }), scheme)).toEqual({ ok: true });
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    expect(await check(request, await stranger.signMessage({ message }), scheme)).toMatchObject({ ok: false, code: 'PROOF_INVALID' });
+    expect(await check({ ...request, pathWithQuery: '/api/mpp/escrow/deliver' }, await agent.signMessage({ message }), scheme)).toMatchObject({ ok: false, code: 'PROOF_INVALID' });
+    expect(await check(request, '0x1234', scheme)).toMatchObject({ ok: false, code: 'PROOF_INVALID' });
   });
 
   it('accepts an Ed25519 signature by the Solana identity (base58 or 0x hex)', async () => {

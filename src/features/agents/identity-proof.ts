@@ -34,6 +34,8 @@ export type ProofScheme =
   | { kind: 'hmac'; secret: string }
   /** ERC-8004: an EIP-191 signature by the agent's current owner in the identity registry. */
   | { kind: 'erc8004'; agentId: bigint; ownerOf(agentId: bigint): Promise<Address | null> }
+  /** An EVM address: an EIP-191 (`personal_sign`) signature by that address's key. */
+  | { kind: 'evm'; address: Address }
   /** A Solana identity: an Ed25519 signature by the 32-byte key (base58). */
   | { kind: 'ed25519'; publicKey: string };
 
@@ -82,6 +84,8 @@ function signerOf(scheme: ProofScheme): string {
       return 'hmac';
     case 'erc8004':
       return `erc8004:${scheme.agentId}`;
+    case 'evm':
+      return `evm:${scheme.address.toLowerCase()}`;
     case 'ed25519':
       return `ed25519:${scheme.publicKey}`;
   }
@@ -95,10 +99,14 @@ async function signatureMatches(message: string, signature: string, scheme: Proo
       return given !== null && given.length === expected.length && timingSafeEqual(given, expected);
     }
     case 'erc8004': {
-      if (!/^0x[0-9a-fA-F]{130}$/.test(signature)) return false;
-      const signer = recoverSigner(hashMessage(message), signature as Hex);
+      const signer = eip191Signer(message, signature);
+      if (signer === null) return false;
       const owner = await scheme.ownerOf(scheme.agentId);
-      return signer !== null && owner !== null && isAddressEqual(signer, owner);
+      return owner !== null && isAddressEqual(signer, owner);
+    }
+    case 'evm': {
+      const signer = eip191Signer(message, signature);
+      return signer !== null && isAddressEqual(signer, scheme.address);
     }
     case 'ed25519': {
       const key = base58Bytes(scheme.publicKey);
@@ -106,6 +114,11 @@ async function signatureMatches(message: string, signature: string, scheme: Proo
       return key !== null && sig !== null && ed25519Verify(key, Buffer.from(message), sig);
     }
   }
+}
+
+/** Who signed `message` with EIP-191 `personal_sign` (`0x` + 65 bytes), or null. */
+function eip191Signer(message: string, signature: string): Address | null {
+  return /^0x[0-9a-fA-F]{130}$/.test(signature) ? recoverSigner(hashMessage(message), signature as Hex) : null;
 }
 
 /** Ed25519 over raw bytes: a 32-byte public key and a 64-byte signature (anything else is false). */

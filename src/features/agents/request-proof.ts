@@ -5,6 +5,7 @@ import { parseAgentIdentifier } from './identifiers.js';
 import { readProofHeaders, verifyProof, type ProofScheme } from './identity-proof.js';
 import type { AgentsService } from './service.js';
 import { signatureClaimer } from './signature-replays.js';
+import * as agentsStore from './store.js';
 import type { AuthorizationRow } from './store.js';
 
 /** A request as it was sent, for the identity proof (method and URL are signed with the body). */
@@ -20,7 +21,8 @@ export interface SignedAgentRequest {
 /**
  * Checks the identity proof of an agent's request (spec 5 point 2): against the scheme of the
  * agent's authorization, or, for an agent with none here (an escrow worker), against the key its
- * identifier names. A refusal is a 401 naming the proof header.
+ * identifier names. Every identifier proves itself: one that cannot is refused, never trusted.
+ * A refusal is a 401 naming the proof header.
  */
 export class AgentRequestVerifier {
   constructor(
@@ -35,14 +37,26 @@ export class AgentRequestVerifier {
   }
 
   /**
-   * Proof by the identifier's own key: an ERC-8004 agent's current owner, or a Solana key. An
-   * opaque identifier names no key, so it has no proof configured: false, nothing checked.
+   * Proof for an agent the employer may not have authorized (an escrow's worker): by its
+   * authorization's scheme when it has one with this employer, else by its identifier's own key.
    */
-  async verifySelfCertifying(identifier: string, request: SignedAgentRequest): Promise<boolean> {
+  async verifyForEmployer(employerId: string, identifier: string, request: SignedAgentRequest): Promise<void> {
+    const authorization = await agentsStore.findActiveByIdentifier(this.database.db, employerId, identifier);
+    if (authorization) await this.verifyAuthorized(authorization, identifier, request);
+    else await this.verifySelfCertifying(identifier, request);
+  }
+
+  /**
+   * Proof by the identifier's own key: an ERC-8004 agent's current owner, an EVM address, or a
+   * Solana key. An identifier that names no key (an opaque token, an agent-card URI) cannot prove
+   * itself: 401 `PROOF_UNAVAILABLE`.
+   */
+  private async verifySelfCertifying(identifier: string, request: SignedAgentRequest): Promise<void> {
     const scheme = this.selfCertifyingScheme(identifier);
-    if (!scheme) return false;
+    if (!scheme) {
+      throw unauthenticated('PROOF_UNAVAILABLE', 'this X-Agent-Identifier names no key to sign with (an EVM address, erc8004:... or a Solana key), and no authorization of the employer gives it an HMAC secret');
+    }
     await this.verify(identifier, request, scheme);
-    return true;
   }
 
   private async verify(identifier: string, request: SignedAgentRequest, scheme: ProofScheme): Promise<void> {
@@ -60,6 +74,7 @@ export class AgentRequestVerifier {
   private selfCertifyingScheme(identifier: string): ProofScheme | null {
     const identity = parseAgentIdentifier(identifier);
     if (identity.kind === 'erc8004') return { kind: 'erc8004', agentId: identity.agentId, ownerOf: (id) => this.tempo.agentOwner(id) };
+    if (identity.kind === 'evm') return { kind: 'evm', address: identity.address };
     if (identity.kind === 'solana') return { kind: 'ed25519', publicKey: identity.publicKey };
     return null;
   }

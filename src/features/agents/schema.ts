@@ -46,11 +46,11 @@ export const CreateAuthorizationBody = z
     label: plainText(80).openapi({ description: 'A name the owner recognises.', example: 'Research agent' }),
     agent_identifier: agentIdentifier,
     identity_scheme: z
-      .enum(['hmac', 'erc8004', 'ed25519'])
+      .enum(['hmac', 'erc8004', 'ed25519', 'evm'])
       .optional()
       .openapi({
         description:
-          'How the agent proves X-Agent-Identifier (docs/api.md "Agent identity proof"). Default: `erc8004` for `erc8004:...` identifiers, `ed25519` for Solana keys, else `hmac` (a secret issued in this response, once).',
+          'How the agent proves X-Agent-Identifier (docs/api.md "Agent identity proof"). Default: `erc8004` for `erc8004:...` identifiers, `ed25519` for Solana keys, else `hmac` (a secret issued in this response, once). `evm` (EIP-191 by the address itself, no secret) only for an EVM-address identifier.',
       }),
     per_tx_cap_usd: cap('Largest single payment (required).'),
     per_day_cap_usd: cap('Most the agent may pay over any rolling 24 hours (required; at least per_tx_cap_usd).'),
@@ -94,7 +94,7 @@ export const Authorization = z
     employer_id: z.uuid(),
     label: z.string(),
     agent_identifier: z.string(),
-    identity_scheme: z.enum(['hmac', 'erc8004', 'ed25519', 'none']),
+    identity_scheme: z.enum(['hmac', 'erc8004', 'ed25519', 'evm', 'none']),
     per_tx_cap_usd: usd('Per-transaction cap in force (halved by gate 6 when `cap_halved_at` is set).'),
     per_day_cap_usd: usd('Rolling 24 h cap.'),
     velocity_per_minute: z.number().int(),

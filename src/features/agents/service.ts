@@ -9,7 +9,7 @@ import type { SecretBox } from './secret-box.js';
 import { recipientKey } from './spend-gates.js';
 import * as store from './store.js';
 
-export type IdentityScheme = 'hmac' | 'erc8004' | 'ed25519';
+export type IdentityScheme = 'hmac' | 'erc8004' | 'ed25519' | 'evm';
 
 export interface AuthorizationInput {
   label: string;
@@ -195,7 +195,10 @@ export class AgentsService {
   }
 }
 
-/** The scheme the identifier's form allows: ERC-8004 ids and Solana keys may prove with their key; anything may use HMAC. */
+/**
+ * The scheme the identifier's form allows: ERC-8004 ids, Solana keys and EVM addresses may prove with
+ * their key; anything may use HMAC, which stays the default for an EVM address (docs/api.md).
+ */
 function schemeFor(identifier: string, asked: IdentityScheme | undefined): IdentityScheme {
   const identity = parseAgentIdentifier(identifier);
   const natural: IdentityScheme = identity.kind === 'erc8004' ? 'erc8004' : identity.kind === 'solana' ? 'ed25519' : 'hmac';
@@ -206,6 +209,7 @@ function schemeFor(identifier: string, asked: IdentityScheme | undefined): Ident
   if (scheme === 'ed25519' && identity.kind !== 'solana') {
     throw badRequest('identity_scheme', 'ed25519 needs an identifier that is a base58 Solana public key (optionally prefixed solana:)');
   }
+  if (scheme === 'evm' && identity.kind !== 'evm') throw badRequest('identity_scheme', 'evm needs an identifier that is a 0x-prefixed 20-byte EVM address');
   return scheme;
 }
 

@@ -16,7 +16,8 @@ import {
   type KeyPairSigner,
   type Signature,
 } from '@solana/kit';
-import { erc20Abi, type Address } from 'viem';
+import { erc20Abi, getAddress, type Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentProofHeaders, type AgentSigner } from '../../../test/support/agents.js';
@@ -60,14 +61,19 @@ type Worker = { wallet: SolanaAddress; identifier: string; signer: AgentSigner |
 const json = async <T = Json>(response: Response) => (await response.json()) as T;
 const must = (rubric: string) => `Write a short note for the payroll team.\nmust include: ${rubric}`;
 
-async function newWorker(selfCertifying = false): Promise<Worker> {
+/**
+ * A worker with a Solana wallet, identified by an EVM address that signs its proofs (the default),
+ * by its wallet's own key (`solana`), or by an opaque name with no key (`opaque`: no signer).
+ */
+async function newWorker(identity: 'evm' | 'solana' | 'opaque' = 'evm'): Promise<Worker> {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const wallet = getBase58Decoder().decode(Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url')) as SolanaAddress;
   const seed = privateKey.export({ format: 'der', type: 'pkcs8' }).subarray(-32);
   const kit = await createKeyPairSignerFromPrivateKeyBytes(new Uint8Array(seed));
-  return selfCertifying
-    ? { wallet, identifier: `solana:${wallet}`, signer: { ed25519: privateKey }, kit }
-    : { wallet, identifier: `worker-${randomUUID()}`, signer: null, kit };
+  if (identity === 'solana') return { wallet, identifier: `solana:${wallet}`, signer: { ed25519: privateKey }, kit };
+  if (identity === 'opaque') return { wallet, identifier: `worker-${randomUUID()}`, signer: null, kit };
+  const evm = privateKeyToAccount(generatePrivateKey());
+  return { wallet, identifier: evm.address.toLowerCase(), signer: { evm }, kit };
 }
 
 async function authorize(settings: Json = {}, signer?: { identifier: string; key: KeyObject }): Promise<Poster> {
@@ -363,7 +369,7 @@ describe('deliver, judge, settle or refund', () => {
   });
 
   it('a worker whose identifier names a key must prove it', async () => {
-    const worker = await newWorker(true);
+    const worker = await newWorker('solana');
     const escrow = await posted(await authorize(), worker);
     const unsigned = await deliver({ ...worker, signer: null }, escrow.escrow_id, dataUri('ledger'));
     expect(unsigned.status).toBe(401);
@@ -494,8 +500,8 @@ async function signedDelivery(worker: Worker, escrow: Json & { escrow_id: string
   return getBase64EncodedWireTransaction(await signTransactionMessageWithSigners(message));
 }
 
-async function fundedWorker() {
-  const worker = await newWorker();
+async function fundedWorker(identity: Parameters<typeof newWorker>[0] = 'evm') {
+  const worker = await newWorker(identity);
   await t.embeddedChains!.solana.airdrop(worker.wallet, 1_000_000_000n);
   return worker;
 }
@@ -546,6 +552,92 @@ describe('POST /api/mpp/escrow/deliver-signed', () => {
     expect((await row(escrow.escrow_id)).status).toBe('posted');
     const missing = await deliverSigned(worker, { escrow_id: escrow.escrow_id, deliverable_uri: uri });
     expect(missing.status).toBe(400);
+  });
+});
+
+describe('every worker identifier proves itself (issue 26)', () => {
+  const refusal = async (response: Response) => {
+    const body = await json<{ code: string; field?: string }>(response);
+    return { status: response.status, code: body.code, field: body.field };
+  };
+  const untouched = { status: 'posted', deliverableUri: null, deliveredAt: null, deliveryFeePaymentId: null };
+
+  it('a stranger sending only an EVM worker\'s identifier, or its own signature, cannot deliver; the worker then can', async () => {
+    const worker = await newWorker('evm');
+    const escrow = await posted(await authorize(), worker);
+    const bare = await deliver({ ...worker, signer: null }, escrow.escrow_id, dataUri('Nothing about the books.'));
+    expect(await refusal(bare)).toEqual({ status: 401, code: 'PROOF_MISSING', field: 'X-Agent-Signature' });
+    const forged = await deliver({ ...worker, signer: { evm: privateKeyToAccount(generatePrivateKey()) } }, escrow.escrow_id, dataUri('Nothing about the books.'));
+    expect(await refusal(forged)).toEqual({ status: 401, code: 'PROOF_INVALID', field: 'X-Agent-Signature' });
+    expect(await row(escrow.escrow_id)).toMatchObject(untouched);
+
+    // Any spelling of the address: the signature covers the identifier as sent.
+    const real = await deliver({ ...worker, identifier: getAddress(worker.identifier) }, escrow.escrow_id, dataUri('The ledger is reconciled.'));
+    expect(real.status, await real.clone().text()).toBe(200);
+    expect((await until(escrow.escrow_id, ['settled'])).status).toBe('settled');
+    expect(await solana.tokenBalance(worker.wallet)).toBe(10n * USD);
+  });
+
+  it('a proof is accepted once: the same signed request again is 401 PROOF_REPLAYED', async () => {
+    const worker = await newWorker('evm');
+    const escrow = await posted(await authorize(), worker);
+    const path = '/api/mpp/escrow/deliver';
+    // Refused after the proof (a private address), so the escrow is still open to the replay.
+    const body = JSON.stringify({ escrow_id: escrow.escrow_id, deliverable_uri: 'https://10.0.0.1/report.txt' });
+    const headers = await agentProofHeaders(worker.identifier, worker.signer!, { method: 'POST', path, body });
+    expect((await refusal(await pay(path, { method: 'POST', body, headers }))).code).toBe('DELIVERABLE_URI_REFUSED');
+    expect(await refusal(await pay(path, { method: 'POST', body, headers }))).toEqual({ status: 401, code: 'PROOF_REPLAYED', field: 'X-Agent-Signature' });
+    expect(await row(escrow.escrow_id)).toMatchObject(untouched);
+  });
+
+  it('an opaque worker identifier proves itself only through an authorization with the employer', async () => {
+    const worker = await newWorker('opaque');
+    const escrow = await posted(await authorize(), worker);
+    const unproven = await deliver(worker, escrow.escrow_id, dataUri('ledger'));
+    expect(await refusal(unproven)).toEqual({ status: 401, code: 'PROOF_UNAVAILABLE', field: 'X-Agent-Signature' });
+    const guessed = await deliver({ ...worker, signer: { hmac: 'a-guess' } }, escrow.escrow_id, dataUri('ledger'));
+    expect(await refusal(guessed)).toEqual({ status: 401, code: 'PROOF_UNAVAILABLE', field: 'X-Agent-Signature' });
+    expect(await row(escrow.escrow_id)).toMatchObject(untouched);
+
+    // Once the employer authorizes it, its HMAC secret proves it.
+    const authorized = await authorize({ agent_identifier: worker.identifier });
+    expect(await refusal(await deliver({ ...worker, signer: { hmac: 'a-guess' } }, escrow.escrow_id, dataUri('ledger')))).toMatchObject({ status: 401, code: 'PROOF_INVALID' });
+    const delivered = await deliver({ ...worker, signer: authorized.signer }, escrow.escrow_id, dataUri('ledger'));
+    expect(delivered.status, await delivered.clone().text()).toBe(200);
+  });
+
+  it('deliver-signed: the transaction proves the wallet; an identifier other than that wallet\'s key proves itself too', async () => {
+    const deliverSigned = (worker: Worker, escrow: Json & { escrow_id: string }, uri: string, wire: string) =>
+      signedCall('/api/mpp/escrow/deliver-signed', { escrow_id: escrow.escrow_id, deliverable_uri: uri, signed_transaction: wire }, worker, payA);
+    const uri = dataUri('The ledger, signed by its author.');
+    const signature = (wire: string) => {
+      const inspected = inspectSignedDeliverable(wire, { programAddress: LOCAL_ESCROW_PROGRAM_ID });
+      if (!inspected.ok) throw new Error(inspected.message);
+      return inspected.signature as Signature;
+    };
+
+    const evmWorker = await fundedWorker('evm');
+    const escrow = await posted(await authorize(), evmWorker);
+    const wire = await signedDelivery(evmWorker, escrow, uri);
+    expect(await refusal(await deliverSigned({ ...evmWorker, signer: null }, escrow, uri, wire))).toEqual({ status: 401, code: 'PROOF_MISSING', field: 'X-Agent-Signature' });
+    expect((await solana.status(signature(wire))).state).not.toBe('landed');
+    expect(await row(escrow.escrow_id)).toMatchObject(untouched);
+    const proven = await deliverSigned(evmWorker, escrow, uri, wire);
+    expect(proven.status, await proven.clone().text()).toBe(200);
+
+    // A Solana identifier naming another key than the wallet: that key signs the request.
+    const other = await fundedWorker('solana');
+    const foreignKey = { ...(await fundedWorker('evm')), identifier: other.identifier, signer: other.signer };
+    const second = await posted(await authorize(), foreignKey);
+    const secondWire = await signedDelivery(foreignKey, second, uri);
+    expect(await refusal(await deliverSigned({ ...foreignKey, signer: null }, second, uri, secondWire))).toMatchObject({ status: 401, code: 'PROOF_MISSING' });
+    expect((await deliverSigned(foreignKey, second, uri, secondWire)).status).toBe(200);
+
+    // The identifier is the wallet's own key: its signature over the transaction is the proof.
+    const walletKey = await fundedWorker('solana');
+    const third = await posted(await authorize(), walletKey);
+    const unsigned = await deliverSigned({ ...walletKey, signer: null }, third, uri, await signedDelivery(walletKey, third, uri));
+    expect(unsigned.status, await unsigned.clone().text()).toBe(200);
   });
 });
 
@@ -630,7 +722,7 @@ describe('charge before acting', () => {
   });
 
   it('deliver: a fee settled whose answer was lost gets the first delivery back; nothing is fetched or paid twice', async () => {
-    const worker = await newWorker(true);
+    const worker = await newWorker('solana');
     const escrow = await posted(await authorize(), worker);
     const payer = await proofMaker(t, server.url, 'A', '1');
     const hits = files.hits;

@@ -133,7 +133,7 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
   );
 
   const deliverErrors = {
-    ...agentErrors,
+    401: jsonContent(ErrorSchema, '`AGENT_IDENTIFIER_MISSING`, or the worker\'s identity proof refused: `PROOF_MISSING`, `PROOF_STALE`, `PROOF_INVALID`, `PROOF_REPLAYED`, or `PROOF_UNAVAILABLE` (an identifier that names no key and has no authorization of the employer).'),
     403: jsonContent(ErrorSchema, '`AGENT_MISMATCH` (not the escrow\'s worker) or `ESCROW_EXPIRED`. The fee is kept.'),
     404: jsonContent(ErrorSchema, '`ESCROW_NOT_FOUND`.'),
     409: jsonContent(ErrorSchema, '`ESCROW_ALREADY_DELIVERED`: a deliverable is accepted once.'),
@@ -145,7 +145,7 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
       paidRoute(findPaidRoute('POST', '/api/mpp/escrow/deliver')!, deps.gate, {
         request: { headers: AgentHeaders, body: jsonBody(DeliverBody) },
         description:
-          'The worker delivers: the content is fetched once (10 s, 100 KB, no private or loopback addresses at any hop), hashed, recorded on chain, and judged in the background; poll the status route. The worker proves its identity when one is configured (its authorization with the employer, or the key its identifier names).',
+          'The worker delivers: the content is fetched once (10 s, 100 KB, no private or loopback addresses at any hop), hashed, recorded on chain, and judged in the background; poll the status route. The worker always proves its identifier (docs/api.md "Agent identity proof"): by its authorization with the employer, else by the key the identifier names (ERC-8004 owner, EVM address, Solana key); an identifier with neither is 401 `PROOF_UNAVAILABLE`.',
         responses: {
           200: jsonContent(DeliverResult, 'Accepted for judging.'),
           ...errorResponses(413, 415),
@@ -174,7 +174,7 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
       paidRoute(findPaidRoute('POST', '/api/mpp/escrow/deliver-signed')!, deps.gate, {
         request: { headers: AgentHeaders, body: jsonBody(DeliverSignedBody) },
         description:
-          "For workers holding their own key: a signed transaction with one submit_deliverable instruction for the escrow program (uri_hash = SHA-256 of deliverable_uri, the worker wallet as fee payer and signer). Checked, broadcast once the content is fetched, then judged like deliver.",
+          "For workers holding their own key: a signed transaction with one submit_deliverable instruction for the escrow program (uri_hash = SHA-256 of deliverable_uri, the worker wallet as fee payer and signer). Checked, broadcast once the content is fetched, then judged like deliver. The transaction proves the worker wallet; a worker_agent_identifier other than that wallet's own key (solana:<wallet>) also needs the identity proof headers, as on deliver.",
         responses: {
           200: jsonContent(DeliverResult, 'Broadcast and accepted for judging.'),
           ...errorResponses(413, 415),

@@ -15,7 +15,7 @@ const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 export const AgentHeaders = z.object({
   'x-agent-identifier': z.string().optional().openapi({ description: 'Required (401 without).' }),
-  'x-agent-timestamp': z.string().optional().openapi({ description: 'The identity proof (docs/api.md "Agent identity proof"), when one is configured for the agent.' }),
+  'x-agent-timestamp': z.string().optional().openapi({ description: 'The identity proof of X-Agent-Identifier (docs/api.md "Agent identity proof"); 401 without it (deliver-signed: unless the identifier is the signing wallet\'s key).' }),
   'x-agent-signature': z.string().optional().openapi({ description: 'The identity proof; each signature is accepted once.' }),
 });
 

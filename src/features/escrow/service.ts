@@ -12,7 +12,7 @@ import { AppError } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import { formatUsd } from '../../money.js';
 import type { AiProvider } from '../../providers/ai/provider.js';
-import { normaliseIdentifier } from '../agents/identifiers.js';
+import { normaliseIdentifier, parseAgentIdentifier } from '../agents/identifiers.js';
 import type { AgentRequestVerifier, SignedAgentRequest } from '../agents/request-proof.js';
 import { identityOf, SpendReservations } from '../agents/spend.js';
 import * as agentsStore from '../agents/store.js';
@@ -233,10 +233,8 @@ export class EscrowService {
     const earlier = await this.redeemedDelivery(request);
     if (earlier) return earlier;
     const escrow = await this.openForWorker(request.escrowId, request.identifier);
-    // The proof configured for the worker: its authorization's with this employer, else its identifier's own key.
-    const authorization = await agentsStore.findActiveByIdentifier(this.database.db, escrow.employerId, escrow.workerAgentIdentifier);
-    if (authorization) await this.verifier.verifyAuthorized(authorization, escrow.workerAgentIdentifier, request.proof);
-    else await this.verifier.verifySelfCertifying(escrow.workerAgentIdentifier, request.proof);
+    // The worker proves its identifier: by its authorization with this employer, else by its own key.
+    await this.verifier.verifyForEmployer(escrow.employerId, escrow.workerAgentIdentifier, request.proof);
     return this.acceptDelivery(escrow, request, async () => ({}));
   }
 
@@ -259,8 +257,13 @@ export class EscrowService {
     if (!Buffer.from(inspected.uriHash).equals(Buffer.from(uriHash(request.deliverableUri)))) {
       throw invalidTransaction('URI_HASH_MISMATCH', 'uri_hash is not the SHA-256 of deliverable_uri.');
     }
-    // The worker's signature over the transaction is its proof of identity (it binds the escrow and the
-    // URI). It is broadcast once the content is fetched, so a deliverable we refuse leaves no trace on chain.
+    // The wallet's signature over the transaction binds the escrow and the URI. It proves the identifier
+    // only when the identifier is that very key; any other proves itself as on deliver (docs/decisions.md).
+    const identity = parseAgentIdentifier(escrow.workerAgentIdentifier);
+    if (!(identity.kind === 'solana' && identity.publicKey === escrow.workerWalletAddress)) {
+      await this.verifier.verifyForEmployer(escrow.employerId, escrow.workerAgentIdentifier, request.proof);
+    }
+    // Broadcast once the content is fetched, so a deliverable we refuse leaves no trace on chain.
     return this.acceptDelivery(escrow, request, async () => {
       // Landed already (sent before a crash lost its record, or by the worker itself): sending it
       // again would be refused as a duplicate, yet the delivery is on chain; it is recorded as is.

@@ -412,7 +412,8 @@ describe('every paid tool reaches its route', () => {
 
   it('escrow_post, escrow_deliver and escrow_status', async () => {
     const poster = await hmacAgent();
-    const worker = { identifier: `worker-${randomUUID()}`, wallet: solanaIdentity().key };
+    const workerKey = privateKeyToAccount(generatePrivateKey());
+    const worker = { identifier: workerKey.address.toLowerCase(), signer: { evm: workerKey }, wallet: solanaIdentity().key };
     const args = {
       employer_id: employerId,
       worker_wallet_address: worker.wallet,
@@ -427,7 +428,10 @@ describe('every paid tool reaches its route', () => {
     expect(escrow).toMatchObject({ status: 'posted', applied_expiry_hours: 12, escrow_id: expect.any(String) });
 
     const deliverable = `data:text/plain;base64,${Buffer.from('the ledger balances').toString('base64')}`;
-    const delivered = await paidA('escrow_deliver', { escrow_id: escrow.escrow_id, deliverable_uri: deliverable }, () => ({ 'X-Agent-Identifier': worker.identifier }));
+    const deliverArgs = { escrow_id: escrow.escrow_id, deliverable_uri: deliverable };
+    const unproven = await paidA('escrow_deliver', deliverArgs, () => ({ 'X-Agent-Identifier': worker.identifier }));
+    expect(bodyOf(unproven)).toMatchObject({ status: 401, code: 'PROOF_MISSING' });
+    const delivered = await paidA('escrow_deliver', deliverArgs, () => proof(worker.identifier, worker.signer, '/api/mpp/escrow/deliver', deliverArgs));
     expect(statusOf(delivered), textOf(delivered)).toBe(200);
     expect(JSON.parse(textOf(delivered))).toMatchObject({ escrow_id: escrow.escrow_id, deliverable_uri: deliverable, content_sha256: expect.any(String) });
 

@@ -193,7 +193,7 @@ export const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
     path: '/api/mpp/escrow/deliver',
     title: 'Deliver escrowed work',
     description:
-      "The worker delivers (https URL, ipfs:// link or data: URI); judged in the background, poll svc_escrow_status. X-Agent-Identifier HTTP header: the escrow's worker_agent_identifier (with its proof when the identifier names a key).",
+      `The worker delivers (https URL, ipfs:// link or data: URI); judged in the background, poll svc_escrow_status. X-Agent-Identifier: the escrow's worker_agent_identifier. ${PROOF}`,
     body: DeliverBody,
     mutates: true,
   },

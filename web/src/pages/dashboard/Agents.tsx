@@ -39,6 +39,7 @@ const SCHEME_LABELS: Record<Authorization['identity_scheme'], string> = {
   hmac: 'HMAC shared secret',
   erc8004: 'ERC-8004 identity (owner signature)',
   ed25519: 'Ed25519 (Solana key)',
+  evm: 'EVM address key (EIP-191 signature)',
   none: 'None',
 };
 
@@ -422,7 +423,7 @@ function EditLimits({ authorization, path, onCancel, onSaved }: { authorization:
 function CreateAuthorization({ employerId, onCreated }: { employerId: string; onCreated: () => void }) {
   const [values, setValues] = useState<LimitValues>(EMPTY_LIMITS);
   const [identifier, setIdentifier] = useState('');
-  const [scheme, setScheme] = useState<'' | 'hmac' | 'erc8004' | 'ed25519'>('');
+  const [scheme, setScheme] = useState<'' | 'hmac' | 'erc8004' | 'ed25519' | 'evm'>('');
   const [errors, setErrors] = useState<FieldErrors>({});
   const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<WithSecret | null>(null);
@@ -481,13 +482,14 @@ function CreateAuthorization({ employerId, onCreated }: { employerId: string; on
         >
           {(p) => <input {...p} className="more-mono" value={identifier} spellCheck={false} autoComplete="off" onChange={(e) => setIdentifier(e.target.value)} required />}
         </Field>
-        <Field id={`${id}-scheme`} label="Identity proof" hint="Automatic: ERC-8004 for erc8004: identifiers, Ed25519 for Solana keys, otherwise an HMAC secret shown once." error={errors.identity_scheme}>
+        <Field id={`${id}-scheme`} label="Identity proof" hint="Automatic: ERC-8004 for erc8004: identifiers, Ed25519 for Solana keys, otherwise an HMAC secret shown once. An EVM address may sign with its own key instead." error={errors.identity_scheme}>
           {(p) => (
             <select {...p} value={scheme} onChange={(e) => setScheme(e.target.value as typeof scheme)}>
               <option value="">Automatic</option>
               <option value="hmac">HMAC shared secret</option>
               <option value="erc8004">ERC-8004 identity</option>
               <option value="ed25519">Ed25519 (Solana key)</option>
+              <option value="evm">EVM address key (EIP-191)</option>
             </select>
           )}
         </Field>

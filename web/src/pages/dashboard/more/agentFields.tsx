@@ -7,7 +7,7 @@ export interface Authorization {
   employer_id: string;
   label: string;
   agent_identifier: string;
-  identity_scheme: 'hmac' | 'erc8004' | 'ed25519' | 'none';
+  identity_scheme: 'hmac' | 'erc8004' | 'ed25519' | 'evm' | 'none';
   per_tx_cap_usd: string;
   per_day_cap_usd: string;
   velocity_per_minute: number;

@@ -1,0 +1,2 @@
+ALTER TABLE "agent_authorizations" DROP CONSTRAINT "agent_authorizations_identity_scheme";--> statement-breakpoint
+ALTER TABLE "agent_authorizations" ADD CONSTRAINT "agent_authorizations_identity_scheme" CHECK (identity_scheme IN ('none', 'hmac', 'erc8004', 'ed25519', 'evm'));
