@@ -211,6 +211,20 @@ export class TempoChain extends EvmTokenChain {
     return { amount: claimed.amount, ...written(receipt) };
   }
 
+  /** Stops the employee's stream; the contract first pays what accrued (`NoStream` when none runs). */
+  async stopSalaryStream(employee: Address, options?: EvmWriteOptions): Promise<{ paid: bigint } & ChainWrite> {
+    const receipt = await this.connection.write(contractCall(this.contracts.streamVesting, streamVestingAbi, 'stopStream', [employee]), options);
+    const paid = this.streamStopOf(receipt);
+    if (paid === null) throw new Error('stopStream mined without a StreamStopped event');
+    return { paid, ...written(receipt) };
+  }
+
+  /** What a mined stopStream paid (its StreamStopped event), or null when the receipt holds none. */
+  streamStopOf(receipt: TransactionReceipt): bigint | null {
+    const [stopped] = this.eventsOf<{ accrued: bigint }>(receipt, this.contracts.streamVesting, streamVestingAbi, 'StreamStopped');
+    return stopped ? stopped.accrued : null;
+  }
+
   // ---- yield ---------------------------------------------------------------------------------
 
   async yieldPosition(accountId: bigint): Promise<YieldPosition> {

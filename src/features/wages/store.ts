@@ -1,9 +1,10 @@
-import { and, eq, inArray, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, lt, lte, ne, or, sql } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../../db/client.js';
-import { advances, employees } from '../../db/schema.js';
+import { advances, employees, streamStops } from '../../db/schema.js';
 
 export type AdvanceRow = typeof advances.$inferSelect;
 export type EmployeeRow = typeof employees.$inferSelect;
+export type StreamStopRow = typeof streamStops.$inferSelect;
 
 /**
  * Active employees paid to `wallet` that the caller may see: those of `employerId` (an owner or
@@ -72,4 +73,88 @@ export async function failAdvance(db: Db, advanceId: string, reason: string): Pr
     .update(advances)
     .set({ status: 'failed', failureReason: reason })
     .where(and(eq(advances.id, advanceId), eq(advances.status, 'pending')));
+}
+
+// ---- stream stops ----------------------------------------------------------------------------
+
+/** Queues the stop of a wallet's stream (in the transaction of the change that released it); returns its id. */
+export async function queueStreamStop(db: Db, stop: { employeeId: string; employerId: string; wallet: string }): Promise<string> {
+  const [row] = await db
+    .insert(streamStops)
+    .values({ employeeId: stop.employeeId, employerId: stop.employerId, walletAddress: stop.wallet.toLowerCase() })
+    .returning({ id: streamStops.id });
+  return row!.id;
+}
+
+/** Ids of the stops still pending for a wallet. */
+export async function pendingStopIds(db: Db, wallet: string): Promise<string[]> {
+  const rows = await db
+    .select({ id: streamStops.id })
+    .from(streamStops)
+    .where(and(eq(streamStops.walletAddress, wallet.toLowerCase()), eq(streamStops.status, 'pending')));
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Claims up to `limit` due stops (only `ids`, when given) in one statement: locked with SKIP
+ * LOCKED, counted an attempt and pushed `leaseSeconds` ahead, so a worker that dies mid-stop leaves
+ * them to a later round. The returned `attempts` fences every later update of the claim.
+ */
+export async function claimDueStops(db: Db, options: { limit: number; leaseSeconds: number; ids?: string[] | undefined }): Promise<StreamStopRow[]> {
+  const due = and(
+    eq(streamStops.status, 'pending'),
+    lte(streamStops.nextAttemptAt, sql`now()`),
+    ...(options.ids ? [inArray(streamStops.id, options.ids)] : []),
+  );
+  const picked = db
+    .select({ id: streamStops.id })
+    .from(streamStops)
+    .where(due)
+    .orderBy(asc(streamStops.nextAttemptAt))
+    .limit(options.limit)
+    .for('update', { skipLocked: true });
+  return db
+    .update(streamStops)
+    .set({ attempts: sql`${streamStops.attempts} + 1`, nextAttemptAt: sql`now() + ${`${options.leaseSeconds} seconds`}::interval` })
+    .where(and(inArray(streamStops.id, picked), due))
+    .returning();
+}
+
+const stopHeldBy = (id: string, attempts: number) => and(eq(streamStops.id, id), eq(streamStops.status, 'pending'), eq(streamStops.attempts, attempts));
+
+/** Adds a signed stopStream to the stop before it is sent; false when the claim lost the row (do not send). */
+export async function addStopTx(db: Db, id: string, attempts: number, txHash: string): Promise<boolean> {
+  const rows = await db
+    .update(streamStops)
+    .set({ txHashes: sql`array_append(${streamStops.txHashes}, ${txHash})` })
+    .where(stopHeldBy(id, attempts))
+    .returning({ id: streamStops.id });
+  return rows.length > 0;
+}
+
+/**
+ * -> stopped, whatever claim holds the row (a stop that landed counts even if its lease ran out),
+ * and what the stop paid the wallet recorded as a claimed advance of the employee, once: payroll
+ * nets it like any advance. Call inside a transaction.
+ */
+export async function recordStop(db: Db, stop: StreamStopRow, paid: { amount: bigint; txHash: string } | null): Promise<boolean> {
+  const now = new Date();
+  const rows = await db
+    .update(streamStops)
+    .set({ status: 'stopped', txHash: paid?.txHash ?? null, amount: paid?.amount ?? null, stoppedAt: now, lastError: null })
+    .where(and(eq(streamStops.id, stop.id), ne(streamStops.status, 'stopped')))
+    .returning({ id: streamStops.id });
+  if (rows.length === 0) return false;
+  if (paid && paid.amount > 0n) {
+    await db.insert(advances).values({ employeeId: stop.employeeId, amount: paid.amount, status: 'claimed', txHash: paid.txHash, claimedAt: now });
+  }
+  return true;
+}
+
+/** A failed attempt: try again after `delaySeconds`, or give up (`failed`, left for an operator). */
+export async function failStopAttempt(db: Db, id: string, attempts: number, error: string, next: { giveUp: boolean; delaySeconds: number }): Promise<void> {
+  await db
+    .update(streamStops)
+    .set(next.giveUp ? { status: 'failed', lastError: error } : { lastError: error, nextAttemptAt: sql`now() + ${`${next.delaySeconds} seconds`}::interval` })
+    .where(stopHeldBy(id, attempts));
 }
