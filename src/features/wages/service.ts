@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { TransactionNotFoundError, type Address, type Hex } from 'viem';
+import { TransactionNotFoundError, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { ChainRevertError } from '../../chains/evm/connection.js';
 import type { SalaryStream, TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database, Db } from '../../db/client.js';
@@ -147,8 +147,9 @@ export class WagesService {
 
   /**
    * Makes sure the employee's stream runs on chain at the rate of their annual salary: started on
-   * first use, re-rated when the salary changed (the contract first pays what accrued at the old
-   * rate). Only a treasury the service administers can be streamed from.
+   * first use, re-rated when the salary changed (stopped and started again: the stop pays what
+   * accrued at the old rate, recorded as an advance). Never to a wallet under review or rejected.
+   * Only a treasury the service administers can be streamed from.
    */
   async ensureStream(employee: store.EmployeeRow): Promise<{ stream: SalaryStream; wallet: Address }> {
     if (!employee.walletAddress) throw unprocessable('NO_WALLET', 'This employee has no wallet to stream salary to.');
@@ -163,6 +164,8 @@ export class WagesService {
     if (current.active && current.accountId !== accountId) {
       throw new AppError(409, 'WALLET_STREAMED_BY_ANOTHER_EMPLOYER', 'This wallet already receives a salary stream from another employer.');
     }
+    // A re-rate stops the stream first: what accrued at the old rate is paid and recorded as an advance.
+    if (current.active) await store.queueStreamStop(this.database.db, { employeeId: employee.id, employerId: employee.employerId, wallet });
     // A stop still queued for this wallet (an earlier change) runs first, or it would stop this stream.
     await this.finishStops(wallet);
     // One start per wallet at a time in this process; the contract makes a second start harmless anyway.
@@ -300,45 +303,42 @@ export class WagesService {
   private async earlierStop(hashes: Hex[]): Promise<{ amount: bigint; txHash: string } | null> {
     let inFlight = false;
     for (const hash of hashes) {
-      const receipt = await this.tempo.connection.receipt(hash);
-      const paid = receipt?.status === 'success' ? this.tempo.streamStopOf(receipt) : null;
-      if (paid !== null) return { amount: paid, txHash: hash };
-      if (!receipt && (await this.inNodePool(hash))) inFlight = true;
+      const paid = await this.landed(hash, (receipt) => this.tempo.streamStopOf(receipt));
+      if (paid === 'pending') inFlight = true;
+      else if (paid !== null) return { amount: paid, txHash: hash };
     }
     if (inFlight) throw new StopInFlight('an earlier stopStream is still pending');
     return null;
   }
 
-  private inNodePool(hash: Hex): Promise<boolean> {
-    return this.tempo.connection.publicClient.getTransaction({ hash }).then(
-      () => true,
-      (error: unknown) => {
-        if (error instanceof TransactionNotFoundError) return false;
-        throw error;
-      },
-    );
-  }
-
   /**
    * Claims what the employee's stream has accrued, to their wallet. One advance per employee at a
    * time (compare-and-set on a pending row); a concurrent second call gets 409, and the contract
-   * itself pays each accrued second once. The advance keeps the fee that bought it: a redeemed fee
-   * (its first answer was lost) gets that advance's answer again, never a second claim.
+   * itself pays each accrued second once. The claim's hash is kept on the row before it is sent, so
+   * an advance a crash interrupted is settled from the chain with what it paid. The advance keeps
+   * the fee that bought it: a redeemed fee (its first answer was lost) gets that advance's answer
+   * again, never a second claim.
    */
   async advance(employee: store.EmployeeRow, fee: FeePayment | null = null): Promise<AdvanceClaim> {
     const db = this.database.db;
-    const earlier = fee?.redeemed ? await store.advanceForFee(db, fee.id) : null;
+    for (const stale of await store.staleAdvances(db, employee.id, new Date(Date.now() - STALE_ADVANCE_MS))) await this.settle(stale);
+    const found = fee?.redeemed ? await store.advanceForFee(db, fee.id) : null;
+    const earlier = found?.status === 'pending' && found.txHash ? await this.settle(found) : found;
     if (earlier?.status === 'claimed') {
       return { amount: earlier.amount!, txHash: earlier.txHash!, claimedAt: earlier.claimedAt!, wallet: employee.walletAddress as Address };
     }
     if (earlier?.failureReason === NOTHING_ACCRUED) throw nothingAccrued();
+    if (earlier?.status === 'pending' && earlier.txHash) throw advanceInProgress(); // its claim may still land
     const { wallet } = await this.ensureStream(employee);
-    // An advance a crash interrupted is finished on its own row: the contract pays each accrued
-    // second once, so claiming again pays only what the lost claim did not.
-    const advance = earlier ? await store.reopenAdvance(db, earlier.id) : await store.openAdvance(db, employee.id, new Date(Date.now() - STALE_ADVANCE_MS), fee?.id ?? null);
-    if (!advance) throw new AppError(409, 'ADVANCE_IN_PROGRESS', 'An advance for this employee is already being claimed.');
+    // An advance a crash interrupted before its claim was sent is finished on its own row.
+    const advance = earlier ? await store.reopenAdvance(db, earlier.id) : await store.openAdvance(db, employee.id, fee?.id ?? null);
+    if (!advance) throw advanceInProgress();
     try {
-      const claim = await this.tempo.claimSalary(wallet);
+      const claim = await this.tempo.claimSalary(wallet, {
+        beforeBroadcast: async (signed) => {
+          if (!(await store.recordClaimTx(db, advance.id, signed.hash))) throw advanceInProgress();
+        },
+      });
       const claimedAt = new Date();
       await store.recordClaim(db, advance.id, { amount: claim.amount, txHash: claim.txHash, claimedAt });
       this.changes.emit(wallet.toLowerCase());
@@ -349,10 +349,39 @@ export class WagesService {
       throw refused;
     }
   }
+
+  /**
+   * A pending advance settled from the chain: its claim landed (recorded with what it paid, so
+   * payroll nets it), or never will (failed); left pending while the claim may still land.
+   */
+  private async settle(advance: store.AdvanceRow): Promise<store.AdvanceRow> {
+    const paid = advance.txHash ? await this.landed(advance.txHash as Hex, (receipt) => this.tempo.salaryClaimOf(receipt)) : null;
+    if (paid === 'pending') return advance;
+    const db = this.database.db;
+    const settled =
+      paid === null
+        ? await store.failAdvance(db, advance.id, 'interrupted before its claim was sent; nothing was paid')
+        : await store.recordClaim(db, advance.id, { amount: paid, txHash: advance.txHash!, claimedAt: new Date() });
+    return settled ?? advance;
+  }
+
+  /** A signed transaction's fate: what it paid once it landed (`paidBy` reads the receipt), 'pending' while the node holds it, null when it never will. */
+  private async landed(hash: Hex, paidBy: (receipt: TransactionReceipt) => bigint | null): Promise<bigint | 'pending' | null> {
+    const receipt = await this.tempo.connection.receipt(hash);
+    if (receipt) return receipt.status === 'success' ? paidBy(receipt) : null;
+    return this.tempo.connection.publicClient.getTransaction({ hash }).then(
+      () => 'pending' as const,
+      (error: unknown) => {
+        if (error instanceof TransactionNotFoundError) return null;
+        throw error;
+      },
+    );
+  }
 }
 
 const NOTHING_ACCRUED = 'Nothing has accrued since the last claim: wait at least a second of salary before asking for an advance.';
 const nothingAccrued = () => unprocessable('NOTHING_ACCRUED', NOTHING_ACCRUED);
+const advanceInProgress = () => new AppError(409, 'ADVANCE_IN_PROGRESS', 'An advance for this employee is already being claimed.');
 
 /** The contract's refusal of a claim as an answer (< 500: nothing was paid, the fee stays), or null. */
 function claimRefusal(errorName: string): AppError | null {

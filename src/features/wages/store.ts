@@ -25,17 +25,29 @@ export async function employeesByWallet(db: Db, wallet: string, scope: { employe
 
 /**
  * Opens an advance for the employee by compare-and-set: null when one is already pending (the
- * partial unique index allows one). A pending row older than `staleBefore` was interrupted (a
- * crash between claim and record); it is closed first, since the vesting contract itself never
- * pays the same seconds twice.
+ * partial unique index allows one; an interrupted one is settled from the chain first).
  */
-export async function openAdvance(db: Db, employeeId: string, staleBefore: Date, feePaymentId: string | null): Promise<AdvanceRow | null> {
-  await db
-    .update(advances)
-    .set({ status: 'failed', failureReason: 'interrupted before its outcome was recorded; see the chain for what was paid' })
-    .where(and(eq(advances.employeeId, employeeId), eq(advances.status, 'pending'), lt(advances.createdAt, staleBefore)));
+export async function openAdvance(db: Db, employeeId: string, feePaymentId: string | null): Promise<AdvanceRow | null> {
   const [row] = await db.insert(advances).values({ employeeId, feePaymentId }).onConflictDoNothing().returning();
   return row ?? null;
+}
+
+/** The employee's advances still pending since before `staleBefore`: interrupted by a crash. */
+export function staleAdvances(db: Db, employeeId: string, staleBefore: Date): Promise<AdvanceRow[]> {
+  return db
+    .select()
+    .from(advances)
+    .where(and(eq(advances.employeeId, employeeId), eq(advances.status, 'pending'), lt(advances.createdAt, staleBefore)));
+}
+
+/** Keeps the signed claim's hash on the pending advance before it is sent; false when the advance is no longer pending (do not send). */
+export async function recordClaimTx(db: Db, advanceId: string, txHash: string): Promise<boolean> {
+  const rows = await db
+    .update(advances)
+    .set({ txHash })
+    .where(and(eq(advances.id, advanceId), eq(advances.status, 'pending')))
+    .returning({ id: advances.id });
+  return rows.length > 0;
 }
 
 /** The advance a fee payment bought, if it got that far. */
@@ -61,18 +73,22 @@ export async function reopenAdvance(db: Db, advanceId: string): Promise<AdvanceR
   return row ?? null;
 }
 
-export async function recordClaim(db: Db, advanceId: string, claim: { amount: bigint; txHash: string; claimedAt: Date }): Promise<void> {
-  await db
+export async function recordClaim(db: Db, advanceId: string, claim: { amount: bigint; txHash: string; claimedAt: Date }): Promise<AdvanceRow | null> {
+  const [row] = await db
     .update(advances)
     .set({ status: 'claimed', amount: claim.amount, txHash: claim.txHash, claimedAt: claim.claimedAt })
-    .where(and(eq(advances.id, advanceId), eq(advances.status, 'pending')));
+    .where(and(eq(advances.id, advanceId), eq(advances.status, 'pending')))
+    .returning();
+  return row ?? null;
 }
 
-export async function failAdvance(db: Db, advanceId: string, reason: string): Promise<void> {
-  await db
+export async function failAdvance(db: Db, advanceId: string, reason: string): Promise<AdvanceRow | null> {
+  const [row] = await db
     .update(advances)
     .set({ status: 'failed', failureReason: reason })
-    .where(and(eq(advances.id, advanceId), eq(advances.status, 'pending')));
+    .where(and(eq(advances.id, advanceId), eq(advances.status, 'pending')))
+    .returning();
+  return row ?? null;
 }
 
 // ---- stream stops ----------------------------------------------------------------------------

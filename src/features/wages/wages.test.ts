@@ -491,6 +491,40 @@ describe('a wallet changed under review (issue 26, item 3)', () => {
     expect((await advancesOf(employee.id)).map((row) => [row.status, row.amount])).toEqual([['claimed', paid]]);
   });
 
+  it('a salary change re-rates the stream: what accrued at the old rate is paid and recorded as an advance, then it accrues at the new rate', async () => {
+    const employee = await streaming();
+    const raised = await t.request('PATCH', `/api/employers/${employerId}/team/${employee.id}`, { token: ownerToken, body: { annual_salary_usd: '200000' } });
+    expect(raised.status).toBe(200);
+    expect((await t.request('GET', `/api/employees/${employee.id}/salary-stream`, { token: employee.token })).status).toBe(200);
+
+    const stream = await t.chains!.tempo.salaryStream(employee.wallet as Address);
+    expect(stream).toMatchObject({ active: true, ratePerSecond: ratePerSecond(200_000n * 1_000_000n) });
+    const paid = await t.chains!.tempo.balanceOf(employee.wallet as Address);
+    expect(paid).toBeGreaterThanOrEqual(RATE);
+    expect((await vestingPaid(employee.wallet as Address)).total).toBe(paid);
+    expect((await advancesOf(employee.id)).map((row) => [row.status, row.amount])).toEqual([['claimed', paid]]);
+  });
+
+  it('an advance whose claim landed but whose record a crash lost is recorded from the chain, not closed without its amount', async () => {
+    const employee = await streaming();
+    // What a process that died after its claim was mined leaves: the pending row, holding the claim's hash.
+    let hash: string | null = null;
+    await t.chains!.tempo.claimSalary(employee.wallet as Address, { beforeBroadcast: async (signed) => void (hash = signed.hash) });
+    const [interrupted] = await t.database.db
+      .insert(advances)
+      .values({ employeeId: employee.id, txHash: hash, createdAt: new Date(Date.now() - 5 * 60_000) })
+      .returning();
+    await second();
+
+    const response = await advance(employee.token, employee.wallet);
+    expect(response.status).toBe(200);
+    const paid = await t.chains!.tempo.balanceOf(employee.wallet as Address);
+    expect((await vestingPaid(employee.wallet as Address)).total).toBe(paid);
+    const rows = await advancesOf(employee.id);
+    expect(rows.find((row) => row.id === interrupted!.id)).toMatchObject({ status: 'claimed', txHash: hash });
+    expect(rows.filter((row) => row.status === 'claimed').reduce((sum, row) => sum + row.amount!, 0n)).toBe(paid);
+  });
+
   it('a wallet change racing advances: every unit StreamVesting paid is recorded once, and only the old wallet was paid', async () => {
     const employee = await streaming();
     const wallet = newWallet();
