@@ -230,7 +230,10 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     const payroll = new PayrollService(deps.database, services.employers, treasury, deps.chains.tempo, compliance);
     registerPayrollRoutes(app, { payroll, requireUser: authenticated, idempotency: idempotent });
     registerPaidPayrollRoutes(app, { payroll, paidCallers, gate });
-    registerWagesRoutes(app, { wages: new WagesService(deps.database, services.employers, treasury, deps.chains.tempo), requireUser: authenticated, paidCallers, gate });
+    const wages = new WagesService(deps.database, services.employers, treasury, deps.chains.tempo);
+    // A change that takes salary away from a wallet stops its stream at once (the wages job retries).
+    services.employers.onStreamStops((stopIds) => wages.stopStreams(stopIds));
+    registerWagesRoutes(app, { wages, requireUser: authenticated, paidCallers, gate });
     const { tempo: tempoChain } = deps.chains;
     const bridge = new BridgeService(deps.database, services.employers, tempoChain, bridgeProviderFor(config, deps.database, tempoChain));
     registerBridgeRoutes(app, { bridge, requireUser: authenticated, paidCallers, gate, network: tempoChain.network, token: tempoChain.token });

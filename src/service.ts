@@ -12,6 +12,8 @@ import { fundDemo, seedDemo } from './features/demo/seed.js';
 import { Faucet } from './features/dev/faucet.js';
 import { readinessChecks } from './features/ops/readiness.js';
 import { defineBridgeJobs } from './features/bridge/jobs.js';
+import { defineWagesJobs } from './features/wages/jobs.js';
+import { WagesService } from './features/wages/service.js';
 import { BridgeService, bridgeProviderFor } from './features/bridge/service.js';
 import { createEmailTransport, defineEmailJobs } from './features/email/jobs.js';
 import { defineJobs } from './jobs/definitions.js';
@@ -100,6 +102,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       paymentReconciler: payments.reconciler,
       evmConnections: [chains.tempo.connection, chains.base.connection],
     });
+    defineWagesJobs(jobs, { wages: new WagesService(database, services.employers, treasury, chains.tempo) });
     defineBridgeJobs(jobs, { bridge: new BridgeService(database, services.employers, chains.tempo, bridgeProviderFor(config, database, chains.tempo)) });
     // Local mode: the outbox is the mailbox (admins read it); live mode sends through SMTP.
     defineEmailJobs(jobs, { database, transport: createEmailTransport({ mode: config.mode, smtpUrl: config.live.smtpUrl, emailFrom: config.live.emailFrom }) });

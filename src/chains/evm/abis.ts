@@ -37,6 +37,7 @@ export const streamVestingAbi = parseAbi([
   'function accruedOf(address employee) view returns (uint256)',
   'function claim(address employee) returns (uint256 amount)',
   'event Claimed(address indexed employee, uint256 indexed accountId, uint256 amount)',
+  'event StreamStopped(address indexed employee, uint256 accrued)',
 ]);
 
 export const yieldRouterAbi = parseAbi([

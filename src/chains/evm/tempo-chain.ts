@@ -206,9 +206,29 @@ export class TempoChain extends EvmTokenChain {
   /** Pays the employee what has accrued; `NothingAccrued` / `NoStream` reverts say why not. */
   async claimSalary(employee: Address, options?: EvmWriteOptions): Promise<{ amount: bigint } & ChainWrite> {
     const receipt = await this.connection.write(contractCall(this.contracts.streamVesting, streamVestingAbi, 'claim', [employee]), options);
+    const amount = this.salaryClaimOf(receipt);
+    if (amount === null) throw new Error('claim mined without a Claimed event');
+    return { amount, ...written(receipt) };
+  }
+
+  /** What a mined claim paid (its Claimed event), or null when the receipt holds none. */
+  salaryClaimOf(receipt: TransactionReceipt): bigint | null {
     const [claimed] = this.eventsOf<{ amount: bigint }>(receipt, this.contracts.streamVesting, streamVestingAbi, 'Claimed');
-    if (!claimed) throw new Error('claim mined without a Claimed event');
-    return { amount: claimed.amount, ...written(receipt) };
+    return claimed ? claimed.amount : null;
+  }
+
+  /** Stops the employee's stream; the contract first pays what accrued (`NoStream` when none runs). */
+  async stopSalaryStream(employee: Address, options?: EvmWriteOptions): Promise<{ paid: bigint } & ChainWrite> {
+    const receipt = await this.connection.write(contractCall(this.contracts.streamVesting, streamVestingAbi, 'stopStream', [employee]), options);
+    const paid = this.streamStopOf(receipt);
+    if (paid === null) throw new Error('stopStream mined without a StreamStopped event');
+    return { paid, ...written(receipt) };
+  }
+
+  /** What a mined stopStream paid (its StreamStopped event), or null when the receipt holds none. */
+  streamStopOf(receipt: TransactionReceipt): bigint | null {
+    const [stopped] = this.eventsOf<{ accrued: bigint }>(receipt, this.contracts.streamVesting, streamVestingAbi, 'StreamStopped');
+    return stopped ? stopped.accrued : null;
   }
 
   // ---- yield ---------------------------------------------------------------------------------

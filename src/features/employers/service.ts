@@ -6,6 +6,7 @@ import { AppError, notFound } from '../../http/errors.js';
 import { formatUsd, parseUsd } from '../../money.js';
 import { recordAudit } from '../audit/store.js';
 import type { UsersService } from '../users/service.js';
+import { queueReleasedStream } from '../wages/service.js';
 import { newAgentKey } from './paid-caller.js';
 import { CreateEmployeeBody, withoutControlCharacters } from './schema.js';
 import * as store from './store.js';
@@ -88,11 +89,29 @@ export interface BulkImportReport {
 export const WALLET_REVIEW_NOTE = 'The employee changed a payout wallet; approve it before payroll pays the new wallet.';
 export const DUPLICATE_IN_IMPORT = 'duplicate email in this import';
 
+/** Told, after the commit, of the stream stops a change queued (the wages feature stops them at once). */
+export type StreamStopListener = (stopIds: string[]) => Promise<unknown>;
+
 export class EmployersService {
+  private readonly streamStopListeners: StreamStopListener[] = [];
+
   constructor(
     private readonly database: Database,
     private readonly users: UsersService,
   ) {}
+
+  /**
+   * `listener` runs after a committed change queued stream stops. It is the fast path only: the
+   * stops are durable rows, and the wages job finishes any a listener failed or never saw.
+   */
+  onStreamStops(listener: StreamStopListener): void {
+    this.streamStopListeners.push(listener);
+  }
+
+  private async streamStopsQueued(stopId: string | null): Promise<void> {
+    if (!stopId) return;
+    await Promise.all(this.streamStopListeners.map((listener) => listener([stopId]).catch(() => {})));
+  }
 
   /**
    * Creates the caller's employer, or returns the one they already own (spec 4.8). Safe under
@@ -374,7 +393,8 @@ export class EmployersService {
   ): Promise<store.EmployeeRow> {
     const annualSalary = patch.annualSalaryUsd === undefined ? undefined : parseUsd(patch.annualSalaryUsd);
     if (annualSalary === null) throw new Error('annual salary passed validation but does not parse');
-    return this.database.transaction(async (tx) => {
+    let stopId: string | null = null;
+    const updated = await this.database.transaction(async (tx) => {
       await this.requireOwned(tx.db, caller, employerId);
       const current = await store.lockEmployerEmployee(tx.db, employerId, employeeId);
       if (!current) throw notFound('Employee');
@@ -403,6 +423,7 @@ export class EmployersService {
       if (changes.empty) return current;
       const updated = await store.updateActiveEmployee(tx.db, employeeId, changes.set);
       if (!updated) throw employeeRemoved();
+      stopId = await queueReleasedStream(tx.db, current, updated);
       await recordAudit(tx.db, {
         actorUserId: caller.userId,
         actorKind: 'user',
@@ -415,6 +436,8 @@ export class EmployersService {
       });
       return updated;
     });
+    await this.streamStopsQueued(stopId);
+    return updated;
   }
 
   /**
@@ -425,7 +448,8 @@ export class EmployersService {
    */
   async updateOwnProfile(caller: Caller, employeeId: string, patch: OwnProfileUpdate, requestId: string): Promise<store.EmployeeRow> {
     if (!caller.employeeIds.includes(employeeId)) throw notFound('Employee');
-    return this.database.transaction(async (tx) => {
+    let stopId: string | null = null;
+    const updated = await this.database.transaction(async (tx) => {
       const current = await store.lockOwnActiveEmployee(tx.db, employeeId, caller.userId);
       if (!current) throw notFound('Employee');
       const changes = new ChangeSet(current);
@@ -442,6 +466,8 @@ export class EmployersService {
       if (changes.empty) return current;
       const updated = await store.updateActiveEmployee(tx.db, employeeId, changes.set);
       if (!updated) throw notFound('Employee');
+      // The old wallet's stream stops (a changed wallet is under review, and paid nothing meanwhile).
+      stopId = await queueReleasedStream(tx.db, current, updated);
       await recordAudit(tx.db, {
         actorUserId: caller.userId,
         actorKind: 'user',
@@ -454,6 +480,8 @@ export class EmployersService {
       });
       return updated;
     });
+    await this.streamStopsQueued(stopId);
+    return updated;
   }
 
   /**

@@ -6,6 +6,7 @@ import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { loseAnswer, proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
 import { payrollTreasuryAbi, stablecoinAbi } from '../../chains/evm/abis.js';
+import { formatUsd } from '../../money.js';
 import { decodeMemo } from '../memo/codec.js';
 import { TreasuryService } from '../treasury/service.js';
 import { PayrollService } from './service.js';
@@ -483,5 +484,91 @@ describe('charge before acting', () => {
     const third = await execute(proof, { payrollRunId: runId });
     expect(third.status).toBe(402);
     expect((await json<{ code: string }>(third)).code).toBe('PAYMENT_ALREADY_USED');
+  });
+});
+
+describe('advances netted against payroll (issue 26, item 3)', () => {
+  const ADVANCE = '/api/mpp/employee/advance';
+  type Draft = { payroll_run_id: string; total_amount_usd: string; items: { amount_usd: string; gross_amount_usd: string; advance_deduction_usd: string; memo: Hex }[] };
+  /** An employee with a salary who has claimed an advance; returns them and what the advance paid. */
+  async function advanced() {
+    const employee = await addEmployee(ownerToken, employerId, 'Advanced', { annual_salary_usd: '100000' });
+    const token = await t.token(`payroll-advanced-${employee.id}`, employee.email);
+    expect((await t.request('GET', `/api/employees/${employee.id}/salary-stream`, { token })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const claimed = await ownerPays(ADVANCE, { method: 'POST', body: { employeeAddress: employee.wallet }, headers: { 'X-Identity-Token': token } });
+    expect(claimed.status).toBe(200);
+    const amount = BigInt((await json<{ amount: string }>(claimed)).amount);
+    expect(amount).toBeGreaterThan(0n);
+    return { employee, amount };
+  }
+  const runOf = (employee: { id: string }) => prepare({ items: [{ employee_id: employee.id, amount_usd: '1000' }] });
+  const GROSS = 1_000_000_000n;
+
+  it('prepare deducts the advances claimed since the last run, the payslip shows the deduction, and the next run deducts nothing', async () => {
+    const { employee, amount } = await advanced();
+    const prepared = await runOf(employee);
+    expect(prepared.status).toBe(201);
+    const draft = await json<Draft>(prepared);
+    const net = GROSS - amount;
+    expect(draft.total_amount_usd).toBe(formatUsd(net));
+    expect(draft.items).toEqual([expect.objectContaining({ amount_usd: formatUsd(net), gross_amount_usd: formatUsd(GROSS), advance_deduction_usd: formatUsd(amount) })]);
+
+    const before = await tokenBalance(employee.wallet);
+    const executed = await ownerPays('/api/mpp/payroll/execute', { method: 'POST', body: { payrollRunId: draft.payroll_run_id }, headers: asOwner });
+    expect(executed.status).toBe(200);
+    expect((await tokenBalance(employee.wallet)) - before).toBe(net);
+
+    const slip = await ownerPays(`/api/mpp/payslips/${draft.payroll_run_id}/${employee.id}`, { headers: asOwner });
+    expect(slip.status).toBe(200);
+    expect((await json<{ payslip: Record<string, unknown> }>(slip)).payslip).toMatchObject({
+      amount_usd: Number(formatUsd(net)),
+      gross_amount_usd: 1000,
+      advance_deduction_usd: Number(formatUsd(amount)),
+      status: 'paid',
+    });
+
+    // Netted once: the next run pays the full amount.
+    const next = await json<Draft>(await runOf(employee));
+    expect(next.items).toEqual([expect.objectContaining({ amount_usd: formatUsd(GROSS), advance_deduction_usd: '0.000000' })]);
+  });
+
+  it('two prepares at once net an advance in exactly one run', async () => {
+    const { employee, amount } = await advanced();
+    const responses = await Promise.all([runOf(employee), runOf(employee)]);
+    const drafts = await Promise.all(responses.filter((r) => r.status === 201).map((r) => json<Draft>(r)));
+    for (const response of responses.filter((r) => r.status !== 201)) {
+      expect(response.status).toBe(409);
+      expect(await response.json()).toMatchObject({ code: 'ADVANCES_CHANGED' });
+    }
+    expect(drafts.length).toBeGreaterThan(0);
+    const deducted = drafts.flatMap((d) => d.items).reduce((sum, item) => sum + BigInt(item.advance_deduction_usd.replace('.', '')), 0n);
+    expect(deducted).toBe(amount);
+  });
+
+  it('a run that fails on chain gives its advances back to the next run', async () => {
+    const { employee, amount } = await advanced();
+    const draft = await json<Draft>(await runOf(employee));
+    expect(draft.items[0]!.advance_deduction_usd).toBe(formatUsd(amount));
+    const accountId = await treasury.accountId(employerId);
+    const account = await t.chains!.tempo.treasuryAccount(accountId);
+    await t.chains!.tempo.lockTreasury(accountId, account!.available);
+    try {
+      const refused = await ownerPays('/api/mpp/payroll/execute', { method: 'POST', body: { payrollRunId: draft.payroll_run_id }, headers: asOwner });
+      expect(refused.status).toBe(422);
+    } finally {
+      await t.chains!.tempo.unlockTreasury(accountId, account!.available);
+    }
+    const next = await json<Draft>(await runOf(employee));
+    expect(next.items[0]!.advance_deduction_usd).toBe(formatUsd(amount));
+  });
+
+  it('refuses a payment smaller than the advances to net (422 ADVANCES_EXCEED_PAY), so they wait for a larger run', async () => {
+    const { employee, amount } = await advanced();
+    const small = await prepare({ items: [{ employee_id: employee.id, amount_usd: formatUsd(amount) }] });
+    expect(small.status).toBe(422);
+    expect(await json(small)).toMatchObject({ code: 'ADVANCES_EXCEED_PAY', employees: [{ employee_id: employee.id, advances_usd: formatUsd(amount) }] });
+    const next = await json<Draft>(await runOf(employee));
+    expect(next.items[0]!.advance_deduction_usd).toBe(formatUsd(amount));
   });
 });

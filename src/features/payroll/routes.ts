@@ -99,7 +99,10 @@ export function registerPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PayrollRou
       responses: {
         201: jsonContent(PreparedRunSchema, 'The draft run and its unsigned batch calldata.'),
         ...errorResponses(400, 401, 404, 409, 413, 415),
-        422: jsonContent(ErrorSchema, 'INSUFFICIENT_TREASURY, RECIPIENT_BLOCKED (`blocked_wallets` names them) or EMPLOYEE_NOT_PAYABLE.'),
+        422: jsonContent(
+          ErrorSchema,
+          'INSUFFICIENT_TREASURY, RECIPIENT_BLOCKED (`blocked_wallets` names them), EMPLOYEE_NOT_PAYABLE, or ADVANCES_EXCEED_PAY (`employees` names them: their advances are not less than the payment).',
+        ),
       },
     }),
     async (c) => {
@@ -130,7 +133,14 @@ export function registerPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PayrollRou
             data: prepared.calldata.data,
             function: 'executeBatchPayroll(address[],uint256[],bytes32[],uint256)' as const,
           },
-          items: prepared.items.map((i) => ({ employee_id: i.employeeId, wallet_address: i.walletAddress, amount_usd: formatUsd(i.amount), memo: i.memo })),
+          items: prepared.items.map((i) => ({
+            employee_id: i.employeeId,
+            wallet_address: i.walletAddress,
+            amount_usd: formatUsd(i.amount),
+            gross_amount_usd: formatUsd(i.amount + i.advanceDeduction),
+            advance_deduction_usd: formatUsd(i.advanceDeduction),
+            memo: i.memo,
+          })),
         },
         201,
       );
@@ -344,6 +354,8 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
             run_id: run.id,
             employee_id: item.employeeId,
             amount_usd: usdNumber(item.amount),
+            gross_amount_usd: usdNumber(item.amount + item.advanceDeduction),
+            advance_deduction_usd: usdNumber(item.advanceDeduction),
             status: item.status,
             tx_hash: item.txHash,
             memo: memoObject(item.memo),

@@ -55,7 +55,16 @@ export const PreparedRunSchema = z
         function: z.literal('executeBatchPayroll(address[],uint256[],bytes32[],uint256)'),
       })
       .openapi({ description: 'Unsigned: sign and send it from the treasury admin (or an agent), then POST the hash to /submit.' }),
-    items: z.array(z.object({ employee_id: z.uuid(), wallet_address: z.string(), amount_usd: z.string(), memo: z.string() })),
+    items: z.array(
+      z.object({
+        employee_id: z.uuid(),
+        wallet_address: z.string(),
+        amount_usd: z.string().openapi({ description: 'What the item pays: the gross less the advances it nets.' }),
+        gross_amount_usd: z.string().openapi({ description: 'The amount asked for this employee.' }),
+        advance_deduction_usd: z.string().openapi({ description: "Advances (streamed salary the employee already claimed) deducted; each advance is netted by one run." }),
+        memo: z.string(),
+      }),
+    ),
   })
   .openapi('PreparedPayrollRun');
 
@@ -152,7 +161,9 @@ export const Payslip = z
   .object({
     run_id: z.string(),
     employee_id: z.string(),
-    amount_usd: z.number(),
+    amount_usd: z.number().openapi({ description: 'Paid by this run: the gross less the advance deduction.' }),
+    gross_amount_usd: z.number(),
+    advance_deduction_usd: z.number().openapi({ description: 'Advances (streamed salary already claimed) netted by this run.' }),
     status: z.string(),
     tx_hash: z.string().nullable(),
     memo: MemoObject.nullable(),

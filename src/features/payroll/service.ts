@@ -31,7 +31,8 @@ export interface PrepareInput {
 export interface PreparedRun {
   run: store.RunRow;
   accountId: bigint;
-  items: { employeeId: string; walletAddress: string; amount: bigint; memo: Hex }[];
+  /** `amount` is what the item pays: the gross less `advanceDeduction`. */
+  items: { employeeId: string; walletAddress: string; amount: bigint; advanceDeduction: bigint; memo: Hex }[];
   calldata: { chainId: number; to: Address; data: Hex };
 }
 
@@ -54,6 +55,15 @@ const refusedOnChain = (runId: string, reason: string) =>
     { payroll_run_id: runId },
   );
 
+
+/**
+ * What a payment of `gross` pays once the employee's advances (streamed salary already claimed,
+ * `advanced`) are deducted: the one place payroll nets them. Null when the advances are not less
+ * than the payment: they wait, whole, for a larger run.
+ */
+export function netPay(gross: bigint, advanced: bigint): { amount: bigint; advanceDeduction: bigint } | null {
+  return advanced < gross ? { amount: gross - advanced, advanceDeduction: advanced } : null;
+}
 
 /** Why an employee cannot be paid now, or null when they can. */
 function unpayableReason(employee: EmployeeRow, chain: 'tempo' | 'solana' = 'tempo'): string | null {
@@ -124,16 +134,19 @@ export class PayrollService {
     if (unpayable.length > 0) {
       throw new AppError(422, 'EMPLOYEE_NOT_PAYABLE', `${unpayable.length} employee(s) cannot be paid now.`, { employees: unpayable });
     }
+    // Advances claimed since the employee's last run are deducted; each is netted by one run.
+    const { advanceIds, payments } = await this.netOfAdvances(recipients);
     // 3-4. Treasury balance, sanctions and blocklists now; the TIP-403 verdict runs alongside 5-6.
-    const total = recipients.reduce((sum, r) => sum + r.amount, 0n);
-    const checks = await this.checkFundsAndRecipients(employer, total, recipients.map((r) => ({ employeeId: r.employee.id, wallet: r.employee.walletAddress as Address })));
+    const total = payments.reduce((sum, p) => sum + p.amount, 0n);
+    const checks = await this.checkFundsAndRecipients(employer, total, payments.map((p) => ({ employeeId: p.employee.id, wallet: p.employee.walletAddress as Address })));
 
     // 5. Memos, bound to the run id chosen here.
     const runId = randomUUID();
-    const items = recipients.map(({ employee, amount }) => ({
+    const items = payments.map(({ employee, amount, advanceDeduction }) => ({
       employeeId: employee.id,
       walletAddress: employee.walletAddress!,
       amount,
+      advanceDeduction,
       memo: encodeMemo({
         type: 'salary',
         employerId,
@@ -153,6 +166,9 @@ export class PayrollService {
         { id: runId, employerId, totalAmount: total, payPeriodStart: input.payPeriodStart, payPeriodEnd: input.payPeriodEnd, createdBy: caller.userId },
         items.map((item) => ({ ...item, chain: 'tempo' as const, status: 'pending' as const, reason: null })),
       );
+      if ((await store.netAdvances(tx.db, runId, advanceIds)) !== advanceIds.length) {
+        throw new AppError(409, 'ADVANCES_CHANGED', 'A payroll run prepared at the same time netted some of these advances; prepare this run again.');
+      }
       await recordAudit(tx.db, {
         actorUserId: caller.userId,
         actorKind: 'user',
@@ -173,6 +189,29 @@ export class PayrollService {
       items.map((i) => ({ recipient: i.walletAddress as Address, amount: i.amount, memo: i.memo })),
     );
     return { run, accountId: checks.accountId, items, calldata: { chainId: this.tempo.connection.chain.id, to: call.to, data: call.data } };
+  }
+
+  /**
+   * Each payment net of the employee's advances not yet netted (`netPay`), and the ids of those
+   * advances; 422 naming the employees whose advances the payment does not exceed.
+   */
+  private async netOfAdvances(recipients: { employee: EmployeeRow; amount: bigint }[]) {
+    const open = await store.advancesToNet(this.database.db, recipients.map((r) => r.employee.id));
+    const advancedBy = new Map<string, bigint>();
+    for (const advance of open) advancedBy.set(advance.employeeId, (advancedBy.get(advance.employeeId) ?? 0n) + advance.amount);
+    const exceeding: { employee_id: string; amount_usd: string; advances_usd: string }[] = [];
+    const payments = recipients.map(({ employee, amount }) => {
+      const advanced = advancedBy.get(employee.id) ?? 0n;
+      const net = netPay(amount, advanced);
+      if (!net) exceeding.push({ employee_id: employee.id, amount_usd: formatUsd(amount), advances_usd: formatUsd(advanced) });
+      return { employee, ...(net ?? { amount, advanceDeduction: 0n }) };
+    });
+    if (exceeding.length > 0) {
+      throw new AppError(422, 'ADVANCES_EXCEED_PAY', `${exceeding.length} employee(s) have claimed advances this payment does not exceed; they are deducted from a later, larger run.`, {
+        employees: exceeding,
+      });
+    }
+    return { advanceIds: open.map((a) => a.id), payments };
   }
 
   /**

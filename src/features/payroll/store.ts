@@ -1,6 +1,6 @@
-import { and, asc, count, desc, eq, gte, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, isNull, lte, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { agentDecisions, employees, employers, paymentItems, payrollRuns } from '../../db/schema.js';
+import { advances, agentDecisions, employees, employers, paymentItems, payrollRuns } from '../../db/schema.js';
 
 export type RunRow = typeof payrollRuns.$inferSelect;
 export type ItemRow = typeof paymentItems.$inferSelect;
@@ -15,6 +15,8 @@ export interface NewItem {
   memo: string | null;
   status: ItemStatus;
   reason: string | null;
+  /** Advances this payment nets (`amount` is already net of them); 0 when absent. */
+  advanceDeduction?: bigint;
 }
 
 /**
@@ -31,12 +33,12 @@ export async function insertRun(
     .values({ ...run, status: 'draft', recipientCount: items.length })
     .returning();
   if (!inserted) throw new Error('payroll run insert returned nothing');
-  const rows = items.map((i) => ({ ...i, amount: i.amount.toString() }));
+  const rows = items.map((i) => ({ ...i, amount: i.amount.toString(), advanceDeduction: (i.advanceDeduction ?? 0n).toString() }));
   await db.execute(sql`
-    INSERT INTO payment_items (run_id, employer_id, employee_id, chain, wallet_address, amount, memo, status, reason)
-    SELECT ${run.id}::uuid, ${run.employerId}::uuid, item."employeeId", item.chain, item."walletAddress", item.amount, item.memo, item.status, item.reason
+    INSERT INTO payment_items (run_id, employer_id, employee_id, chain, wallet_address, amount, advance_deduction, memo, status, reason)
+    SELECT ${run.id}::uuid, ${run.employerId}::uuid, item."employeeId", item.chain, item."walletAddress", item.amount, item."advanceDeduction", item.memo, item.status, item.reason
     FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-      AS item("employeeId" uuid, chain text, "walletAddress" text, amount numeric, memo text, status text, reason text)`);
+      AS item("employeeId" uuid, chain text, "walletAddress" text, amount numeric, "advanceDeduction" numeric, memo text, status text, reason text)`);
   return inserted;
 }
 
@@ -146,7 +148,30 @@ export async function markFailed(db: Db, runId: string, reason: string): Promise
     .update(paymentItems)
     .set({ status: 'failed', reason, updatedAt: now })
     .where(and(eq(paymentItems.runId, runId), eq(paymentItems.status, 'submitted')));
+  // Nothing was paid: the advances it netted wait for the next run.
+  await db.update(advances).set({ nettedRunId: null }).where(eq(advances.nettedRunId, runId));
   return true;
+}
+
+/** Claimed advances of these employees that no run has netted yet. */
+export async function advancesToNet(db: Db, employeeIds: string[]): Promise<{ id: string; employeeId: string; amount: bigint }[]> {
+  if (employeeIds.length === 0) return [];
+  const rows = await db
+    .select({ id: advances.id, employeeId: advances.employeeId, amount: advances.amount })
+    .from(advances)
+    .where(and(inArray(advances.employeeId, employeeIds), eq(advances.status, 'claimed'), isNull(advances.nettedRunId)));
+  return rows.map((row) => ({ ...row, amount: row.amount ?? 0n }));
+}
+
+/** Marks these advances netted by the run, compare-and-set: returns how many it took (fewer when a concurrent run took some). */
+export async function netAdvances(db: Db, runId: string, advanceIds: string[]): Promise<number> {
+  if (advanceIds.length === 0) return 0;
+  const rows = await db
+    .update(advances)
+    .set({ nettedRunId: runId })
+    .where(and(inArray(advances.id, advanceIds), isNull(advances.nettedRunId)))
+    .returning({ id: advances.id });
+  return rows.length;
 }
 
 /** A run's paid items with who was paid and by whom (for receipts). */

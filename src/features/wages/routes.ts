@@ -138,7 +138,12 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
         responses: {
           200: jsonContent(AdvanceResponse, 'Claimed on chain.'),
           ...errorResponses(400, 401, 404, 415),
-          409: jsonContent(ErrorSchema, '`ADVANCE_IN_PROGRESS` (a concurrent advance is being claimed), `AMBIGUOUS_ADDRESS`, `WALLET_STREAMED_BY_ANOTHER_EMPLOYER`.'),
+          409: jsonContent(
+            ErrorSchema,
+            '`WALLET_UNDER_REVIEW` / `WALLET_REVIEW_REJECTED` (a changed wallet is paid nothing until the employer approves it), `ADVANCE_IN_PROGRESS` ' +
+              '(a concurrent advance is being claimed), `AMBIGUOUS_ADDRESS`, `WALLET_STREAMED_BY_ANOTHER_EMPLOYER`, `STREAM_STOPPED` or `STREAM_STOPPING` ' +
+              '(the wallet changed meanwhile). Refused after the fee, which is kept (< 500).',
+          ),
           422: jsonContent(ErrorSchema, '`NOTHING_ACCRUED` (with the reason), `NO_SALARY`, `NO_WALLET`, `STREAM_NEEDS_ADMIN_WALLET`.'),
         },
       }),

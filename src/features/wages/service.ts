@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
-import type { Address } from 'viem';
+import { TransactionNotFoundError, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { ChainRevertError } from '../../chains/evm/connection.js';
 import type { SalaryStream, TempoChain } from '../../chains/evm/tempo-chain.js';
-import type { Database } from '../../db/client.js';
+import type { Database, Db } from '../../db/client.js';
 import type { FeePayment } from '../../http/context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { formatUsd } from '../../money.js';
@@ -21,6 +21,53 @@ export const ratePerSecond = (annualSalary: bigint) => annualSalary / SECONDS_PE
 const STALE_ADVANCE_MS = 2 * 60_000;
 
 const unprocessable = (code: string, message: string) => new AppError(422, code, message);
+
+/** A claimed stop is left to its round this long: far longer than a stopStream takes, so it runs out only for a round that died. */
+const STOP_LEASE_SECONDS = 5 * 60;
+const STOP_MAX_ATTEMPTS = 8;
+/** The retry delay after the `attempts`-th failed attempt: 30 s, doubling, at most an hour. */
+const stopBackoffSeconds = (attempts: number) => Math.min(30 * 2 ** Math.max(0, attempts - 1), 3600);
+
+/** Thrown from the pre-broadcast hook when another round took the stop: nothing is sent. */
+class ClaimLost extends Error {}
+/** An earlier stop of the row is still in the node's pool: wait for it (never given up while it may land). */
+class StopInFlight extends Error {}
+
+/**
+ * Why no salary may stream (or be advanced) to the employee's wallet now, or null. A wallet under
+ * review or rejected is not paid, as payroll refuses it (docs/decisions.md, "A changed wallet").
+ */
+export function streamRefusal(employee: store.EmployeeRow): AppError | null {
+  if (employee.manualReviewStatus === 'pending') {
+    return new AppError(409, 'WALLET_UNDER_REVIEW', "The employee's payout wallet awaits the employer's review: nothing is streamed or advanced to it until the employer approves it.");
+  }
+  if (employee.manualReviewStatus === 'rejected') {
+    return new AppError(409, 'WALLET_REVIEW_REJECTED', "The employer rejected the employee's payout wallet: nothing is streamed or advanced to it.");
+  }
+  return null;
+}
+
+const streamsTo = (employee: store.EmployeeRow, wallet: string) =>
+  employee.status === 'active' && streamRefusal(employee) === null && employee.walletAddress?.toLowerCase() === wallet.toLowerCase();
+
+/**
+ * In the transaction of a change to an employee: queues the stop of the stream of the wallet the
+ * change took salary away from (the wallet changed, went under review, or the employee left), and
+ * returns the stop's id; null when the change leaves the stream as it was.
+ */
+export async function queueReleasedStream(db: Db, before: store.EmployeeRow, after: store.EmployeeRow): Promise<string | null> {
+  const wallet = before.walletAddress;
+  if (!wallet || streamsTo(after, wallet)) return null;
+  const moved = after.walletAddress?.toLowerCase() !== wallet.toLowerCase();
+  if (!moved && !streamsTo(before, wallet)) return null; // already not streamed: stopped when that began
+  return store.queueStreamStop(db, { employeeId: before.id, employerId: before.employerId, wallet });
+}
+
+export interface StopRound {
+  stopped: number;
+  retried: number;
+  failed: number;
+}
 
 export interface AdvanceClaim {
   amount: bigint;
@@ -100,11 +147,14 @@ export class WagesService {
 
   /**
    * Makes sure the employee's stream runs on chain at the rate of their annual salary: started on
-   * first use, re-rated when the salary changed (the contract first pays what accrued at the old
-   * rate). Only a treasury the service administers can be streamed from.
+   * first use, re-rated when the salary changed (stopped and started again: the stop pays what
+   * accrued at the old rate, recorded as an advance). Never to a wallet under review or rejected.
+   * Only a treasury the service administers can be streamed from.
    */
   async ensureStream(employee: store.EmployeeRow): Promise<{ stream: SalaryStream; wallet: Address }> {
     if (!employee.walletAddress) throw unprocessable('NO_WALLET', 'This employee has no wallet to stream salary to.');
+    const refusal = streamRefusal(employee);
+    if (refusal) throw refusal;
     const wallet = employee.walletAddress as Address;
     const rate = ratePerSecond(employee.annualSalary);
     if (rate === 0n) throw unprocessable('NO_SALARY', 'This employee has no annual salary, so nothing accrues.');
@@ -114,6 +164,10 @@ export class WagesService {
     if (current.active && current.accountId !== accountId) {
       throw new AppError(409, 'WALLET_STREAMED_BY_ANOTHER_EMPLOYER', 'This wallet already receives a salary stream from another employer.');
     }
+    // A re-rate stops the stream first: what accrued at the old rate is paid and recorded as an advance.
+    if (current.active) await store.queueStreamStop(this.database.db, { employeeId: employee.id, employerId: employee.employerId, wallet });
+    // A stop still queued for this wallet (an earlier change) runs first, or it would stop this stream.
+    await this.finishStops(wallet);
     // One start per wallet at a time in this process; the contract makes a second start harmless anyway.
     const key = wallet.toLowerCase();
     let starting = this.starting.get(key);
@@ -121,7 +175,32 @@ export class WagesService {
       starting = this.startStream(wallet, accountId, rate, employee.employerId).finally(() => this.starting.delete(key));
       this.starting.set(key, starting);
     }
-    return { stream: await starting, wallet };
+    const stream = await starting;
+    await this.confirmStreamed(employee, wallet);
+    return { stream, wallet };
+  }
+
+  /** Runs the wallet's pending stops now; 409 while one cannot finish yet (it is retried). */
+  private async finishStops(wallet: Address): Promise<void> {
+    const pending = await store.pendingStopIds(this.database.db, wallet);
+    if (pending.length === 0) return;
+    await this.stopStreams(pending);
+    if ((await store.pendingStopIds(this.database.db, wallet)).length > 0) {
+      throw new AppError(409, 'STREAM_STOPPING', "This wallet's earlier salary stream is still being stopped; try again in a minute.");
+    }
+  }
+
+  /**
+   * The employee as read before the start may have changed meanwhile (a new wallet, a review, a
+   * removal), and its stop may have run before this start landed: read again, and stop what no
+   * longer belongs.
+   */
+  private async confirmStreamed(employee: store.EmployeeRow, wallet: Address): Promise<void> {
+    const now = await this.employers.findEmployee(employee.id);
+    if (now && streamsTo(now, wallet)) return;
+    const stop = await store.queueStreamStop(this.database.db, { employeeId: employee.id, employerId: employee.employerId, wallet });
+    await this.stopStreams([stop]);
+    throw new AppError(409, 'STREAM_STOPPED', "The employee's wallet changed while its stream started; the stream to the old wallet was stopped.");
   }
 
   private async startStream(wallet: Address, accountId: bigint, rate: bigint, employerId: string): Promise<SalaryStream> {
@@ -172,39 +251,145 @@ export class WagesService {
   }
 
   /**
+   * Stops queued streams on chain (every due stop, or only `ids`). Each is claimed by
+   * compare-and-set and its transaction recorded before it is sent, so an attempt a crash cut off
+   * is finished by the next one (the job's): a stop is sent once, and what it paid the old wallet
+   * is recorded once, as an advance that payroll nets.
+   */
+  async stopStreams(ids?: string[]): Promise<StopRound> {
+    const db = this.database.db;
+    const round: StopRound = { stopped: 0, retried: 0, failed: 0 };
+    for (const stop of await store.claimDueStops(db, { limit: 25, leaseSeconds: STOP_LEASE_SECONDS, ids })) {
+      try {
+        const paid = await this.stopOnChain(stop);
+        await this.database.transaction((tx) => store.recordStop(tx.db, stop, paid));
+        this.changes.emit(stop.walletAddress);
+        round.stopped += 1;
+      } catch (error) {
+        if (error instanceof ClaimLost) continue; // another round holds the stop now
+        const inFlight = error instanceof StopInFlight;
+        const giveUp = !inFlight && stop.attempts >= STOP_MAX_ATTEMPTS;
+        const message = error instanceof Error ? error.message : String(error);
+        await store.failStopAttempt(db, stop.id, stop.attempts, message, { giveUp, delaySeconds: stopBackoffSeconds(stop.attempts) });
+        if (giveUp) round.failed += 1;
+        else round.retried += 1;
+      }
+    }
+    return round;
+  }
+
+  /**
+   * What stopping the stream paid: an earlier attempt's stop that landed, else a new stop; null
+   * when no stream of this employer runs to the wallet (never started, or already stopped).
+   */
+  private async stopOnChain(stop: store.StreamStopRow): Promise<{ amount: bigint; txHash: string } | null> {
+    const earlier = await this.earlierStop(stop.txHashes as Hex[]);
+    if (earlier) return earlier;
+    const wallet = stop.walletAddress as Address;
+    const [stream, employer] = await Promise.all([this.tempo.salaryStream(wallet), this.employers.findEmployer(stop.employerId)]);
+    if (!stream.active || employer?.employerAccountId !== stream.accountId.toString()) return null;
+    const stopped = await this.tempo.stopSalaryStream(wallet, {
+      beforeBroadcast: async (signed) => {
+        if (!(await store.addStopTx(this.database.db, stop.id, stop.attempts, signed.hash))) throw new ClaimLost();
+      },
+    });
+    return { amount: stopped.paid, txHash: stopped.txHash };
+  }
+
+  /**
+   * An earlier attempt's stop that landed (what it paid), or null when none did or ever will
+   * (reverted, dropped, never sent). StopInFlight while one may still land: it must be recorded.
+   */
+  private async earlierStop(hashes: Hex[]): Promise<{ amount: bigint; txHash: string } | null> {
+    let inFlight = false;
+    for (const hash of hashes) {
+      const paid = await this.landed(hash, (receipt) => this.tempo.streamStopOf(receipt));
+      if (paid === 'pending') inFlight = true;
+      else if (paid !== null) return { amount: paid, txHash: hash };
+    }
+    if (inFlight) throw new StopInFlight('an earlier stopStream is still pending');
+    return null;
+  }
+
+  /**
    * Claims what the employee's stream has accrued, to their wallet. One advance per employee at a
    * time (compare-and-set on a pending row); a concurrent second call gets 409, and the contract
-   * itself pays each accrued second once. The advance keeps the fee that bought it: a redeemed fee
-   * (its first answer was lost) gets that advance's answer again, never a second claim.
+   * itself pays each accrued second once. The claim's hash is kept on the row before it is sent, so
+   * an advance a crash interrupted is settled from the chain with what it paid. The advance keeps
+   * the fee that bought it: a redeemed fee (its first answer was lost) gets that advance's answer
+   * again, never a second claim.
    */
   async advance(employee: store.EmployeeRow, fee: FeePayment | null = null): Promise<AdvanceClaim> {
     const db = this.database.db;
-    const earlier = fee?.redeemed ? await store.advanceForFee(db, fee.id) : null;
+    for (const stale of await store.staleAdvances(db, employee.id, new Date(Date.now() - STALE_ADVANCE_MS))) await this.settle(stale);
+    const found = fee?.redeemed ? await store.advanceForFee(db, fee.id) : null;
+    const earlier = found?.status === 'pending' && found.txHash ? await this.settle(found) : found;
     if (earlier?.status === 'claimed') {
       return { amount: earlier.amount!, txHash: earlier.txHash!, claimedAt: earlier.claimedAt!, wallet: employee.walletAddress as Address };
     }
     if (earlier?.failureReason === NOTHING_ACCRUED) throw nothingAccrued();
+    if (earlier?.status === 'pending' && earlier.txHash) throw advanceInProgress(); // its claim may still land
     const { wallet } = await this.ensureStream(employee);
-    // An advance a crash interrupted is finished on its own row: the contract pays each accrued
-    // second once, so claiming again pays only what the lost claim did not.
-    const advance = earlier ? await store.reopenAdvance(db, earlier.id) : await store.openAdvance(db, employee.id, new Date(Date.now() - STALE_ADVANCE_MS), fee?.id ?? null);
-    if (!advance) throw new AppError(409, 'ADVANCE_IN_PROGRESS', 'An advance for this employee is already being claimed.');
+    // An advance a crash interrupted before its claim was sent is finished on its own row.
+    const advance = earlier ? await store.reopenAdvance(db, earlier.id) : await store.openAdvance(db, employee.id, fee?.id ?? null);
+    if (!advance) throw advanceInProgress();
     try {
-      const claim = await this.tempo.claimSalary(wallet);
+      const claim = await this.tempo.claimSalary(wallet, {
+        beforeBroadcast: async (signed) => {
+          if (!(await store.recordClaimTx(db, advance.id, signed.hash))) throw advanceInProgress();
+        },
+      });
       const claimedAt = new Date();
       await store.recordClaim(db, advance.id, { amount: claim.amount, txHash: claim.txHash, claimedAt });
       this.changes.emit(wallet.toLowerCase());
       return { amount: claim.amount, txHash: claim.txHash, claimedAt, wallet };
     } catch (error) {
-      const refused = error instanceof ChainRevertError && error.errorName === 'NothingAccrued' ? nothingAccrued() : error;
+      const refused = (error instanceof ChainRevertError && claimRefusal(error.errorName)) || error;
       await store.failAdvance(db, advance.id, refused instanceof Error ? refused.message : String(refused));
       throw refused;
     }
+  }
+
+  /**
+   * A pending advance settled from the chain: its claim landed (recorded with what it paid, so
+   * payroll nets it), or never will (failed); left pending while the claim may still land.
+   */
+  private async settle(advance: store.AdvanceRow): Promise<store.AdvanceRow> {
+    const paid = advance.txHash ? await this.landed(advance.txHash as Hex, (receipt) => this.tempo.salaryClaimOf(receipt)) : null;
+    if (paid === 'pending') return advance;
+    const db = this.database.db;
+    const settled =
+      paid === null
+        ? await store.failAdvance(db, advance.id, 'interrupted before its claim was sent; nothing was paid')
+        : await store.recordClaim(db, advance.id, { amount: paid, txHash: advance.txHash!, claimedAt: new Date() });
+    return settled ?? advance;
+  }
+
+  /** A signed transaction's fate: what it paid once it landed (`paidBy` reads the receipt), 'pending' while the node holds it, null when it never will. */
+  private async landed(hash: Hex, paidBy: (receipt: TransactionReceipt) => bigint | null): Promise<bigint | 'pending' | null> {
+    const receipt = await this.tempo.connection.receipt(hash);
+    if (receipt) return receipt.status === 'success' ? paidBy(receipt) : null;
+    return this.tempo.connection.publicClient.getTransaction({ hash }).then(
+      () => 'pending' as const,
+      (error: unknown) => {
+        if (error instanceof TransactionNotFoundError) return null;
+        throw error;
+      },
+    );
   }
 }
 
 const NOTHING_ACCRUED = 'Nothing has accrued since the last claim: wait at least a second of salary before asking for an advance.';
 const nothingAccrued = () => unprocessable('NOTHING_ACCRUED', NOTHING_ACCRUED);
+const advanceInProgress = () => new AppError(409, 'ADVANCE_IN_PROGRESS', 'An advance for this employee is already being claimed.');
+
+/** The contract's refusal of a claim as an answer (< 500: nothing was paid, the fee stays), or null. */
+function claimRefusal(errorName: string): AppError | null {
+  if (errorName === 'NothingAccrued') return nothingAccrued();
+  // Stopped between reading the employee and claiming: a wallet change won the race.
+  if (errorName === 'NoStream') return new AppError(409, 'STREAM_STOPPED', 'No salary stream runs to this wallet any more (its wallet changed, or the employee left).');
+  return null;
+}
 
 /** The tick for `nowMs` (integer math on base units; before the stream's start nothing has accrued). */
 export function balanceTick(basis: StreamBasis, tick: number, nowMs: number): BalanceTick {

@@ -1,14 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import type { Address } from 'viem';
+import { parseAbiItem, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { loseAnswer, proofMaker, railA, railASession, type PayingFetch } from '../../../test/support/pay.js';
 import { advances } from '../../db/schema.js';
+import { JobRunner } from '../../jobs/runner.js';
+import { createLogger } from '../../log.js';
+import { EmployersService } from '../employers/service.js';
 import { TreasuryService } from '../treasury/service.js';
-import { ratePerSecond } from './service.js';
+import { defineWagesJobs } from './jobs.js';
+import { ratePerSecond, WagesService } from './service.js';
 
 /**
  * Streamed wages end to end: the balance stream paid per tick through an mppx session, and
@@ -364,5 +368,181 @@ describe('charge before acting', () => {
     const third = await send(proof, employee.wallet);
     expect(third.status).toBe(402);
     expect((await json<{ code: string }>(third)).code).toBe('PAYMENT_ALREADY_USED');
+  });
+});
+
+describe('a wallet changed under review (issue 26, item 3)', () => {
+  const ADVANCE = '/api/mpp/employee/advance';
+  const newWallet = () => privateKeyToAccount(generatePrivateKey()).address;
+  const advancesOf = (employeeId: string) => t.database.db.select().from(advances).where(eq(advances.employeeId, employeeId));
+  const second = () => new Promise((resolve) => setTimeout(resolve, 1_100));
+  const changeOwnWallet = (employee: { id: string; token: string }, wallet: string) =>
+    t.request('PATCH', `/api/employees/${employee.id}`, { token: employee.token, body: { wallet_address: wallet } });
+  const stoppedEvent = parseAbiItem('event StreamStopped(address indexed employee, uint256 accrued)');
+  const claimedEvent = parseAbiItem('event Claimed(address indexed employee, uint256 indexed accountId, uint256 amount)');
+  /** What StreamVesting paid `wallet` (every Claimed event, a claim's or a stop's), and how many stops it logged. */
+  async function vestingPaid(wallet: Address) {
+    const client = t.chains!.tempo.connection.publicClient;
+    const address = t.chains!.tempo.contracts.streamVesting;
+    const claims = await client.getLogs({ address, event: claimedEvent, args: { employee: wallet }, fromBlock: 0n });
+    const stops = await client.getLogs({ address, event: stoppedEvent, args: { employee: wallet }, fromBlock: 0n });
+    return { total: claims.reduce((sum, log) => sum + log.args.amount!, 0n), stops: stops.length };
+  }
+  /** An employee whose stream runs on their first wallet (started by their own free read) and has accrued a second. */
+  async function streaming() {
+    const employee = await addEmployee(ownerToken, employerId);
+    expect((await t.request('GET', `/api/employees/${employee.id}/salary-stream`, { token: employee.token })).status).toBe(200);
+    await second();
+    return employee;
+  }
+
+  it('refuses an advance and a stream to the new wallet while its review is pending (409 WALLET_UNDER_REVIEW): no claim, no stream, the fee kept', async () => {
+    const employee = await streaming();
+    const wallet = newWallet();
+    const changed = await changeOwnWallet(employee, wallet);
+    expect(changed.status).toBe(200);
+    expect(await json(changed)).toMatchObject({ wallet_address: wallet, manual_review_status: 'pending' });
+
+    const payer = await proofMaker(t, server.url, 'A', '0.50');
+    const response = await fetch(`${server.url}${ADVANCE}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'X-Identity-Token': employee.token, ...(await payer.proof(ADVANCE)) },
+      body: JSON.stringify({ employeeAddress: wallet }),
+    });
+    expect(response.status).toBe(409);
+    expect(await response.json()).toMatchObject({ code: 'WALLET_UNDER_REVIEW' });
+    // A business refusal after payment keeps the fee (< 500), as every other refusal does.
+    expect(await t.chains!.tempo.balanceOf(payer.payer as Address)).toBe(0n);
+    // Nothing was claimed for the new wallet, and no stream runs to it.
+    expect(await t.chains!.tempo.balanceOf(wallet)).toBe(0n);
+    expect((await t.chains!.tempo.salaryStream(wallet)).active).toBe(false);
+    expect((await advancesOf(employee.id)).filter((row) => row.feePaymentId !== null)).toEqual([]);
+    // The free view of the stream does not start one either.
+    const view = await t.request('GET', `/api/employees/${employee.id}/salary-stream`, { token: employee.token });
+    expect(view.status).toBe(409);
+    expect(await view.json()).toMatchObject({ code: 'WALLET_UNDER_REVIEW' });
+    expect((await t.chains!.tempo.salaryStream(wallet)).active).toBe(false);
+
+    // Once the employer approves the new wallet, it streams.
+    const approved = await t.request('PATCH', `/api/employers/${employerId}/team/${employee.id}`, { token: ownerToken, body: { manual_review: { status: 'approved' } } });
+    expect(approved.status).toBe(200);
+    expect((await t.request('GET', `/api/employees/${employee.id}/salary-stream`, { token: employee.token })).status).toBe(200);
+    expect((await t.chains!.tempo.salaryStream(wallet)).active).toBe(true);
+  });
+
+  it("stops the old wallet's stream on chain at once; what it accrued is paid to the old wallet once and recorded as an advance", async () => {
+    const employee = await streaming();
+    expect((await changeOwnWallet(employee, newWallet())).status).toBe(200);
+
+    // Read straight after the answer: StreamVesting no longer streams to the old wallet.
+    const old = await t.chains!.tempo.salaryStream(employee.wallet as Address);
+    expect(old.active).toBe(false);
+    await second();
+    expect(await t.chains!.tempo.accruedSalary(employee.wallet as Address)).toBe(0n);
+    // The stop paid what had accrued, to the old wallet, and the ledger records it once.
+    const paid = await t.chains!.tempo.balanceOf(employee.wallet as Address);
+    expect(paid).toBeGreaterThanOrEqual(RATE);
+    expect(paid % RATE).toBe(0n);
+    expect(await vestingPaid(employee.wallet as Address)).toEqual({ total: paid, stops: 1 });
+    expect((await advancesOf(employee.id)).map((row) => [row.status, row.amount])).toEqual([['claimed', paid]]);
+  });
+
+  it('stops it too when the owner changes the wallet, and when the owner removes the employee', async () => {
+    const moved = await streaming();
+    const team = (id: string, body: unknown) => t.request('PATCH', `/api/employers/${employerId}/team/${id}`, { token: ownerToken, body });
+    expect((await team(moved.id, { wallet_address: newWallet() })).status).toBe(200);
+    expect((await t.chains!.tempo.salaryStream(moved.wallet as Address)).active).toBe(false);
+
+    const removed = await streaming();
+    expect((await team(removed.id, { remove: true })).status).toBe(200);
+    expect((await t.chains!.tempo.salaryStream(removed.wallet as Address)).active).toBe(false);
+    for (const employee of [moved, removed]) {
+      const paid = await t.chains!.tempo.balanceOf(employee.wallet as Address);
+      expect((await advancesOf(employee.id)).map((row) => row.amount)).toEqual([paid]);
+    }
+  });
+
+  it('a process that died between the wallet change and the chain call: the job stops the stream once, and running again changes nothing', async () => {
+    const employee = await streaming();
+    // The same change committed by a process that then died: its EmployersService had nobody to tell.
+    const dying = new EmployersService(t.database, t.services.users);
+    const caller = await t.services.users.resolveCaller(await t.verifyIdentity(employee.token));
+    await dying.updateOwnProfile(caller, employee.id, { walletAddress: newWallet() }, 'crashed-request');
+    expect((await t.chains!.tempo.salaryStream(employee.wallet as Address)).active).toBe(true);
+
+    // Another instance's job runner picks the stop up.
+    const jobs = new JobRunner(t.database, createLogger('silent'), { pollingIntervalSeconds: 0.5, cronIntervalSeconds: 1 });
+    defineWagesJobs(jobs, { wages: new WagesService(t.database, t.services.employers, treasury, t.chains!.tempo) });
+    await jobs.start();
+    try {
+      const deadline = Date.now() + 20_000;
+      while ((await t.chains!.tempo.salaryStream(employee.wallet as Address)).active && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    } finally {
+      await jobs.stop();
+    }
+    expect((await t.chains!.tempo.salaryStream(employee.wallet as Address)).active).toBe(false);
+    const wages = new WagesService(t.database, t.services.employers, treasury, t.chains!.tempo);
+    // Twice more, the second while the first runs: nothing left to stop, nothing recorded twice.
+    await Promise.all([wages.stopStreams(), wages.stopStreams()]);
+    const paid = await t.chains!.tempo.balanceOf(employee.wallet as Address);
+    expect(await vestingPaid(employee.wallet as Address)).toEqual({ total: paid, stops: 1 });
+    expect((await advancesOf(employee.id)).map((row) => [row.status, row.amount])).toEqual([['claimed', paid]]);
+  });
+
+  it('a salary change re-rates the stream: what accrued at the old rate is paid and recorded as an advance, then it accrues at the new rate', async () => {
+    const employee = await streaming();
+    const raised = await t.request('PATCH', `/api/employers/${employerId}/team/${employee.id}`, { token: ownerToken, body: { annual_salary_usd: '200000' } });
+    expect(raised.status).toBe(200);
+    expect((await t.request('GET', `/api/employees/${employee.id}/salary-stream`, { token: employee.token })).status).toBe(200);
+
+    const stream = await t.chains!.tempo.salaryStream(employee.wallet as Address);
+    expect(stream).toMatchObject({ active: true, ratePerSecond: ratePerSecond(200_000n * 1_000_000n) });
+    const paid = await t.chains!.tempo.balanceOf(employee.wallet as Address);
+    expect(paid).toBeGreaterThanOrEqual(RATE);
+    expect((await vestingPaid(employee.wallet as Address)).total).toBe(paid);
+    expect((await advancesOf(employee.id)).map((row) => [row.status, row.amount])).toEqual([['claimed', paid]]);
+  });
+
+  it('an advance whose claim landed but whose record a crash lost is recorded from the chain, not closed without its amount', async () => {
+    const employee = await streaming();
+    // What a process that died after its claim was mined leaves: the pending row, holding the claim's hash.
+    let hash: string | null = null;
+    await t.chains!.tempo.claimSalary(employee.wallet as Address, { beforeBroadcast: async (signed) => void (hash = signed.hash) });
+    const [interrupted] = await t.database.db
+      .insert(advances)
+      .values({ employeeId: employee.id, txHash: hash, createdAt: new Date(Date.now() - 5 * 60_000) })
+      .returning();
+    await second();
+
+    const response = await advance(employee.token, employee.wallet);
+    expect(response.status).toBe(200);
+    const paid = await t.chains!.tempo.balanceOf(employee.wallet as Address);
+    expect((await vestingPaid(employee.wallet as Address)).total).toBe(paid);
+    const rows = await advancesOf(employee.id);
+    expect(rows.find((row) => row.id === interrupted!.id)).toMatchObject({ status: 'claimed', txHash: hash });
+    expect(rows.filter((row) => row.status === 'claimed').reduce((sum, row) => sum + row.amount!, 0n)).toBe(paid);
+  });
+
+  it('a wallet change racing advances: every unit StreamVesting paid is recorded once, and only the old wallet was paid', async () => {
+    const employee = await streaming();
+    const wallet = newWallet();
+    const payers = await Promise.all([railA(t, server.url, '1'), railA(t, server.url, '1')]);
+    const requests = payers.map(({ pay: payWith }) =>
+      payWith(ADVANCE, { method: 'POST', body: { employeeAddress: employee.wallet }, headers: { 'X-Identity-Token': employee.token } }),
+    );
+    const [change, ...answers] = await Promise.all([changeOwnWallet(employee, wallet), ...requests]);
+    expect(change.status).toBe(200);
+    // Each advance either claimed before the stop, or found the wallet gone (404), in progress (409) or empty (422).
+    for (const answer of answers) expect([200, 404, 409, 422], await answer.clone().text()).toContain(answer.status);
+
+    expect((await t.chains!.tempo.salaryStream(employee.wallet as Address)).active).toBe(false);
+    expect((await t.chains!.tempo.salaryStream(wallet)).active).toBe(false);
+    expect(await t.chains!.tempo.balanceOf(wallet)).toBe(0n);
+    const paid = await t.chains!.tempo.balanceOf(employee.wallet as Address);
+    expect((await vestingPaid(employee.wallet as Address)).total).toBe(paid);
+    const recorded = (await advancesOf(employee.id)).filter((row) => row.status === 'claimed');
+    expect(recorded.reduce((sum, row) => sum + row.amount!, 0n)).toBe(paid);
   });
 });
