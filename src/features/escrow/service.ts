@@ -15,7 +15,6 @@ import type { AiProvider } from '../../providers/ai/provider.js';
 import { normaliseIdentifier, parseAgentIdentifier } from '../agents/identifiers.js';
 import type { AgentRequestVerifier, SignedAgentRequest } from '../agents/request-proof.js';
 import { identityOf, SpendReservations } from '../agents/spend.js';
-import * as agentsStore from '../agents/store.js';
 import type { EmployersService } from '../employers/service.js';
 import { encodeMemo } from '../memo/codec.js';
 import { notify } from '../notifications/service.js';
