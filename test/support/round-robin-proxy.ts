@@ -45,7 +45,10 @@ export async function startRoundRobinProxy(upstreams: readonly string[]): Promis
       forward(index, request, Buffer.concat(chunks), response, 0);
     });
   });
-  server.keepAliveTimeout = 1_000;
+  // Longer than any client keeps an idle connection (undici: 4 s, or the server's hint less 1 s), so
+  // the client always closes first: a server closing an idle connection just as the client reuses
+  // it resets that request (seen as ECONNRESET in a 200-call burst). `close()` ends them all anyway.
+  server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
