@@ -1190,9 +1190,10 @@ export const chainSigners = pgTable(
 
 /**
  * Signed transactions not yet known to be mined, by nonce: what a crash between signing and
- * broadcasting leaves behind. A write is `signed` until its caller has recorded it, then `write`.
- * The nonce watcher rebroadcasts a `write`, and fills with a zero-value transfer a nonce whose
- * transaction the chain refuses or was never released, so no gap blocks later writes.
+ * broadcasting leaves behind. The nonce watcher rebroadcasts them, or fills a nonce whose
+ * transaction the chain refuses with a zero-value transfer, so no gap blocks later writes.
+ * (`signed`, allowed by the check since migration 0010, is not written yet: docs/decisions.md,
+ * "Reconcilers own nothing in flight".)
  */
 export const chainWrites = pgTable(
   'chain_writes',
@@ -1202,7 +1203,7 @@ export const chainWrites = pgTable(
     nonce: bigint('nonce', { mode: 'number' }).notNull(),
     hash: text('hash').notNull(),
     raw: text('raw').notNull(),
-    /** `signed` (a caller's transaction, not yet recorded by it), `write` (recorded: may be broadcast) or `filler` (a zero-value transfer that closes a gap). */
+    /** `write` (a caller's transaction) or `filler` (a zero-value transfer that closes a gap). */
     kind: text('kind').notNull(),
     createdAt: createdAt(),
   },

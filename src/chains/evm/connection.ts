@@ -77,8 +77,7 @@ export interface EvmConnection {
   receipt(hash: Hex): Promise<TransactionReceipt | null>;
   /**
    * Makes sure no nonce of the signer is left as a gap (the nonce watcher job): writes signed
-   * `staleMs` ago and still unmined are broadcast again, and those the chain refuses are filled;
-   * a write its caller never recorded (`beforeBroadcast` did not finish) is filled, never sent.
+   * `staleMs` ago and still unmined are broadcast again, and those the chain refuses are filled.
    */
   settleNonces(staleMs: number): Promise<{ rebroadcast: number; filled: number }>;
 }
@@ -125,15 +124,12 @@ export function evmConnection(options: {
     return nonces.sign(key, pendingCount, (nonce) => walletClient.signTransaction({ ...request, nonce } as never));
   };
 
-  /**
-   * Takes a nonce's place with a zero-value transfer to the signer itself, so later nonces can
-   * mine. `replacing`: the never-released transaction it gives up, unless released meanwhile.
-   */
-  const fill = async (nonce: number, replacing?: Hex): Promise<boolean> => {
+  /** Takes a nonce's place with a zero-value transfer to the signer itself, so later nonces can mine. */
+  const fill = async (nonce: number): Promise<boolean> => {
     try {
       const request = await prepare({ to: signer.address, data: '0x' });
       const raw = await walletClient.signTransaction({ ...request, nonce } as never);
-      if (!(await nonces.fill(key, { nonce, hash: keccak256(raw), raw }, replacing))) return false;
+      await nonces.fill(key, { nonce, hash: keccak256(raw), raw });
       await broadcast(raw);
       return true;
     } catch {
@@ -156,11 +152,6 @@ export function evmConnection(options: {
     const mined = await publicClient.getTransactionCount({ address: signer.address, blockTag: 'latest' });
     const counts = { rebroadcast: 0, filled: 0 };
     for (const stale of await nonces.stale(key, mined, staleMs)) {
-      // Never released: its caller did not record it (crashed, or still at it), so it must not land.
-      if (!stale.released) {
-        if (await fill(stale.nonce, stale.hash)) counts.filled++;
-        continue;
-      }
       try {
         await broadcast(stale.raw);
         counts.rebroadcast++;
@@ -177,11 +168,8 @@ export function evmConnection(options: {
     try {
       await writeOptions.beforeBroadcast?.({ hash: signed.hash, raw: signed.raw });
     } catch (error) {
-      await fill(signed.nonce, signed.hash);
+      await fill(signed.nonce);
       throw error;
-    }
-    if (!(await nonces.release(key, signed))) {
-      throw new Error(`transaction ${signed.hash} was replaced by the nonce watcher before it was sent; nothing was sent`);
     }
     try {
       await broadcast(signed.raw);

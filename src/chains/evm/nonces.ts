@@ -14,11 +14,6 @@ export interface NoncedTransaction {
   raw: Hex;
 }
 
-/** A recorded transaction not yet mined; `released` once its caller recorded it (it may be broadcast). */
-export interface StaleWrite extends NoncedTransaction {
-  released: boolean;
-}
-
 /**
  * The nonces of the service's signing keys, in PostgreSQL so every instance shares them
  * (issue 25): a write takes its key's next nonce under the key's row lock, in the transaction that
@@ -46,7 +41,7 @@ export class NonceLedger {
       }
       const raw = await sign(nonce);
       const hash = keccak256(raw);
-      await tx.query("INSERT INTO chain_writes (chain, address, nonce, hash, raw, kind) VALUES ($1, $2, $3, $4, $5, 'signed')", [
+      await tx.query("INSERT INTO chain_writes (chain, address, nonce, hash, raw, kind) VALUES ($1, $2, $3, $4, $5, 'write')", [
         key.chain,
         key.address,
         nonce,
@@ -55,19 +50,6 @@ export class NonceLedger {
       ]);
       return { nonce, hash, raw };
     });
-  }
-
-  /**
-   * signed -> write: the caller has recorded the transaction, so it may be broadcast (and
-   * broadcast again after a crash). False when the watcher replaced it with a filler first: then
-   * it must never be sent, since its caller's record would outlive it unknowingly.
-   */
-  async release(key: SignerKey, signed: NoncedTransaction): Promise<boolean> {
-    const { rows } = await this.database.pool.query(
-      "UPDATE chain_writes SET kind = 'write' WHERE chain = $1 AND address = $2 AND nonce = $3 AND hash = $4 AND kind = 'signed' RETURNING nonce",
-      [key.chain, key.address, signed.nonce, signed.hash],
-    );
-    return rows.length > 0;
   }
 
   /** The chain has used every nonce below `chainCount` (another signer of the key): skip past them. */
@@ -82,37 +64,24 @@ export class NonceLedger {
    * Forgets the writes the chain has mined (nonces below `minedCount`) and returns those still
    * waiting that were signed more than `staleMs` ago, lowest nonce first.
    */
-  async stale(key: SignerKey, minedCount: number, staleMs: number): Promise<StaleWrite[]> {
+  async stale(key: SignerKey, minedCount: number, staleMs: number): Promise<NoncedTransaction[]> {
     await this.database.pool.query('DELETE FROM chain_writes WHERE chain = $1 AND address = $2 AND nonce < $3', [key.chain, key.address, minedCount]);
-    const { rows } = await this.database.pool.query<{ nonce: string; hash: Hex; raw: Hex; kind: string }>(
-      `SELECT nonce, hash, raw, kind FROM chain_writes
+    const { rows } = await this.database.pool.query<{ nonce: string; hash: Hex; raw: Hex }>(
+      `SELECT nonce, hash, raw FROM chain_writes
         WHERE chain = $1 AND address = $2 AND created_at < now() - make_interval(secs => $3)
         ORDER BY nonce`,
       [key.chain, key.address, staleMs / 1000],
     );
-    return rows.map((row) => ({ nonce: Number(row.nonce), hash: row.hash, raw: row.raw, released: row.kind !== 'signed' }));
+    return rows.map((row) => ({ nonce: Number(row.nonce), hash: row.hash, raw: row.raw }));
   }
 
-  /**
-   * Records the filler that takes a nonce's place. `replacing` names the signed, never released
-   * transaction it gives up (compare-and-set: false when its caller released it meanwhile, and
-   * then the filler must not be sent); without it, the filler replaces whatever holds the nonce.
-   */
-  async fill(key: SignerKey, filler: NoncedTransaction, replacing?: Hex): Promise<boolean> {
-    if (replacing) {
-      const { rows } = await this.database.pool.query(
-        `UPDATE chain_writes SET hash = $4, raw = $5, kind = 'filler', created_at = now()
-          WHERE chain = $1 AND address = $2 AND nonce = $3 AND hash = $6 AND kind = 'signed' RETURNING nonce`,
-        [key.chain, key.address, filler.nonce, filler.hash, filler.raw, replacing],
-      );
-      return rows.length > 0;
-    }
+  /** Records the filler that replaces a nonce's refused transaction. */
+  async fill(key: SignerKey, filler: NoncedTransaction): Promise<void> {
     await this.database.pool.query(
       `INSERT INTO chain_writes (chain, address, nonce, hash, raw, kind) VALUES ($1, $2, $3, $4, $5, 'filler')
        ON CONFLICT (chain, address, nonce) DO UPDATE SET hash = EXCLUDED.hash, raw = EXCLUDED.raw, kind = 'filler', created_at = now()`,
       [key.chain, key.address, filler.nonce, filler.hash, filler.raw],
     );
-    return true;
   }
 
   /** A transaction the chain refused outright (its nonce was used by another): nothing to rebroadcast. */
