@@ -17,6 +17,7 @@ import {
   type TransactionReceipt,
   type Transport,
   type WalletClient,
+  TransactionNotFoundError,
   WaitForTransactionReceiptTimeoutError,
 } from 'viem';
 import { contractErrorsAbi } from './abis.js';
@@ -75,6 +76,8 @@ export interface EvmConnection {
   rebroadcast(raw: Hex): Promise<void>;
   /** The receipt of a transaction, or null if it has not been mined. */
   receipt(hash: Hex): Promise<TransactionReceipt | null>;
+  /** Where a signed transaction stands: its receipt once mined, 'pending' while a node holds it, null when none knows it (it never will land). */
+  fate(hash: Hex): Promise<TransactionReceipt | 'pending' | null>;
   /**
    * Makes sure no nonce of the signer is left as a gap (the nonce watcher job): writes signed
    * `staleMs` ago and still unmined are broadcast again, and those the chain refuses are filled.
@@ -200,6 +203,17 @@ export function evmConnection(options: {
     },
     async receipt(hash) {
       return publicClient.getTransactionReceipt({ hash }).catch(() => null);
+    },
+    async fate(hash) {
+      const receipt = await publicClient.getTransactionReceipt({ hash }).catch(() => null);
+      if (receipt) return receipt;
+      return publicClient.getTransaction({ hash }).then(
+        () => 'pending' as const,
+        (error: unknown) => {
+          if (error instanceof TransactionNotFoundError) return null;
+          throw error;
+        },
+      );
     },
     settleNonces,
   };

@@ -1,5 +1,5 @@
 import type { Signature } from '@solana/kit';
-import { keccak256, stringToHex, TransactionNotFoundError, type Hex } from 'viem';
+import { keccak256, stringToHex, type Hex } from 'viem';
 import { crashPoint } from '../../faults.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { SolanaChain } from '../../chains/solana/solana-chain.js';
@@ -279,16 +279,9 @@ export class ReputationService {
       const status = await this.chains.solana.status(reference as Signature);
       return status.state === 'landed' ? 'landed' : 'absent';
     }
-    const connection = this.chains.tempo.connection;
-    const receipt = await connection.receipt(reference as Hex);
-    if (receipt) return receipt.status === 'success' ? 'landed' : 'absent';
-    try {
-      await connection.publicClient.getTransaction({ hash: reference as Hex });
-      return 'in_flight';
-    } catch (error) {
-      if (error instanceof TransactionNotFoundError) return 'absent';
-      throw error;
-    }
+    const fate = await this.chains.tempo.connection.fate(reference as Hex);
+    if (fate === 'pending') return 'in_flight';
+    return fate?.status === 'success' ? 'landed' : 'absent';
   }
 
   /** Writes given up on after maxAttempts, newest first (admin view). */

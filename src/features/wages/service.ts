@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { TransactionNotFoundError, type Address, type Hex, type TransactionReceipt } from 'viem';
+import type { Address, Hex, TransactionReceipt } from 'viem';
 import { ChainRevertError } from '../../chains/evm/connection.js';
 import type { SalaryStream, TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database, Db } from '../../db/client.js';
@@ -367,15 +367,9 @@ export class WagesService {
 
   /** A signed transaction's fate: what it paid once it landed (`paidBy` reads the receipt), 'pending' while the node holds it, null when it never will. */
   private async landed(hash: Hex, paidBy: (receipt: TransactionReceipt) => bigint | null): Promise<bigint | 'pending' | null> {
-    const receipt = await this.tempo.connection.receipt(hash);
-    if (receipt) return receipt.status === 'success' ? paidBy(receipt) : null;
-    return this.tempo.connection.publicClient.getTransaction({ hash }).then(
-      () => 'pending' as const,
-      (error: unknown) => {
-        if (error instanceof TransactionNotFoundError) return null;
-        throw error;
-      },
-    );
+    const fate = await this.tempo.connection.fate(hash);
+    if (fate === null || fate === 'pending') return fate;
+    return fate.status === 'success' ? paidBy(fate) : null;
   }
 }
 
