@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { CRASH_POINTS } from './faults.js';
 import { parseUsd, USD_DECIMAL_PATTERN } from './money.js';
+import { urlSecrets, valueSecrets, type Secret } from './secrets.js';
 
 /**
  * Every environment variable the service reads, in one schema. Nothing else in the code reads
@@ -200,6 +201,37 @@ const LIVE_REQUIRED = [
   'TEMPO_CONTRACTS',
 ] as const satisfies readonly (keyof Env)[];
 
+/** Settings whose values never appear in an answer or a log line (src/secrets.ts). */
+const SECRET_SETTINGS = [
+  'MPP_SECRET_KEY',
+  'AGENT_SECRETS_KEY',
+  'OAUTH_SIGNING_KEY',
+  'STRIPE_SECRET_KEY',
+  'EVM_SERVICE_KEY',
+  'SOLANA_SERVICE_KEY',
+  'BRIDGE_API_KEY',
+  'AI_API_KEY',
+  'DEMO_AGENT_LIVE_PRIVATE_KEY',
+] as const satisfies readonly (keyof Env)[];
+/** URL settings that may carry credentials (a password, an API key in the path or query). */
+const CREDENTIALED_URL_SETTINGS = [
+  'DATABASE_URL',
+  'TEMPO_RPC_URL',
+  'BASE_RPC_URL',
+  'SOLANA_RPC_URL',
+  'X402_FACILITATOR_URL',
+  'SMTP_URL',
+  'BRIDGE_BASE_URL',
+  'AI_BASE_URL',
+] as const satisfies readonly (keyof Env)[];
+
+function secretsIn(source: Record<string, string | undefined>): Secret[] {
+  return [
+    ...SECRET_SETTINGS.flatMap((key) => valueSecrets(key, source[key]?.trim())),
+    ...CREDENTIALED_URL_SETTINGS.flatMap((key) => urlSecrets(key, source[key]?.trim())),
+  ];
+}
+
 export type Mode = 'local' | 'live';
 
 /** VIRTUAL_INFLOW_CONFIRMATIONS when unset: live Tempo, or the embedded chain (see the schema). */
@@ -248,6 +280,8 @@ export interface Config {
   virtualMaster: { zeroBytes: number; budget: number };
   /** confirmations: blocks on top of an inflow's block before the indexer records it. */
   virtualInflows: { confirmations: number };
+  /** Values of secret settings, which the logger and the outside systems' error texts never show. */
+  secrets: readonly Secret[];
   /** Local mode only: the crash point armed for this process, and the lease override for takeovers after a crash. */
   faults: { crashAt: string | undefined; takeoverSeconds: number | undefined };
   live: {
@@ -382,6 +416,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     virtualMaster: { zeroBytes: mode === 'local' ? (env.VIRTUAL_MASTER_ZERO_BYTES ?? 4) : 4, budget: env.VIRTUAL_MASTER_BUDGET },
     virtualInflows: { confirmations: env.VIRTUAL_INFLOW_CONFIRMATIONS ?? DEFAULT_INFLOW_CONFIRMATIONS[mode] },
+    secrets: secretsIn(source),
     faults: { crashAt: env.CRASH_AT, takeoverSeconds: env.LOCAL_TAKEOVER_SECONDS },
     live: {
       tempoRpcUrl: env.TEMPO_RPC_URL,

@@ -35,6 +35,7 @@ import { TreasuryService } from './features/treasury/service.js';
 import { JobRunner } from './jobs/runner.js';
 import { armCrashPoint } from './faults.js';
 import type { Logger } from './log.js';
+import { SecretRedactor } from './secrets.js';
 import { openPayments } from './payments/index.js';
 import { DevIdentityProvider } from './providers/identity/dev-idp.js';
 import { createIdentityVerifier } from './providers/identity/verifier.js';
@@ -82,7 +83,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       : config.mode === 'local'
         ? await openEmbeddedChains(database, { virtualMasterZeroBytes: config.virtualMaster.zeroBytes })
         : undefined;
-    const chains = embeddedChains ? await embeddedChainPorts(embeddedChains) : await liveChainPorts(config.live, database);
+    const chains = embeddedChains ? await embeddedChainPorts(embeddedChains) : await liveChainPorts(config.live, database, new SecretRedactor(config.secrets));
     log.info(
       { embedded: Boolean(embeddedChains), tempo: chains.tempo.token, base: chains.base.token, solana: chains.solana.mint },
       'chains ready',

@@ -5,6 +5,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
+import { SecretRedactor } from '../secrets.js';
 import { loadConfig } from '../config.js';
 import { embeddedChains as embeddedChainsTable } from '../db/schema.js';
 import { Faucet } from '../features/dev/faucet.js';
@@ -35,7 +36,7 @@ beforeAll(async () => {
   const url = server.url;
   const keys = Object.fromEntries((await app.database.db.select().from(embeddedChainsTable)).map((row) => [row.chain, row.operatorKey]));
   const tempoContracts = embedded.tempo.contracts;
-  const live = loadConfig({
+  const config = loadConfig({
     APP_MODE: 'local',
     TEMPO_RPC_URL: `${url}/api/dev/rpc/tempo`,
     BASE_RPC_URL: `${url}/api/dev/rpc/base`,
@@ -46,8 +47,8 @@ beforeAll(async () => {
     BASE_USDC_ADDRESS: embedded.base.contracts.stablecoin,
     SOLANA_USDC_MINT: embedded.solana.mint,
     SOLANA_NETWORK: embedded.solana.network,
-  }).live;
-  ports['live over HTTP'] = await liveChainPorts(live, app.database);
+  });
+  ports['live over HTTP'] = await liveChainPorts(config.live, app.database, new SecretRedactor(config.secrets));
   // The Tempo operator's key also signs on Base here: give it Base funds and gas.
   await faucet.fund('eip155:8453', ports['live over HTTP'].base.serviceAddress, 1_000n * USD);
   

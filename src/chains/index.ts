@@ -4,11 +4,13 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { base, tempo as tempoMainnet } from 'viem/chains';
 import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
+import type { SecretRedactor } from '../secrets.js';
 import { EMBEDDED_POLLING_MS, topUpGas } from './embedded/devnet.js';
 import type { LocalChains } from './embedded/index.js';
 import { embeddedSolanaTransport } from './embedded/solana-transport.js';
 import { evmConnection } from './evm/connection.js';
 import { NonceLedger } from './evm/nonces.js';
+import { redactedEvmTransport, redactedSolanaTransport } from './redacted-transports.js';
 import { TempoChain, type TempoContracts } from './evm/tempo-chain.js';
 import { EvmTokenChain } from './evm/token-chain.js';
 import { SolanaChain } from './solana/solana-chain.js';
@@ -38,7 +40,7 @@ export async function embeddedChainPorts(embedded: LocalChains): Promise<Chains>
 }
 
 /** Ports over the live chains' RPC endpoints, with the service's keys and addresses from config. */
-export async function liveChainPorts(live: Config['live'], database: Database): Promise<Chains> {
+export async function liveChainPorts(live: Config['live'], database: Database, redactor: SecretRedactor): Promise<Chains> {
   const { tempoRpcUrl, baseRpcUrl, solanaRpcUrl, evmServiceKey, solanaServiceSeed, tempoContracts } = live;
   if (!tempoRpcUrl || !baseRpcUrl || !solanaRpcUrl || !evmServiceKey || !solanaServiceSeed || !tempoContracts) {
     throw new Error('live chains need the RPC URLs, service keys and Tempo contract addresses (config refuses to start without them)');
@@ -47,12 +49,12 @@ export async function liveChainPorts(live: Config['live'], database: Database): 
   const nonces = new NonceLedger(database);
   return {
     tempo: new TempoChain(
-      evmConnection({ chain: tempoMainnet, transport: http(tempoRpcUrl), signer, nonces, pollingInterval: 500 }),
+      evmConnection({ chain: tempoMainnet, transport: redactedEvmTransport(http(tempoRpcUrl), redactor), signer, nonces, pollingInterval: 500 }),
       tempoContracts as TempoContracts,
     ),
-    base: new EvmTokenChain(evmConnection({ chain: base, transport: http(baseRpcUrl), signer, nonces, pollingInterval: 1000 }), 'eip155:8453', live.baseUsdcAddress),
+    base: new EvmTokenChain(evmConnection({ chain: base, transport: redactedEvmTransport(http(baseRpcUrl), redactor), signer, nonces, pollingInterval: 1000 }), 'eip155:8453', live.baseUsdcAddress),
     solana: await SolanaChain.create({
-      transport: createDefaultRpcTransport({ url: solanaRpcUrl }),
+      transport: redactedSolanaTransport(createDefaultRpcTransport({ url: solanaRpcUrl }), redactor),
       network: live.solanaNetwork,
       mint: live.solanaUsdcMint as Address,
       seed: solanaServiceSeed,
