@@ -1,5 +1,6 @@
+import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, SETTING_NAMES } from './config.js';
 
 /** Every setting live mode needs. */
 const LIVE = {
@@ -156,5 +157,13 @@ describe('virtual inflow settings', () => {
     for (const value of ['-1', 'deep', '2.5', '1001']) {
       expect(() => loadConfig({ VIRTUAL_INFLOW_CONFIRMATIONS: value })).toThrow(/VIRTUAL_INFLOW_CONFIRMATIONS/);
     }
+  });
+});
+
+describe('README settings table', () => {
+  it('lists every setting the service reads', () => {
+    const readme = fs.readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const listed = new Set([...readme.matchAll(/^\| ([^|]+) \|/gm)].flatMap(([, cell]) => [...cell!.matchAll(/`([A-Z0-9_]+)`/g)].map(([, name]) => name)));
+    expect(SETTING_NAMES.filter((name) => !listed.has(name))).toEqual([]);
   });
 });

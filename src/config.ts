@@ -180,6 +180,9 @@ const envSchema = z.object({
 
 type Env = z.infer<typeof envSchema>;
 
+/** Every setting the service reads (README.md's settings table lists each). */
+export const SETTING_NAMES: readonly string[] = Object.keys(envSchema.shape);
+
 /** Settings live mode cannot run without. Local mode has an embedded stand-in for each. */
 const LIVE_REQUIRED = [
   'DATABASE_URL',
