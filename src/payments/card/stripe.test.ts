@@ -176,6 +176,20 @@ describe('card charges (the client mppx calls)', () => {
     expect(again.lastResponse.headers['idempotent-replayed']).toBe('true');
   });
 
+  it("carry mppx's stripe method through a lost first answer, and still refuse a credential presented again", async () => {
+    const method = stripeCardRail(options()).method as unknown as { verify(input: object): Promise<{ reference: string }> };
+    const input = {
+      credential: { challenge: { id: 'ch_lost', expires: new Date(Date.now() + 60_000).toISOString() }, payload: { spt: 'spt_lost' } },
+      request: { amount: '1.50', currency: 'usd', decimals: 2, networkId: 'internal', paymentMethodTypes: ['card'] },
+    };
+    script = ['slow'];
+    const receipt = await method.verify(input);
+    expect(receipt.reference).toMatch(/^pi_/);
+    expect(keys()).toEqual(['mpp_ch_lost_spt_lost']);
+    expect(seen[0]!.form.get('amount')).toBe('150');
+    await expect(method.verify(input)).rejects.toThrow(/already been processed/);
+  });
+
   it("throw Stripe's message on a refusal, without retrying it", async () => {
     script = [400];
     await expect(create('mpp_refused')).rejects.toThrow(/scripted 400/);
