@@ -184,6 +184,8 @@ describe('X402_FACILITATOR_KEY_* settings', () => {
       { X402_FACILITATOR_KEY_ID: KEY_ID },
       { X402_FACILITATOR_KEY_SECRET: edKey.keySecret },
       { X402_FACILITATOR_KEY_ID: KEY_ID, X402_FACILITATOR_KEY_SECRET: edKey.keySecret.slice(4) },
+      // Seed and public key of two different keys.
+      { X402_FACILITATOR_KEY_ID: KEY_ID, X402_FACILITATOR_KEY_SECRET: Buffer.concat([Buffer.from(edKey.keySecret, 'base64').subarray(0, 32), Buffer.alloc(32, 7)]).toString('base64') },
       { X402_FACILITATOR_KEY_ID: KEY_ID, X402_FACILITATOR_KEY_SECRET: ecKey.keySecret.replace(/\n[^\n]+\n/, '\n') },
       { X402_FACILITATOR_KEY_ID: KEY_ID, X402_FACILITATOR_KEY_SECRET: ed.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() },
     ];

@@ -43,13 +43,11 @@ export function facilitatorSigningKey(keySecret: string): SigningKey {
   }
   const bytes = /^[A-Za-z0-9+/]+={0,2}$/.test(secret) ? Buffer.from(secret, 'base64') : Buffer.alloc(0);
   if (bytes.length !== 64) throw new Error('an Ed25519 key must be base64 of 64 bytes (seed and public key)');
-  const jwk = { kty: 'OKP', crv: 'Ed25519', d: bytes.subarray(0, 32).toString('base64url'), x: bytes.subarray(32).toString('base64url') };
-  try {
-    return { alg: 'EdDSA', key: createPrivateKey({ key: jwk, format: 'jwk' }) };
-  } catch {
-    // Node checks that the public half belongs to the seed.
-    throw new Error('the Ed25519 key is inconsistent');
-  }
+  const x = bytes.subarray(32).toString('base64url');
+  const key = createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: bytes.subarray(0, 32).toString('base64url'), x }, format: 'jwk' });
+  // Node derives the public key from the seed and ignores `x`: a damaged half would sign with a key nobody registered.
+  if (key.export({ format: 'jwk' }).x !== x) throw new Error('the Ed25519 key\'s public half does not match its seed');
+  return { alg: 'EdDSA', key };
 }
 
 /** `createAuthHeaders` for @x402/core's HTTP facilitator client: fresh tokens on every call. */
