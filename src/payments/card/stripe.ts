@@ -62,7 +62,7 @@ async function post(options: StripeOptions, path: string, form: URLSearchParams,
     if (!answer.retry) throw new StripeApiError(answer.status, stripeCode(answer.body), `${answer.status}: ${message}`);
     lastFailure = `answered ${answer.status}: ${message}`;
   }
-  throw new Error(`${lastFailure} after ${options.maxAttempts} attempt${options.maxAttempts === 1 ? '' : 's'}`);
+  throw new Error(`${lastFailure} (gave up after ${options.maxAttempts} attempt${options.maxAttempts === 1 ? '' : 's'})`);
 }
 
 async function once(options: StripeOptions, path: string, form: URLSearchParams, headers: Record<string, string>): Promise<StripeAnswer & { retry: boolean }> {
