@@ -5,7 +5,7 @@ import { Hono, type Context } from 'hono';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { erc20Abi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { ConfigError, loadConfig } from '../../config.js';
@@ -26,6 +26,8 @@ let facilitator: LoopbackServer;
 let trusted: KeyObject;
 /** Every token the facilitator accepted, and how many requests it turned away. */
 const accepted: string[] = [];
+/** Every token any request carried, accepted or not. */
+const presented: string[] = [];
 let refused = 0;
 let settled = 0;
 
@@ -70,6 +72,7 @@ afterAll(async () => {
 async function authorised(c: Context): Promise<boolean> {
   const token = /^Bearer (.+)$/.exec(c.req.header('Authorization') ?? '')?.[1];
   if (!token) return false;
+  presented.push(token);
   try {
     const header = decodeProtectedHeader(token);
     const { payload } = await jwtVerify(token, trusted, { issuer: 'cdp', subject: KEY_ID, requiredClaims: ['nbf', 'exp'] });
@@ -147,21 +150,37 @@ describe('x402 facilitator auth (signed JWT)', () => {
     const [settledBefore, refusedBefore] = [settled, refused];
 
     const stranger = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'sec1', format: 'pem' }).toString();
-    for (const x402 of [rails(), rails({ keyId: KEY_ID, keySecret: stranger })]) {
-      // The facilitator's /supported refuses first: nothing is ever sent to /verify or /settle.
-      await expect(x402.verify(payload, requirement!)).rejects.toThrow(/no supported payment kinds/);
-      const outcome = await x402.settle(payload, requirement!);
-      expect(outcome).toMatchObject({ outcome: 'refused', response: { success: false, errorReason: 'facilitator_unavailable' } });
-      // What the gate would log or answer names no secret.
-      for (const secret of [ecKey.keySecret, stranger]) expect(JSON.stringify(outcome)).not.toContain(secret.split('\n')[1]);
-    }
+    // Everything the rails say: errors and outcomes (what the gate logs or answers) and the library's console lines.
+    const said: string[] = [];
+    const console = vi.spyOn(globalThis.console, 'warn').mockImplementation((...args: unknown[]) => void said.push(args.map(String).join(' ')));
+    const tell = async (work: Promise<unknown>) => said.push(JSON.stringify(await work.catch((error: Error) => error.message)));
+    try {
+      for (const x402 of [rails(), rails({ keyId: KEY_ID, keySecret: stranger })]) {
+        // The facilitator's /supported refuses first: nothing is ever sent to /verify or /settle.
+        await expect(x402.verify(payload, requirement!)).rejects.toThrow(/no supported payment kinds/);
+        const outcome = await x402.settle(payload, requirement!);
+        expect(outcome).toMatchObject({ outcome: 'refused', response: { success: false, errorReason: 'facilitator_unavailable' } });
+        said.push(JSON.stringify(outcome));
+      }
 
-    // A key revoked after start-up: /verify and /settle check every token too.
-    const revoked = rails(ecKey);
-    await offer(revoked);
-    trusted = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).publicKey;
-    await expect(revoked.verify(payload, requirement!)).rejects.toThrow(/verify failed \(401\)/);
-    expect((await revoked.settle(payload, requirement!)).outcome).not.toBe('settled');
+      // A key revoked after start-up: /verify and /settle check every token too.
+      const revoked = rails(ecKey);
+      await offer(revoked);
+      trusted = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).publicKey;
+      await expect(revoked.verify(payload, requirement!)).rejects.toThrow(/verify failed \(401\)/);
+      expect((await revoked.settle(payload, requirement!)).outcome).not.toBe('settled');
+      await tell(revoked.verify(payload, requirement!));
+      await tell(revoked.settle(payload, requirement!));
+    } finally {
+      console.mockRestore();
+    }
+    expect(said.join('\n')).toMatch(/401/);
+    // No key material and no bearer token (a credential for two minutes) in any of it.
+    for (const secret of [ecKey.keySecret, stranger, edKey.keySecret]) for (const line of secret.split('\n').filter(Boolean)) {
+      if (!line.startsWith('-----')) expect(said.join('\n')).not.toContain(line);
+    }
+    expect(presented.length).toBeGreaterThan(accepted.length);
+    for (const token of presented) expect(said.join('\n')).not.toContain(token.split('.')[2]);
 
     expect(refused).toBeGreaterThanOrEqual(refusedBefore + 4);
     expect(settled).toBe(settledBefore);
