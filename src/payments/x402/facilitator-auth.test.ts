@@ -8,7 +8,11 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
+import { proofMaker } from '../../../test/support/pay.js';
 import { ConfigError, loadConfig } from '../../config.js';
+import { createLogger } from '../../log.js';
+import { openPayments } from '../index.js';
+import type { PaidRoute } from '../prices.js';
 import { embeddedFacilitator } from './embedded-facilitator.js';
 import { facilitatorAuthHeaders, type FacilitatorApiKey } from './facilitator-auth.js';
 import { liveX402Rails, type X402Rails } from './rails.js';
@@ -22,6 +26,9 @@ const PRICE = 10_000n;
 const KEY_ID = 'organizations/test-org/apiKeys/test-key';
 let t: TestApp;
 let facilitator: LoopbackServer;
+/** The app, with paid routes behind live-mode payments (keyed and open). */
+let app: LoopbackServer;
+let served = 0;
 /** The public key the facilitator trusts for KEY_ID (tests swap it to try both key kinds). */
 let trusted: KeyObject;
 /** Every token the facilitator accepted, and how many requests it turned away. */
@@ -61,9 +68,32 @@ beforeAll(async () => {
     return c.json(response);
   });
   facilitator = await serveOnLoopback(api.fetch);
+
+  // Paid routes behind openPayments' live branch, built from the settings with and without the key.
+  const route = (path: string): PaidRoute => ({ method: 'POST', path, price: PRICE, rails: ['B'], unit: 'charge', card: false, effect: 'acts', summary: 'x' });
+  for (const [name, env] of [
+    ['keyed', { X402_FACILITATOR_KEY_ID: KEY_ID, X402_FACILITATOR_KEY_SECRET: ecKey.keySecret }],
+    ['open', {}],
+  ] as const) {
+    const path = `/test/facilitator-auth/${name}`;
+    t.app.post(path, (await livePayments(env)).gate(route(path)), (c) => c.json({ served: ++served }));
+  }
+  app = await serveOnLoopback(t.app.fetch);
 });
 
+/** openPayments' live branch (no embedded chains) with the X402_FACILITATOR_* settings, over the embedded Base. */
+async function livePayments(env: Record<string, string>) {
+  const chains = t.embeddedChains!;
+  const settings = loadConfig({ X402_FACILITATOR_URL: `${facilitator.url}/x402`, ...env }).live;
+  const config = {
+    ...t.config,
+    live: { ...t.config.live, ...settings, mppSecretKey: 'm'.repeat(32), baseUsdcAddress: chains.base.contracts.stablecoin!, solanaUsdcMint: chains.solana.mint, solanaNetwork: chains.solana.network },
+  };
+  return openPayments({ config, database: t.database, chains: t.chains!, log: createLogger('silent') });
+}
+
 afterAll(async () => {
+  await app.close();
   await facilitator.close();
   await t.close();
 });
@@ -185,6 +215,26 @@ describe('x402 facilitator auth (signed JWT)', () => {
     expect(refused).toBeGreaterThanOrEqual(refusedBefore + 4);
     expect(settled).toBe(settledBefore);
     expect(await balance(payer)).toBe(payerBefore);
+  });
+});
+
+describe('live payments from the settings', () => {
+  it('serve a paid route through the gate with the key, and refuse it without', async () => {
+    trusted = ec.publicKey;
+    const maker = await proofMaker(t, app.url, 'B', '0.01');
+    const post = async (path: string) => fetch(`${app.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(await maker.proof(path)) }, body: '{}' });
+    const paid = await post('/test/facilitator-auth/keyed');
+    expect(paid.status).toBe(200);
+    expect(paid.headers.get('PAYMENT-RESPONSE')).toBeTruthy();
+    expect(await balance(maker.payer as Address)).toBe(0n);
+
+    // Without the key the 402 cannot even be built (the facilitator's /supported refuses).
+    const settledBefore = settled;
+    const refusedAnswer = await fetch(`${app.url}/test/facilitator-auth/open`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(refusedAnswer.status).toBeGreaterThanOrEqual(500);
+    expect(await refusedAnswer.text()).not.toContain(ecKey.keySecret.split('\n')[1]);
+    expect(settled).toBe(settledBefore);
+    expect(served).toBe(1);
   });
 });
 
