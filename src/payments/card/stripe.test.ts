@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../config.js';
 import { stripeApiClient, stripeCardRail, type StripeOptions } from './stripe.js';
 
 /**
@@ -194,5 +195,15 @@ describe('card charges (the client mppx calls)', () => {
     script = [400];
     await expect(create('mpp_refused')).rejects.toThrow(/scripted 400/);
     expect(seen).toHaveLength(1);
+  });
+});
+
+describe('STRIPE_TIMEOUT_MS and STRIPE_MAX_ATTEMPTS', () => {
+  it('default to 10 s and 3 attempts, and refuse what cannot work', () => {
+    expect(loadConfig({ STRIPE_SECRET_KEY: SECRET }).live.stripe).toMatchObject({ timeoutMs: 10_000, maxAttempts: 3 });
+    expect(loadConfig({ STRIPE_SECRET_KEY: SECRET, STRIPE_TIMEOUT_MS: '2500', STRIPE_MAX_ATTEMPTS: '1' }).live.stripe).toMatchObject({ timeoutMs: 2500, maxAttempts: 1 });
+    for (const env of [{ STRIPE_TIMEOUT_MS: '0' }, { STRIPE_MAX_ATTEMPTS: '0' }, { STRIPE_MAX_ATTEMPTS: 'many' }]) {
+      expect(() => loadConfig({ STRIPE_SECRET_KEY: SECRET, ...env })).toThrow(ConfigError);
+    }
   });
 });
