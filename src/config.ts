@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { CRASH_POINTS } from './faults.js';
 import { parseUsd, USD_DECIMAL_PATTERN } from './money.js';
+import { facilitatorSigningKey, type FacilitatorApiKey } from './payments/x402/facilitator-auth.js';
 import { urlSecrets, valueSecrets, type Secret } from './secrets.js';
 
 /**
@@ -48,6 +49,16 @@ const solanaSeedSchema = z.string().transform((text, ctx) => {
   ctx.addIssue({ code: 'custom', message: '64 hex characters or a JSON array of 64 bytes' });
   return z.NEVER;
 });
+
+/** Why an x402 facilitator API key secret cannot sign, or true; the message never quotes the secret. */
+function facilitatorKeyProblem(secret: string): string | true {
+  try {
+    facilitatorSigningKey(secret);
+    return true;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
 
 function isEs256PrivateJwk(value: string): boolean {
   try {
@@ -100,6 +111,18 @@ const envSchema = z.object({
   BASE_RPC_URL: optionalUrl,
   SOLANA_RPC_URL: optionalUrl,
   X402_FACILITATOR_URL: optionalUrl,
+  // A hosted facilitator's API key (CDP's: key id and a PEM EC or base64 Ed25519 secret); both or
+  // neither. Without them no auth header is sent (an open or self-hosted facilitator).
+  X402_FACILITATOR_KEY_ID: optionalString,
+  X402_FACILITATOR_KEY_SECRET: optionalString.pipe(
+    z
+      .string()
+      .superRefine((secret, ctx) => {
+        const problem = facilitatorKeyProblem(secret);
+        if (problem !== true) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .optional(),
+  ),
   MPP_SECRET_KEY: optionalString.pipe(z.string().min(32, 'at least 32 characters').optional()),
   // Encrypts agent authorizations' HMAC secrets at rest (AES-256-GCM under its SHA-256). Local
   // mode generates one under DATA_DIR when unset.
@@ -112,6 +135,10 @@ const envSchema = z.object({
   // Card fallback on payroll execute and bridge offramp (live); without a key no card is offered.
   STRIPE_SECRET_KEY: optionalString,
   STRIPE_NETWORK_ID: optionalString,
+  // Each Stripe API call (charge, refund) gives up after this; network errors, 429 and 5xx are
+  // retried with the same idempotency key up to STRIPE_MAX_ATTEMPTS attempts in all.
+  STRIPE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  STRIPE_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
   // The service's wallets on the live chains and where our contracts are deployed there.
   EVM_SERVICE_KEY: optionalString.pipe(z.string().regex(/^0x[0-9a-fA-F]{64}$/, '0x and 64 hex characters').optional()),
   SOLANA_SERVICE_KEY: optionalString.pipe(solanaSeedSchema.optional()),
@@ -215,6 +242,7 @@ const SECRET_SETTINGS = [
   'BRIDGE_API_KEY',
   'AI_API_KEY',
   'DEMO_AGENT_LIVE_PRIVATE_KEY',
+  'X402_FACILITATOR_KEY_SECRET',
 ] as const satisfies readonly (keyof Env)[];
 /** URL settings that may carry credentials (a password, an API key in the path or query). */
 const CREDENTIALED_URL_SETTINGS = [
@@ -292,10 +320,12 @@ export interface Config {
     baseRpcUrl: string | undefined;
     solanaRpcUrl: string | undefined;
     x402FacilitatorUrl: string | undefined;
+    /** The facilitator's API key (signed-JWT auth); undefined: no auth header. */
+    x402FacilitatorKey: FacilitatorApiKey | undefined;
     mppSecretKey: string | undefined;
     smtpUrl: string | undefined;
     emailFrom: string | undefined;
-    stripe: { secretKey: string; networkId: string } | undefined;
+    stripe: { secretKey: string; networkId: string; timeoutMs: number; maxAttempts: number } | undefined;
     evmServiceKey: `0x${string}` | undefined;
     solanaServiceSeed: Uint8Array | undefined;
     tempoContracts: z.infer<typeof tempoContractsSchema> | undefined;
@@ -347,6 +377,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     for (const issue of parsed.error.issues) {
       problems.push(`${issue.path.join('.') || 'environment'}: ${issue.message}`);
     }
+  }
+  if (present('X402_FACILITATOR_KEY_ID') !== present('X402_FACILITATOR_KEY_SECRET')) {
+    problems.push('X402_FACILITATOR_KEY_ID and X402_FACILITATOR_KEY_SECRET: set both or neither');
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const env = parsed.data;
@@ -426,10 +459,14 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       baseRpcUrl: env.BASE_RPC_URL,
       solanaRpcUrl: env.SOLANA_RPC_URL,
       x402FacilitatorUrl: env.X402_FACILITATOR_URL,
+      x402FacilitatorKey:
+        env.X402_FACILITATOR_KEY_ID && env.X402_FACILITATOR_KEY_SECRET ? { keyId: env.X402_FACILITATOR_KEY_ID, keySecret: env.X402_FACILITATOR_KEY_SECRET } : undefined,
       mppSecretKey: env.MPP_SECRET_KEY,
       smtpUrl: env.SMTP_URL,
       emailFrom: env.EMAIL_FROM,
-      stripe: env.STRIPE_SECRET_KEY ? { secretKey: env.STRIPE_SECRET_KEY, networkId: env.STRIPE_NETWORK_ID ?? 'internal' } : undefined,
+      stripe: env.STRIPE_SECRET_KEY
+        ? { secretKey: env.STRIPE_SECRET_KEY, networkId: env.STRIPE_NETWORK_ID ?? 'internal', timeoutMs: env.STRIPE_TIMEOUT_MS, maxAttempts: env.STRIPE_MAX_ATTEMPTS }
+        : undefined,
       evmServiceKey: env.EVM_SERVICE_KEY as `0x${string}` | undefined,
       solanaServiceSeed: env.SOLANA_SERVICE_KEY,
       tempoContracts: env.TEMPO_CONTRACTS,

@@ -17,6 +17,7 @@ import { PaymentReconciler } from './reconcile.js';
 import { PaymentRefunds } from './refunds.js';
 import { recordReference, type SettledHook } from './store.js';
 import { x402Rail } from './x402/adapter.js';
+import { facilitatorAuthHeaders } from './x402/facilitator-auth.js';
 import { embeddedX402Rails, liveX402Rails } from './x402/rails.js';
 
 /** The payment gate of this process: the only way a route becomes paid (src/payments/). */
@@ -83,7 +84,7 @@ export async function openPayments(deps: {
       ),
     ];
   } else {
-    const { mppSecretKey, x402FacilitatorUrl, stripe } = config.live;
+    const { mppSecretKey, x402FacilitatorUrl, x402FacilitatorKey, stripe } = config.live;
     if (!mppSecretKey || !x402FacilitatorUrl) throw new Error('live payments need MPP_SECRET_KEY and X402_FACILITATOR_URL');
     card = stripe ? stripeCardRail(stripe) : undefined;
     adapters = [
@@ -104,6 +105,7 @@ export async function openPayments(deps: {
       x402Rail(
         liveX402Rails({
           facilitatorUrl: x402FacilitatorUrl,
+          createAuthHeaders: x402FacilitatorKey && facilitatorAuthHeaders(x402FacilitatorUrl, x402FacilitatorKey),
           payTo: { evm: payTo.base, solana: payTo.solana },
           baseUsdc: config.live.baseUsdcAddress,
           solanaMint: config.live.solanaUsdcMint,
