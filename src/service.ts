@@ -58,6 +58,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
     url: config.databaseUrl,
     dataDir: config.databaseUrl ? null : config.dataDir,
     poolMax: config.dbPoolMax,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+    log: log.child({ component: 'db' }),
   });
   let embeddedChains: LocalChains | undefined;
   try {
@@ -90,7 +92,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
 
     const payments = await openPayments({ config, database, chains, embedded: embeddedChains, onSettled: attestSettledPayment, log });
 
-    const jobs = new JobRunner(database, log.child({ component: 'jobs' }));
+    const jobs = new JobRunner(database, log.child({ component: 'jobs' }), { poolMax: config.jobsPoolMax });
     const services = createServices({ config, database });
     // Settles payroll runs left submitted (a crash mid-execute, an owner's transaction in flight).
     const treasury = new TreasuryService(chains.tempo, services.employers);

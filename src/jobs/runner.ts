@@ -53,6 +53,8 @@ export interface JobRunnerOptions {
   cronIntervalSeconds?: number;
   /** Run handlers in this process (false: enqueue only). Default true. */
   work?: boolean;
+  /** pg-boss's own connection pool (apart from the service's). Default 4. */
+  poolMax?: number;
 }
 
 /** pg-boss on the service's own database (PGlite or PostgreSQL), wrapped for features. */
@@ -77,7 +79,7 @@ export class JobRunner {
     const boss = new PgBoss({
       ...this.database.connection,
       schema: 'pgboss',
-      max: 4,
+      max: this.options.poolMax ?? 4,
       superviseIntervalSeconds: supervise,
       monitorIntervalSeconds: supervise,
       cronWorkerIntervalSeconds: this.options.cronIntervalSeconds ?? 5,
