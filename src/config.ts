@@ -71,6 +71,8 @@ const envSchema = z.object({
   DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
   // pg-boss's own pool (job fetches, completions, cron); separate from DB_POOL_MAX.
   JOBS_POOL_MAX: z.coerce.number().int().min(1).max(50).default(4),
+  // SIGTERM/SIGINT: stop accepting, end streams, drain, stop jobs; exit within this many seconds.
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(1).max(600).default(20),
   PUBLIC_BASE_URL: optionalUrl,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SERVICE_SLUG: z
@@ -232,6 +234,7 @@ export interface Config {
   dbPoolMax: number;
   dbConnectTimeoutMs: number;
   jobsPoolMax: number;
+  shutdownGraceSeconds: number;
   publicBaseUrl: string;
   logLevel: Env['LOG_LEVEL'];
   serviceSlug: string;
@@ -338,6 +341,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     dbPoolMax: env.DB_POOL_MAX,
     dbConnectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS,
     jobsPoolMax: env.JOBS_POOL_MAX,
+    shutdownGraceSeconds: env.SHUTDOWN_GRACE_SECONDS,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     logLevel: env.LOG_LEVEL,
     serviceSlug: env.SERVICE_SLUG,

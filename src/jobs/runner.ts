@@ -153,11 +153,15 @@ export class JobRunner {
     return job?.state ?? null;
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Fetches no more jobs and waits up to `timeoutMs` (at least 1 s: pg-boss's floor) for running
+   * ones to finish; those still running then are failed, so they are retried at once (by another
+   * instance or after restart) instead of after their expiry. Their idempotency allows the rerun.
+   */
+  async stop(timeoutMs = 5_000): Promise<void> {
     const boss = this.boss;
     this.boss = undefined;
-    // Not graceful: an interrupted job is retried after restart, which its idempotency allows.
-    await boss?.stop({ graceful: false, close: true, timeout: 5000 });
+    await boss?.stop({ graceful: true, close: true, timeout: timeoutMs });
   }
 }
 
