@@ -57,7 +57,8 @@ describe('shutdown (SIGTERM) with SHUTDOWN_GRACE_SECONDS', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('ends the open event stream with its final event, answers the request in flight, drops a stalled client and exits 0 within the deadline', async () => {
+  /** The service on a free port with a 3 s grace period (one process at a time: they share DATA_DIR). */
+  async function start(): Promise<{ port: number; base: string; service: ServiceProcess }> {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     service = startServiceProcess({
@@ -67,9 +68,15 @@ describe('shutdown (SIGTERM) with SHUTDOWN_GRACE_SECONDS', () => {
       LOG_LEVEL: 'info',
       ...(target.url ? { DATABASE_URL: target.url } : {}),
     });
+    const started = service;
     await waitForHealthy(base, 45_000).catch((error: Error) => {
-      throw new Error(`${error.message}; its output:\n${service!.output()}`);
+      throw new Error(`${error.message}; its output:\n${started.output()}`);
     });
+    return { port, base, service: started };
+  }
+
+  it('ends the open event stream with its final event, answers the request in flight, drops a stalled client and exits 0 within the deadline', async () => {
+    const { port, base, service } = await start();
 
     // A stalled client: half a request line's headers, never finished.
     const stalled = rawClient(port, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
@@ -90,7 +97,7 @@ describe('shutdown (SIGTERM) with SHUTDOWN_GRACE_SECONDS', () => {
     const signalled = Date.now();
     service.child.kill('SIGTERM');
     // A second signal during shutdown starts no second shutdown.
-    setTimeout(() => service!.child.kill('SIGTERM'), 100);
+    setTimeout(() => service.child.kill('SIGTERM'), 100);
     await new Promise((resolve) => setTimeout(resolve, 400));
     slow.socket.write(body.slice(5));
 
@@ -114,5 +121,20 @@ describe('shutdown (SIGTERM) with SHUTDOWN_GRACE_SECONDS', () => {
     expect(answer).toMatch(/"token":"[\w-]+\.[\w-]+\.[\w-]+"/);
     // The stalled client got nothing: its socket was closed under it.
     expect(await stalled.answer).toBe('');
+  }, 90_000);
+
+  it('cuts off an answer that does not finish in time and exits 1, still within the deadline', async () => {
+    const { port, service } = await start();
+    // Headers in, body never completed: an answer the service cannot finish.
+    const stuck = rawClient(port, 'POST /api/dev/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    const signalled = Date.now();
+    service.child.kill('SIGTERM');
+    const exited = await service.exited;
+    expect(exited, service.output()).toEqual({ code: 1, signal: null });
+    expect(Date.now() - signalled).toBeLessThan(GRACE_SECONDS * 1000 + 500);
+    expect(service.output()).toMatch(/shutdown: answers still running were cut off/);
+    expect(await stuck.answer).toBe('');
   }, 90_000);
 });
