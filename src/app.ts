@@ -88,6 +88,8 @@ export interface AppDependencies {
   payments?: Payments | undefined;
   /** Node process metrics (off in tests, where many apps share one process). */
   processMetrics?: boolean;
+  /** Aborted when the process begins to shut down: open event streams end with their final event. */
+  shutdown?: AbortSignal;
 }
 
 export interface Services {
@@ -134,6 +136,7 @@ export function createServices(deps: Pick<AppDependencies, 'config' | 'database'
 /** Builds the HTTP app from the feature modules. No I/O happens here. */
 export function buildApp(deps: AppDependencies, services: Services = createServices(deps)) {
   const { config } = deps;
+  const shutdown = deps.shutdown ?? new AbortController().signal;
   const metrics = new HttpMetrics({ processMetrics: deps.processMetrics ?? false });
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   // MCP access tokens (spec 5.5): issued by the OAuth routes, required by /api/mcp.
@@ -233,7 +236,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     const wages = new WagesService(deps.database, services.employers, treasury, deps.chains.tempo);
     // A change that takes salary away from a wallet stops its stream at once (the wages job retries).
     services.employers.onStreamStops((stopIds) => wages.stopStreams(stopIds));
-    registerWagesRoutes(app, { wages, requireUser: authenticated, paidCallers, gate });
+    registerWagesRoutes(app, { wages, requireUser: authenticated, paidCallers, gate, shutdown });
     const { tempo: tempoChain } = deps.chains;
     const bridge = new BridgeService(deps.database, services.employers, tempoChain, bridgeProviderFor(config, deps.database, tempoChain));
     registerBridgeRoutes(app, { bridge, requireUser: authenticated, paidCallers, gate, network: tempoChain.network, token: tempoChain.token });
@@ -272,6 +275,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
       chains: deps.chains,
       liveWallet: config.demoAgent.livePrivateKey ? { privateKey: config.demoAgent.livePrivateKey, spendCapUsd: config.demoAgent.liveSpendCapUsd } : null,
       trustProxy: config.http.trustProxy,
+      shutdown,
     });
     const { perTxCap, allowedPrograms } = config.solanaPayrollPolicy;
     const solanaWallet = new SolanaPolicyWallet(deps.chains.solana, { perTxCap, allowedPrograms: allowedPrograms ? new Set(allowedPrograms) : DEFAULT_ALLOWED_PROGRAMS });

@@ -38,6 +38,18 @@ describe('config', () => {
     expect([...config.adminUserIds]).toEqual(['demo-admin']);
   });
 
+  it('bounds shutdown and the database pools, with defaults, naming a bad value', () => {
+    expect(loadConfig({})).toMatchObject({ shutdownGraceSeconds: 20, dbPoolMax: 10, dbConnectTimeoutMs: 5_000, jobsPoolMax: 4 });
+    expect(loadConfig({ SHUTDOWN_GRACE_SECONDS: '3', DB_CONNECT_TIMEOUT_MS: '2500', JOBS_POOL_MAX: '2' })).toMatchObject({
+      shutdownGraceSeconds: 3,
+      dbConnectTimeoutMs: 2_500,
+      jobsPoolMax: 2,
+    });
+    for (const [name, value] of [['SHUTDOWN_GRACE_SECONDS', '0'], ['DB_CONNECT_TIMEOUT_MS', 'soon'], ['JOBS_POOL_MAX', '0']] as const) {
+      expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+    }
+  });
+
   it('refuses live mode with one message naming every missing setting', () => {
     let error: unknown;
     try {

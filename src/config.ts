@@ -79,6 +79,12 @@ const envSchema = z.object({
   // Local mode: use the chains of a shared devnet (npm run devnet) instead of in-process ones.
   DEVNET_URL: optionalUrl,
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  // How long opening one PostgreSQL connection may take before the query that needed it fails.
+  DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
+  // pg-boss's own pool (job fetches, completions, cron); separate from DB_POOL_MAX.
+  JOBS_POOL_MAX: z.coerce.number().int().min(1).max(50).default(4),
+  // SIGTERM/SIGINT: stop accepting, end streams, drain, stop jobs; exit within this many seconds.
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(1).max(600).default(20),
   PUBLIC_BASE_URL: optionalUrl,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SERVICE_SLUG: z
@@ -289,6 +295,9 @@ export interface Config {
   /** Local mode: the shared devnet whose chains this instance uses (undefined: in-process chains). */
   devnetUrl: string | undefined;
   dbPoolMax: number;
+  dbConnectTimeoutMs: number;
+  jobsPoolMax: number;
+  shutdownGraceSeconds: number;
   publicBaseUrl: string;
   logLevel: Env['LOG_LEVEL'];
   serviceSlug: string;
@@ -400,6 +409,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     databaseUrl: env.DATABASE_URL,
     devnetUrl: env.DEVNET_URL?.replace(/\/+$/, ''),
     dbPoolMax: env.DB_POOL_MAX,
+    dbConnectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS,
+    jobsPoolMax: env.JOBS_POOL_MAX,
+    shutdownGraceSeconds: env.SHUTDOWN_GRACE_SECONDS,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     logLevel: env.LOG_LEVEL,
     serviceSlug: env.SERVICE_SLUG,

@@ -23,11 +23,19 @@ log.info({ url: service.url, mode: config.mode, ms: Math.round(performance.now()
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
-    if (stopping) return;
+    if (stopping) {
+      log.info({ signal }, 'already shutting down');
+      return;
+    }
     stopping = true;
-    log.info({ signal }, 'shutting down');
+    log.info({ signal, graceSeconds: config.shutdownGraceSeconds }, 'shutting down');
+    // The backstop: whatever still hangs at the deadline (a socket, the database), the process ends.
+    setTimeout(() => {
+      log.error('shutdown deadline passed: exiting anyway');
+      process.exit(1);
+    }, config.shutdownGraceSeconds * 1000).unref();
     service.close().then(
-      () => process.exit(0),
+      ({ clean }) => process.exit(clean ? 0 : 1),
       (error: unknown) => {
         log.error({ err: error }, 'shutdown failed');
         process.exit(1);

@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
 import { buildApp, createServices, type App, type Services } from './app.js';
 import { openEmbeddedChains, type LocalChains } from './chains/embedded/index.js';
 import { openDevnetChains } from './devnet/remote.js';
@@ -34,6 +33,7 @@ import { PayrollService } from './features/payroll/service.js';
 import { TreasuryService } from './features/treasury/service.js';
 import { JobRunner } from './jobs/runner.js';
 import { armCrashPoint } from './faults.js';
+import { listen } from './http/server.js';
 import type { Logger } from './log.js';
 import { SecretRedactor } from './secrets.js';
 import { openPayments } from './payments/index.js';
@@ -49,8 +49,16 @@ export interface RunningService {
   devIdentityProvider: DevIdentityProvider | null;
   /** The bound base URL, e.g. http://127.0.0.1:3000. */
   url: string;
-  close(): Promise<void>;
+  /**
+   * Shuts down within SHUTDOWN_GRACE_SECONDS (docs/operations.md, "Shutdown"). `clean` is false when
+   * answers still running had to be cut off.
+   */
+  close(): Promise<{ clean: boolean }>;
 }
+
+/** Of the grace period: the share in-flight answers get, and what is kept for closing chains and the database. */
+const DRAIN_SHARE = 0.6;
+const CLOSE_RESERVE_SHARE = 0.15;
 
 /** config -> database -> migrations -> identity -> jobs -> seed -> HTTP (ARCHITECTURE.md). */
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
@@ -59,6 +67,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
     url: config.databaseUrl,
     dataDir: config.databaseUrl ? null : config.dataDir,
     poolMax: config.dbPoolMax,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+    log: log.child({ component: 'db' }),
   });
   let embeddedChains: LocalChains | undefined;
   try {
@@ -91,7 +101,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
 
     const payments = await openPayments({ config, database, chains, embedded: embeddedChains, onSettled: attestSettledPayment, log });
 
-    const jobs = new JobRunner(database, log.child({ component: 'jobs' }));
+    const jobs = new JobRunner(database, log.child({ component: 'jobs' }), { poolMax: config.jobsPoolMax });
     const services = createServices({ config, database });
     // Settles payroll runs left submitted (a crash mid-execute, an owner's transaction in flight).
     const treasury = new TreasuryService(chains.tempo, services.employers);
@@ -139,9 +149,12 @@ export async function startService(config: Config, log: Logger): Promise<Running
       if (embeddedChains) await fundDemo(employerId, treasury, chains, new Faucet(embeddedChains));
     }
 
+    // Aborted when shutdown begins: every event stream ends with its final event (AppDependencies.shutdown).
+    const shutdown = new AbortController();
     const app = buildApp(
       {
         config,
+        shutdown: shutdown.signal,
         database,
         log,
         verifyIdentity,
@@ -154,8 +167,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
       },
       services,
     );
-    const server = await listen(app, config);
-    const { port } = server.address() as AddressInfo;
+    const http = await listen(app.fetch, config.port, config.host);
+    const { port } = http.server.address() as AddressInfo;
     return {
       app,
       services,
@@ -165,10 +178,16 @@ export async function startService(config: Config, log: Logger): Promise<Running
       devIdentityProvider,
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
       async close() {
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-        await jobs.stop();
+        const graceMs = config.shutdownGraceSeconds * 1000;
+        const deadline = Date.now() + graceMs;
+        shutdown.abort();
+        const answered = await http.drain(graceMs * DRAIN_SHARE);
+        if (!answered) log.warn('shutdown: answers still running were cut off');
+        // Jobs stop after the answers: a request in flight may still enqueue one.
+        await jobs.stop(deadline - Date.now() - graceMs * CLOSE_RESERVE_SHARE);
         await embeddedChains?.close();
         await database.close();
+        return { clean: answered };
       },
     };
   } catch (error) {
@@ -176,11 +195,4 @@ export async function startService(config: Config, log: Logger): Promise<Running
     await database.close().catch(() => {});
     throw error;
   }
-}
-
-function listen(app: App, config: Config): Promise<ServerType> {
-  return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(server));
-    server.once('error', reject);
-  });
 }

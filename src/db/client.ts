@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
+import type { Logger } from '../log.js';
 import { lockDataDir } from './datadir-lock.js';
 
 /**
@@ -42,6 +43,10 @@ export interface DatabaseOptions {
   /** PGlite files live under `<dataDir>/pglite`; null keeps PGlite in memory (tests). */
   dataDir: string | null;
   poolMax?: number;
+  /** How long opening one connection may take. Default 5 s. */
+  connectTimeoutMs?: number;
+  /** Where errors of idle connections are reported; without it they are dropped (tests, tools). */
+  log?: Logger;
 }
 
 // A query that waits this long is stuck (on PGlite: behind a transaction that never ends).
@@ -49,14 +54,16 @@ export interface DatabaseOptions {
 const QUERY_TIMEOUT_MS = 30_000;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  const pool = { max: options.poolMax ?? 10, connectTimeoutMs: options.connectTimeoutMs ?? 5_000, log: options.log };
   if (options.url) {
-    const connection: pg.PoolConfig = { connectionString: options.url };
-    return wrapPool('postgres', connection, options.poolMax ?? 10, async () => {});
+    // connectionTimeoutMillis travels with the connection, so pg-boss's pool gets the same bound.
+    const connection: pg.PoolConfig = { connectionString: options.url, connectionTimeoutMillis: pool.connectTimeoutMs };
+    return wrapPool('postgres', connection, pool, async () => {});
   }
-  return openPglite(options.dataDir, options.poolMax ?? 10);
+  return openPglite(options.dataDir, pool);
 }
 
-async function openPglite(dataDir: string | null, poolMax: number): Promise<Database> {
+async function openPglite(dataDir: string | null, poolOptions: PoolOptions): Promise<Database> {
   const release = dataDir ? lockDataDir(dataDir) : () => {};
   // The socket lives in a private directory: PGlite's server accepts any credentials.
   const socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pgl-'));
@@ -68,8 +75,14 @@ async function openPglite(dataDir: string | null, poolMax: number): Promise<Data
     release();
     throw error;
   }
-  const connection: pg.PoolConfig = { host: socketDir, port: 5432, user: 'postgres', database: 'postgres' };
-  return wrapPool('pglite', connection, poolMax, async () => {
+  const connection: pg.PoolConfig = {
+    host: socketDir,
+    port: 5432,
+    user: 'postgres',
+    database: 'postgres',
+    connectionTimeoutMillis: poolOptions.connectTimeoutMs,
+  };
+  return wrapPool('pglite', connection, poolOptions, async () => {
     worker.postMessage({ type: 'close' });
     await waitFor(worker, 'closed').catch(() => {});
     await worker.terminate();
@@ -115,15 +128,22 @@ function waitFor(worker: Worker, type: string): Promise<void> {
   });
 }
 
+interface PoolOptions {
+  max: number;
+  connectTimeoutMs: number;
+  log: Logger | undefined;
+}
+
 function wrapPool(
   engine: Database['engine'],
   connection: pg.PoolConfig,
-  max: number,
+  options: PoolOptions,
   closeEngine: () => Promise<void>,
 ): Database {
-  const pool = new pg.Pool({ ...connection, max, query_timeout: QUERY_TIMEOUT_MS });
-  // An idle client's connection dropping must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
+  const pool = new pg.Pool({ ...connection, max: options.max, query_timeout: QUERY_TIMEOUT_MS });
+  // An idle client's connection dropping must not crash the process (the pool replaces it), but an
+  // operator must see it: a restarted or failed-over server shows up here first.
+  pool.on('error', (error) => options.log?.error({ err: error, engine }, 'database connection lost (idle client)'));
   const db = drizzle({ client: pool });
   return {
     engine,

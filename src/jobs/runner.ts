@@ -53,6 +53,8 @@ export interface JobRunnerOptions {
   cronIntervalSeconds?: number;
   /** Run handlers in this process (false: enqueue only). Default true. */
   work?: boolean;
+  /** pg-boss's own connection pool (apart from the service's). Default 4. */
+  poolMax?: number;
 }
 
 /** pg-boss on the service's own database (PGlite or PostgreSQL), wrapped for features. */
@@ -77,7 +79,7 @@ export class JobRunner {
     const boss = new PgBoss({
       ...this.database.connection,
       schema: 'pgboss',
-      max: 4,
+      max: this.options.poolMax ?? 4,
       superviseIntervalSeconds: supervise,
       monitorIntervalSeconds: supervise,
       cronWorkerIntervalSeconds: this.options.cronIntervalSeconds ?? 5,
@@ -151,11 +153,15 @@ export class JobRunner {
     return job?.state ?? null;
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Fetches no more jobs and waits up to `timeoutMs` (at least 1 s: pg-boss's floor) for running
+   * ones to finish; those still running then are failed, so they are retried at once (by another
+   * instance or after restart) instead of after their expiry. Their idempotency allows the rerun.
+   */
+  async stop(timeoutMs = 5_000): Promise<void> {
     const boss = this.boss;
     this.boss = undefined;
-    // Not graceful: an interrupted job is retried after restart, which its idempotency allows.
-    await boss?.stop({ graceful: false, close: true, timeout: 5000 });
+    await boss?.stop({ graceful: true, close: true, timeout: timeoutMs });
   }
 }
 

@@ -28,6 +28,8 @@ export interface DemoAgentRouteDeps {
   /** Behind a reverse proxy that appends the client's address to X-Forwarded-For. Default false. */
   trustProxy?: boolean;
   limits?: Partial<DemoLimits>;
+  /** Aborted when the server shuts down: open runs stop and their streams end (AppDependencies.shutdown). */
+  shutdown?: AbortSignal;
 }
 
 const RunAgentBody = z
@@ -81,7 +83,8 @@ export function registerDemoAgentRoutes(app: OpenAPIHono<AppEnv>, deps: DemoAgen
         'wallet, rail A only, within a spend cap). The stream sends `event: step` events (`DemoStepEvent`) and ends with one `event: done` ' +
         '(`DemoDoneEvent`). The tour: fund the wallet, call `GET /api/mpp/treasury/yield-rates` unpaid (402), pay it on rail A, ' +
         '`POST /api/mpp/memo/decode` on rail B, `POST /api/mpp/compliance/check` on rail C, then a summary. The run stops when the client ' +
-        `disconnects, after ${limits.runTimeoutMs / 1000} s in all or ${limits.stepTimeoutMs / 1000} s on one step. ` +
+        `disconnects, after ${limits.runTimeoutMs / 1000} s in all or ${limits.stepTimeoutMs / 1000} s on one step, or when the server shuts down ` +
+        '(then a last `step` of kind `error` says so, and `event: done` still ends the stream). ' +
         `Each client IP may start ${limits.runsPerWindow} runs per ${limits.windowMs / 60_000} minutes, one at a time.`,
       request: { body: { required: false, content: { 'application/json': { schema: RunAgentBody } } } },
       responses: {
@@ -106,7 +109,7 @@ export function registerDemoAgentRoutes(app: OpenAPIHono<AppEnv>, deps: DemoAgen
         );
       }
       const log = c.var.log;
-      const stream = eventStream(c.req.raw.signal, limits, async (emit, signal) => {
+      const stream = eventStream(c.req.raw.signal, deps.shutdown, limits, async (emit, signal) => {
         try {
           return await runTour({
             mode: deps.mode,
@@ -138,17 +141,18 @@ export function registerDemoAgentRoutes(app: OpenAPIHono<AppEnv>, deps: DemoAgen
 
 /**
  * The SSE body: `event: step` per narrated step, then `event: done`. The run's signal fires when the
- * client leaves (request aborted or body cancelled) or when the run's time is up.
+ * client leaves (request aborted or body cancelled), when the run's time is up or at shutdown.
  */
 function eventStream(
   requestSignal: AbortSignal,
+  shutdown: AbortSignal | undefined,
   limits: DemoLimits,
   run: (emit: (event: DemoEvent) => void, signal: AbortSignal) => Promise<{ spent: bigint; calls: number }>,
 ): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   const client = new AbortController();
   const deadline = AbortSignal.timeout(limits.runTimeoutMs);
-  const signal = AbortSignal.any([requestSignal, client.signal, deadline]);
+  const signal = AbortSignal.any([requestSignal, client.signal, deadline, ...(shutdown ? [shutdown] : [])]);
   const gone = () => requestSignal.aborted || client.signal.aborted;
   let steps = 0;
   return new ReadableStream<Uint8Array>({
@@ -159,6 +163,7 @@ function eventStream(
       const emit = (event: DemoEvent) => send('step', { step: ++steps, ...event });
       void run(emit, signal).then(({ spent, calls }) => {
         if (deadline.aborted) emit({ kind: 'error', message: `The run took longer than ${limits.runTimeoutMs / 1000} s and was stopped.` });
+        else if (shutdown?.aborted) emit({ kind: 'error', message: 'The server is shutting down: the run was stopped.' });
         send('done', { steps, spent_usd: formatUsd(spent), calls });
         // A cancelled body is closed already.
         if (!client.signal.aborted) controller.close();

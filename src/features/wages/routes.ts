@@ -17,6 +17,8 @@ export interface WagesRouteDeps {
   gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>;
   /** Milliseconds between ticks (1,000; tests may not change it, benchmarks may). */
   tickMs?: number;
+  /** Aborted when the server shuts down: open streams end (AppDependencies.shutdown). */
+  shutdown?: AbortSignal;
 }
 
 const BalanceStreamQuery = z
@@ -110,7 +112,8 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
         description:
           'Server-sent events, one per second, each a salary balance tick (spec 2.10), billed per event through an MPP session. ' +
           'Callers: the employee (X-Identity-Token), or their employer\'s owner or agent key. The stream ends when the client leaves, ' +
-          'or when the session has no voucher for the next tick 20 s after asking for one.',
+          'or when the session has no voucher for the next tick 20 s after asking for one. When the server shuts down the stream ends ' +
+          "with the session's final `event: payment-receipt` (what was charged); reconnect to go on (another instance answers).",
         responses: {
           200: { description: 'A `text/event-stream` of `SalaryBalanceTick` JSON events.', content: { 'text/event-stream': { schema: BalanceTickSchema } } },
           ...errorResponses(400, 401, 404, 409),
@@ -123,7 +126,7 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
       const employee = await deps.wages.employeeFor(await deps.paidCallers.resolve(c.req.raw.headers), query);
       c.var.payment.employerId = employee.employerId;
       const basis = await deps.wages.streamBasis(employee);
-      return new Response(balanceEvents(deps.wages, basis, tickMs), {
+      return new Response(balanceEvents(deps.wages, basis, tickMs, deps.shutdown), {
         headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform' },
       });
     },
@@ -174,7 +177,7 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
  * Events are made when the reader asks (high-water mark 0), so a reader held up waiting for a
  * voucher gets a current tick afterwards, not a backlog.
  */
-function balanceEvents(wages: WagesService, initial: StreamBasis, tickMs: number): ReadableStream<Uint8Array> {
+function balanceEvents(wages: WagesService, initial: StreamBasis, tickMs: number, shutdown?: AbortSignal): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let basis = initial;
   let tick = 0;
@@ -188,15 +191,31 @@ function balanceEvents(wages: WagesService, initial: StreamBasis, tickMs: number
       () => {}, // the next change or a reconnect brings it up to date
     );
   });
+  const stop = () => {
+    if (cancelled) return;
+    cancelled = true;
+    clearTimeout(timer);
+    wake();
+    unsubscribe();
+    shutdown?.removeEventListener('abort', stop);
+  };
+  // Shutdown ends the stream as the client's leaving does; the session metering wrapped around
+  // it then sends its final receipt event.
+  shutdown?.addEventListener('abort', stop, { once: true });
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         const wait = due - Date.now();
-        if (wait > 0) {
+        if (wait > 0 && !cancelled) {
           await new Promise<void>((resolve) => {
             wake = resolve;
             timer = setTimeout(resolve, wait);
           });
+        }
+        if (shutdown?.aborted) {
+          stop();
+          controller.close();
+          return;
         }
         if (cancelled) return;
         const now = Date.now();
@@ -205,12 +224,7 @@ function balanceEvents(wages: WagesService, initial: StreamBasis, tickMs: number
         // On time: the next second. Late (the reader waited for a voucher): a second from now, no burst.
         due = due + tickMs > now ? due + tickMs : now + tickMs;
       },
-      cancel() {
-        cancelled = true;
-        clearTimeout(timer);
-        wake();
-        unsubscribe();
-      },
+      cancel: stop,
     },
     { highWaterMark: 0 },
   );

@@ -4,6 +4,7 @@ import { parseAbiItem, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
+import { buildApp } from '../../app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { loseAnswer, proofMaker, railA, railASession, type PayingFetch } from '../../../test/support/pay.js';
 import { advances } from '../../db/schema.js';
@@ -544,5 +545,49 @@ describe('a wallet changed under review (issue 26, item 3)', () => {
     expect((await vestingPaid(employee.wallet as Address)).total).toBe(paid);
     const recorded = (await advancesOf(employee.id)).filter((row) => row.status === 'claimed');
     expect(recorded.reduce((sum, row) => sum + row.amount!, 0n)).toBe(paid);
+  });
+});
+
+describe('the balance stream at shutdown', () => {
+  it('ends with the session receipt for the ticks served when the server shuts down (AppDependencies.shutdown)', async () => {
+    // The same services behind a second app whose shutdown signal this test owns.
+    const shutdown = new AbortController();
+    const app = buildApp(
+      {
+        config: t.config,
+        database: t.database,
+        log: createLogger('silent'),
+        verifyIdentity: t.verifyIdentity,
+        devIdentityProvider: t.idp,
+        embeddedChains: t.localChains,
+        chains: t.chains,
+        payments: t.payments,
+        readiness: [],
+        shutdown: shutdown.signal,
+      },
+      t.services,
+    );
+    const closing = await serveOnLoopback(app.fetch);
+    try {
+      const employee = await addEmployee(ownerToken, employerId);
+      const manager = await railASession(t, closing.url);
+      const receipts: unknown[] = [];
+      const ticks: Tick[] = [];
+      const stream = await manager.sse(`${closing.url}/api/mpp/employee/balance/stream?employeeId=${employee.id}`, {
+        headers: { 'X-Identity-Token': employee.token },
+        onReceipt: (receipt) => receipts.push(receipt),
+      });
+      for await (const data of stream) {
+        ticks.push(JSON.parse(data) as Tick);
+        if (ticks.length === 2) shutdown.abort();
+      }
+      // The loop ended without the client leaving: the server ended the stream, receipt last.
+      expect(ticks.map((tick) => tick.tick)).toEqual([1, 2]);
+      expect(receipts).toHaveLength(1);
+      expect(receipts[0]).toMatchObject({ units: 2, spent: (2n * TICK).toString() });
+      await manager.close();
+    } finally {
+      await closing.close();
+    }
   });
 });
