@@ -149,7 +149,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
         chains,
       payments,
         processMetrics: true,
-        readiness: readinessChecks(database, chains),
+        readiness: readinessChecks(database, config.jobsEnabled ? jobs : undefined),
       },
       services,
     );

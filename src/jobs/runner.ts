@@ -151,6 +151,18 @@ export class JobRunner {
     return job?.state ?? null;
   }
 
+  /** Readiness: throws unless the runner is started and pg-boss answers (reads its queue list). */
+  async ping(): Promise<void> {
+    if (!this.boss) throw new Error('job runner not started');
+    await this.boss.getQueues();
+  }
+
+  /** Metrics: each queue's backlog (ready, deferred), running and retained failed jobs; empty before start. */
+  async queueSizes(): Promise<{ name: string; ready: number; deferred: number; active: number; failed: number }[]> {
+    const queues = (await this.boss?.getQueues()) ?? [];
+    return queues.map((q) => ({ name: q.name, ready: q.readyCount, deferred: q.deferredCount, active: q.activeCount, failed: q.failedCount }));
+  }
+
   async stop(): Promise<void> {
     const boss = this.boss;
     this.boss = undefined;

@@ -91,7 +91,7 @@ export async function startTestApp(
       embeddedChains: localChains,
       chains,
       payments,
-      readiness: readinessChecks(database, chains),
+      readiness: readinessChecks(database),
     },
     services,
   );
