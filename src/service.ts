@@ -5,12 +5,13 @@ import { openEmbeddedChains, type LocalChains } from './chains/embedded/index.js
 import { openDevnetChains } from './devnet/remote.js';
 import { embeddedChainPorts, liveChainPorts, type Chains } from './chains/index.js';
 import type { Config } from './config.js';
-import { openDatabase, type Database } from './db/client.js';
+import { openDatabase, type Database, type Db } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { ComplianceService } from './features/compliance/service.js';
 import { fundDemo, seedDemo } from './features/demo/seed.js';
 import { Faucet } from './features/dev/faucet.js';
 import { readinessChecks } from './features/ops/readiness.js';
+import { createObservability } from './features/ops/observability.js';
 import { defineBridgeJobs } from './features/bridge/jobs.js';
 import { defineWagesJobs } from './features/wages/jobs.js';
 import { WagesService } from './features/wages/service.js';
@@ -36,6 +37,7 @@ import { JobRunner } from './jobs/runner.js';
 import { armCrashPoint } from './faults.js';
 import type { Logger } from './log.js';
 import { openPayments } from './payments/index.js';
+import type { PaymentRow } from './payments/store.js';
 import { DevIdentityProvider } from './providers/identity/dev-idp.js';
 import { createIdentityVerifier } from './providers/identity/verifier.js';
 
@@ -88,9 +90,15 @@ export async function startService(config: Config, log: Logger): Promise<Running
       'chains ready',
     );
 
-    const payments = await openPayments({ config, database, chains, embedded: embeddedChains, onSettled: attestSettledPayment, log });
-
     const jobs = new JobRunner(database, log.child({ component: 'jobs' }));
+    const observability = createObservability({ config, database, chains, processMetrics: true });
+    const events = observability.business;
+    const onSettled = async (db: Db, payment: PaymentRow) => {
+      await attestSettledPayment(db, payment);
+      events.paymentServed(payment);
+    };
+    const payments = await openPayments({ config, database, chains, embedded: embeddedChains, onSettled, log });
+
     const services = createServices({ config, database });
     // Settles payroll runs left submitted (a crash mid-execute, an owner's transaction in flight).
     const treasury = new TreasuryService(chains.tempo, services.employers);
@@ -101,6 +109,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       payrollStaleSeconds: config.faults.takeoverSeconds,
       paymentReconciler: payments.reconciler,
       evmConnections: [chains.tempo.connection, chains.base.connection],
+      events,
     });
     defineWagesJobs(jobs, { wages: new WagesService(database, services.employers, treasury, chains.tempo) });
     defineBridgeJobs(jobs, { bridge: new BridgeService(database, services.employers, chains.tempo, bridgeProviderFor(config, database, chains.tempo)) });
@@ -111,7 +120,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const agents = new AgentsService(database, services.employers, new SecretBox({ configured: config.agentSecretsKey, dataDir: config.dataDir }));
     const reputationPort = { tierOf: (identity: Parameters<ReputationService['tierOf']>[0]) => reputation.tierOf(identity), enqueue: enqueueReputationWrite };
     const agentVerifier = new AgentRequestVerifier(database, agents, chains.tempo);
-    defineAgentJobs(jobs, { database, agentPay: new AgentPayService(database, agentVerifier, services.employers, chains.tempo, reputationPort, log) });
+    defineAgentJobs(jobs, { database, agentPay: new AgentPayService(database, agentVerifier, services.employers, chains.tempo, reputationPort, log), events });
     const escrow = new EscrowService(
       database,
       agentVerifier,
@@ -123,7 +132,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       escrowOptionsFrom(config, LOCAL_ESCROW_PROGRAM_ID),
       log.child({ component: 'escrow' }),
     );
-    defineEscrowJobs(jobs, { escrow });
+    defineEscrowJobs(jobs, { escrow, events });
     defineVirtualAddressJobs(jobs, {
       indexer: new VirtualInflowIndexer(database, chains.tempo, inflowTokens(config.mode, chains.tempo.token), { confirmations: config.virtualInflows.confirmations }),
     });
@@ -148,7 +157,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
         embeddedChains,
         chains,
       payments,
-        processMetrics: true,
+        observability,
         readiness: readinessChecks(database, config.jobsEnabled ? jobs : undefined),
       },
       services,

@@ -157,12 +157,6 @@ export class JobRunner {
     await this.boss.getQueues();
   }
 
-  /** Metrics: each queue's backlog (ready, deferred), running and retained failed jobs; empty before start. */
-  async queueSizes(): Promise<{ name: string; ready: number; deferred: number; active: number; failed: number }[]> {
-    const queues = (await this.boss?.getQueues()) ?? [];
-    return queues.map((q) => ({ name: q.name, ready: q.readyCount, deferred: q.deferredCount, active: q.activeCount, failed: q.failedCount }));
-  }
-
   async stop(): Promise<void> {
     const boss = this.boss;
     this.boss = undefined;

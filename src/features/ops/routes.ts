@@ -1,7 +1,10 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { Config } from '../../config.js';
 import type { AppEnv } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
 import type { HttpMetrics } from '../../http/metrics.js';
-import { jsonContent } from '../../http/validation.js';
+import { errorResponses, jsonContent } from '../../http/validation.js';
 
 /** Something of this instance's own that must work before it takes traffic (database, job runner). */
 export interface ReadinessCheck {
@@ -11,6 +14,7 @@ export interface ReadinessCheck {
 
 export interface OpsRouteDeps {
   metrics: HttpMetrics;
+  metricsAccess: Config['metricsAccess'];
   readiness: readonly ReadinessCheck[];
   openApiDocument: () => object;
 }
@@ -74,9 +78,22 @@ export function registerOpsRoutes(app: OpenAPIHono<AppEnv>, deps: OpsRouteDeps):
       path: '/metrics',
       tags: ['Operations'],
       summary: 'Prometheus metrics',
-      responses: { 200: { description: 'Prometheus text format.', content: { 'text/plain': { schema: z.string() } } } },
+      description:
+        'With `METRICS_TOKEN` set: `Authorization: Bearer <METRICS_TOKEN>` or 401. Without it: open in local mode, 404 in live mode.',
+      security: [{ metricsToken: [] }],
+      responses: {
+        200: { description: 'Prometheus text format.', content: { 'text/plain': { schema: z.string() } } },
+        ...errorResponses(401, 404),
+      },
     }),
-    async (c) => c.text(await deps.metrics.render(), 200, { 'Content-Type': deps.metrics.registry.contentType }),
+    async (c) => {
+      const access = deps.metricsAccess;
+      if (access.kind === 'off') throw new AppError(404, 'NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`);
+      if (access.kind === 'token' && !sameSecret(c.req.header('authorization') ?? '', `Bearer ${access.token}`)) {
+        throw new AppError(401, 'UNAUTHORIZED', 'The metrics token is missing or wrong.', {}, { 'WWW-Authenticate': 'Bearer realm="metrics"' });
+      }
+      return c.text(await deps.metrics.render(), 200, { 'Content-Type': deps.metrics.registry.contentType });
+    },
   );
 
   app.openapi(
@@ -89,6 +106,12 @@ export function registerOpsRoutes(app: OpenAPIHono<AppEnv>, deps: OpsRouteDeps):
     }),
     (c) => c.json(deps.openApiDocument(), 200),
   );
+}
+
+/** Compares without leaking, through timing, how much of the token matched. */
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  return timingSafeEqual(digest(given), digest(expected));
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
