@@ -7,7 +7,7 @@ import { openDevnetChains } from '../../src/devnet/remote.js';
 import { embeddedChainPorts, type Chains } from '../../src/chains/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database, type Db } from '../../src/db/client.js';
-import { createObservability } from '../../src/features/ops/observability.js';
+import { createObservability, type Observability } from '../../src/features/ops/observability.js';
 import { migrate } from '../../src/db/migrate.js';
 import { readinessChecks } from '../../src/features/ops/readiness.js';
 import { attestSettledPayment } from '../../src/features/reputation/service.js';
@@ -28,6 +28,8 @@ export interface TestApp {
   chains: Chains | undefined;
   /** The payment gate (with `chains: true`). */
   payments: Payments | undefined;
+  /** The app's metrics (and the chains' health), for jobs a test runs beside it. */
+  observability: Observability;
   config: Config;
   database: Database;
   services: Services;
@@ -110,6 +112,7 @@ export async function startTestApp(
     localChains,
     chains,
     payments,
+    observability,
     config,
     database,
     services,

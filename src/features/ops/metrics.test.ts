@@ -5,6 +5,7 @@ import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http
 import { railA, x402 } from '../../../test/support/pay.js';
 import { buildApp } from '../../app.js';
 import { HttpMetrics } from '../../http/metrics.js';
+import { defineJobs } from '../../jobs/definitions.js';
 import { JobRunner } from '../../jobs/runner.js';
 import { createLogger } from '../../log.js';
 import { BusinessMetrics } from './business-metrics.js';
@@ -123,6 +124,31 @@ describe('business metrics', () => {
     expect(after).toMatch(/^chain_nonce_wait_seconds_count\{chain="eip155:\d+",signer="0x[0-9a-fA-F]{40}"\} \d+$/m);
     expect(after).toMatch(/^chain_signer_next_nonce\{chain="eip155:\d+",signer="0x[0-9a-fA-F]{40}"\} [1-9]\d*$/m);
   }, 120_000);
+
+  it('count what the payments reconciler job resolves: a fee settled but never served is refunded', async () => {
+    const before = await scrape();
+    const { pay } = await railA(t, server.url);
+    expect((await pay('/api/mpp/memo/decode', { method: 'POST', body: { memo: `0x${'ef'.repeat(32)}` } })).status).toBe(200);
+    // As if its request died after settlement, two hours ago: the reconciler owes the payer a refund.
+    const { rows } = await t.database.pool.query(
+      `UPDATE payments SET status = 'settled', served_at = NULL, created_at = now() - interval '2 hours', settled_at = now() - interval '2 hours',
+            lease_until = now() - interval '2 hours'
+        WHERE id = (SELECT id FROM payments WHERE rail = 'A' AND status = 'served' ORDER BY created_at DESC LIMIT 1) RETURNING amount`,
+    );
+    const jobs = new JobRunner(t.database, createLogger('silent'));
+    defineJobs(jobs, { database: t.database, paymentReconciler: t.payments!.reconciler, events: t.observability.business });
+    await jobs.start(); // a scheduled job runs once at start-up
+    try {
+      await expect
+        .poll(async () => value(await scrape(), 'reconciler_resolutions_total{reconciler="payments",outcome="refunded"}'), { timeout: 30_000, interval: 500 })
+        .toBe(value(before, 'reconciler_resolutions_total{reconciler="payments",outcome="refunded"}') + 1);
+    } finally {
+      await jobs.stop();
+    }
+    const after = await scrape();
+    expect(value(after, 'payments{rail="A",status="refunded"}')).toBe(value(before, 'payments{rail="A",status="refunded"}') + 1);
+    expect(value(after, 'payments_refunded_base_units{rail="A"}')).toBe(value(before, 'payments_refunded_base_units{rail="A"}') + Number(rows[0]!.amount));
+  }, 90_000);
 
   it('count jobs per queue and state from the database', async () => {
     const jobs = new JobRunner(t.database, createLogger('silent'), { work: false });
