@@ -5,13 +5,14 @@ import { openEmbeddedChains, type LocalChains } from './chains/embedded/index.js
 import { openDevnetChains } from './devnet/remote.js';
 import { embeddedChainPorts, liveChainPorts, type Chains } from './chains/index.js';
 import type { Config } from './config.js';
-import { openDatabase, type Database, type Db } from './db/client.js';
+import { openDatabase, type Database } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { ComplianceService } from './features/compliance/service.js';
 import { fundDemo, seedDemo } from './features/demo/seed.js';
 import { Faucet } from './features/dev/faucet.js';
 import { readinessChecks } from './features/ops/readiness.js';
 import { createObservability } from './features/ops/observability.js';
+import { reportingSettled } from './features/ops/business-metrics.js';
 import { defineBridgeJobs } from './features/bridge/jobs.js';
 import { defineWagesJobs } from './features/wages/jobs.js';
 import { WagesService } from './features/wages/service.js';
@@ -37,7 +38,6 @@ import { JobRunner } from './jobs/runner.js';
 import { armCrashPoint } from './faults.js';
 import type { Logger } from './log.js';
 import { openPayments } from './payments/index.js';
-import type { PaymentRow } from './payments/store.js';
 import { DevIdentityProvider } from './providers/identity/dev-idp.js';
 import { createIdentityVerifier } from './providers/identity/verifier.js';
 
@@ -93,10 +93,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const jobs = new JobRunner(database, log.child({ component: 'jobs' }));
     const observability = createObservability({ config, database, chains, processMetrics: true });
     const events = observability.business;
-    const onSettled = async (db: Db, payment: PaymentRow) => {
-      await attestSettledPayment(db, payment);
-      events.paymentServed(payment);
-    };
+    const onSettled = reportingSettled(attestSettledPayment, events);
     const payments = await openPayments({ config, database, chains, embedded: embeddedChains, onSettled, log });
 
     const services = createServices({ config, database });

@@ -6,14 +6,14 @@ import { openEmbeddedChains, type EmbeddedChains, type LocalChains } from '../..
 import { openDevnetChains } from '../../src/devnet/remote.js';
 import { embeddedChainPorts, type Chains } from '../../src/chains/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { openDatabase, type Database, type Db } from '../../src/db/client.js';
+import { openDatabase, type Database } from '../../src/db/client.js';
+import { reportingSettled } from '../../src/features/ops/business-metrics.js';
 import { createObservability, type Observability } from '../../src/features/ops/observability.js';
 import { migrate } from '../../src/db/migrate.js';
 import { readinessChecks } from '../../src/features/ops/readiness.js';
 import { attestSettledPayment } from '../../src/features/reputation/service.js';
 import { createLogger } from '../../src/log.js';
 import { openPayments, type Payments } from '../../src/payments/index.js';
-import type { PaymentRow } from '../../src/payments/store.js';
 import { DevIdentityProvider } from '../../src/providers/identity/dev-idp.js';
 import { createIdentityVerifier, type IdentityVerifier } from '../../src/providers/identity/verifier.js';
 import { createTestDatabaseTarget } from './database.js';
@@ -85,10 +85,7 @@ export async function startTestApp(
   const chains = localChains && (await embeddedChainPorts(localChains));
   // As the service does: the payment gate reports kept fees to the app's metrics.
   const observability = createObservability({ config, database, chains });
-  const onSettled = async (db: Db, payment: PaymentRow) => {
-    await attestSettledPayment(db, payment);
-    observability.business.paymentServed(payment);
-  };
+  const onSettled = reportingSettled(attestSettledPayment, observability.business);
   const payments = chains && (await openPayments({ config, database, chains, embedded: localChains, onSettled, log: createLogger('silent') }));
   const verifyIdentity = createIdentityVerifier({ issuer: config.idp.issuer, audience: config.idp.audience, jwks: { keys: idp.jwks().keys } });
   const app = buildApp(

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Database } from '../../db/client.js';
+import type { SettledHook } from '../../payments/store.js';
 import { jobCounts, jobsAvailable } from '../admin/store.js';
 import type { DependencyHealth } from './dependencies.js';
 
@@ -17,6 +18,14 @@ export interface BusinessEvents {
   chainWriteSigned(chain: string, signer: string, nonceWaitSeconds: number): void;
   /** A reconciler (payments, payroll, agent_pay, escrow) resolved `count` items this way. */
   reconciled(reconciler: string, outcome: string, count: number): void;
+}
+
+/** The payment gate's settled hook, also reporting each kept fee's settlement latency. */
+export function reportingSettled(hook: SettledHook, events: BusinessEvents): SettledHook {
+  return async (db, payment) => {
+    await hook(db, payment);
+    events.paymentServed(payment);
+  };
 }
 
 export interface BusinessMetricSources {
@@ -88,7 +97,9 @@ function registerStateGauges(registers: Registry[], { database, health }: Busine
       registers,
       async collect() {
         this.reset();
-        const { rows } = await database.pool.query<Record<string, string>>(sql);
+        // A database that does not answer leaves the gauge empty: /metrics still serves the rest
+        // (the HTTP 5xx counts are what shows such an outage).
+        const rows = await database.pool.query<Record<string, string>>(sql).then((r) => r.rows, () => []);
         for (const row of rows) this.set(Object.fromEntries(labels.map((l) => [l, row[l] ?? ''])), Number(row.value));
       },
     });
@@ -119,8 +130,9 @@ function registerStateGauges(registers: Registry[], { database, health }: Busine
     registers,
     async collect() {
       this.reset();
-      if (!(await jobsAvailable(database.db))) return; // no job runner has ever started on this database
-      for (const { name, state, count } of await jobCounts(database.db)) this.set({ queue: name, state }, count);
+      // No job runner has ever started on this database (no pgboss schema), or it does not answer: empty.
+      const counts = (await jobsAvailable(database.db).catch(() => false)) ? await jobCounts(database.db).catch(() => []) : [];
+      for (const { name, state, count } of counts) this.set({ queue: name, state }, count);
     },
   });
   if (health) {

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
+import { openTestDatabase } from '../../../test/support/database.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { railA, x402 } from '../../../test/support/pay.js';
 import { buildApp } from '../../app.js';
@@ -162,6 +163,26 @@ describe('business metrics', () => {
       await jobs.stop();
     }
   }, 60_000);
+
+  it('leave the database gauges empty, not /metrics down, when the database does not answer', async () => {
+    const gone = await openTestDatabase();
+    await gone.close();
+    const http = new HttpMetrics({ processMetrics: false });
+    const app = buildApp({
+      config: { ...t.config, metricsAccess: { kind: 'open' } },
+      database: gone.database,
+      log: createLogger('silent'),
+      verifyIdentity: t.verifyIdentity,
+      devIdentityProvider: null,
+      readiness: [],
+      observability: { http, business: new BusinessMetrics(http.registry, { database: gone.database }), health: undefined },
+    });
+    const res = await app.request('/metrics');
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('# TYPE payments gauge');
+    expect(text).not.toMatch(/^payments\{/m);
+  });
 
   it('count outbox emails by status', async () => {
     await t.database.pool.query("INSERT INTO email_outbox (to_address, subject, body_text, dedupe_key) VALUES ('a@b.example', 's', 'b', 'metrics-test')");
