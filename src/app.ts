@@ -46,6 +46,8 @@ import { MppActivityService } from './features/mpp-activity/service.js';
 import { registerNotificationRoutes } from './features/notifications/routes.js';
 import { NotificationsService } from './features/notifications/service.js';
 import { registerOpsRoutes, type ReadinessCheck } from './features/ops/routes.js';
+import { createObservability, type Observability } from './features/ops/observability.js';
+import { GATE_CODES } from './features/agents/spend-gates.js';
 import { registerStreamRoutes } from './features/streams/routes.js';
 import { registerTreasuryRoutes } from './features/treasury/routes.js';
 import { TreasuryService } from './features/treasury/service.js';
@@ -63,7 +65,6 @@ import { registerSessionRoute, registerSignInOptionsRoute } from './features/use
 import type { AppEnv } from './http/context.js';
 import { AppError, errorResponse, handleError } from './http/errors.js';
 import { idempotency } from './http/idempotency.js';
-import { HttpMetrics } from './http/metrics.js';
 import { requestContext } from './http/request-context.js';
 import { validationHook } from './http/validation.js';
 import type { Logger } from './log.js';
@@ -86,10 +87,12 @@ export interface AppDependencies {
   /** The chain ports and the payment gate; without them (tests that run no chains) no paid route is registered. */
   chains?: Chains | undefined;
   payments?: Payments | undefined;
-  /** Node process metrics (off in tests, where many apps share one process). */
+  /** Node process metrics (off in tests, where many apps share one process); used when `observability` is absent. */
   processMetrics?: boolean;
   /** Aborted when the process begins to shut down: open event streams end with their final event. */
   shutdown?: AbortSignal;
+  /** Metrics and dependency health, made by the caller when its jobs and payments report to them; else made here. */
+  observability?: Observability | undefined;
 }
 
 export interface Services {
@@ -127,6 +130,9 @@ const ALLOWED_HEADERS = [
   'Mcp-Session-Id',
 ];
 
+/** Refusals by the agent spend gates (spec 8.2), counted where every route's errors pass. */
+const SPEND_GATE_CODES: ReadonlySet<string> = new Set(GATE_CODES);
+
 export function createServices(deps: Pick<AppDependencies, 'config' | 'database'>): Services {
   const users = new UsersService(deps.database, deps.config.adminUserIds);
   const employers = new EmployersService(deps.database, users);
@@ -137,7 +143,9 @@ export function createServices(deps: Pick<AppDependencies, 'config' | 'database'
 export function buildApp(deps: AppDependencies, services: Services = createServices(deps)) {
   const { config } = deps;
   const shutdown = deps.shutdown ?? new AbortController().signal;
-  const metrics = new HttpMetrics({ processMetrics: deps.processMetrics ?? false });
+  const observability =
+    deps.observability ?? createObservability({ config, database: deps.database, chains: deps.chains, processMetrics: deps.processMetrics });
+  const metrics = observability.http;
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   // MCP access tokens (spec 5.5): issued by the OAuth routes, required by /api/mcp.
   const accessTokens = new AccessTokens({
@@ -190,6 +198,11 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     bearerFormat: 'JWT',
     description: 'Identity-provider JWT (internal routes).',
   });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'metricsToken', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'METRICS_TOKEN (GET /metrics).',
+  });
 
   const authenticated = requireUser(deps.verifyIdentity, services.users);
   const idempotent = idempotency(deps.database);
@@ -197,6 +210,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
   let openApiDocument: object | undefined;
   registerOpsRoutes(app, {
     metrics,
+    metricsAccess: config.metricsAccess,
     readiness: deps.readiness,
     // Built on first request, after every route has registered itself.
     openApiDocument: () => (openApiDocument ??= buildOpenApiDocument(app, config)),
@@ -212,7 +226,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     policyExists: deps.chains ? tip403PolicyExists(deps.chains.tempo) : undefined,
     publicBaseUrl: config.publicBaseUrl,
   });
-  registerAdminRoutes(app, { admin: new AdminService(deps.database), requireUser: authenticated });
+  registerAdminRoutes(app, { admin: new AdminService(deps.database, observability.health), requireUser: authenticated });
   registerAnnouncementRoutes(app, { announcements: new AnnouncementsService(deps.database), requireUser: authenticated, idempotency: idempotent });
   registerMppActivityRoutes(app, { activity: services.mppActivity, requireUser: authenticated });
   registerNotificationRoutes(app, { notifications: new NotificationsService(deps.database, services.employers), requireUser: authenticated });
@@ -300,7 +314,10 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
   // The web app (web/dist, built by `npm run build:web`) on the same port, for what no route matched.
   const web = webApp(fileURLToPath(new URL('../web/dist', import.meta.url)));
   app.notFound((c) => web(c) ?? errorResponse(c, new AppError(404, 'NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`)));
-  app.onError(handleError);
+  app.onError((error, c) => {
+    if (error instanceof AppError && SPEND_GATE_CODES.has(error.code)) observability.business.spendRefused(error.code);
+    return handleError(error, c);
+  });
   return app;
 }
 

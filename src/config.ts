@@ -92,6 +92,8 @@ const envSchema = z.object({
     .regex(/^[a-z][a-z0-9]{0,30}$/, 'lower-case letters and digits, starting with a letter')
     .default('svc'),
   ADMIN_USER_IDS: optionalString,
+  // The bearer token /metrics asks for; live mode without it turns /metrics off (404).
+  METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'at least 16 characters').optional()),
   IDP_JWKS_URL: optionalUrl,
   IDP_ISSUER: optionalString,
   IDP_AUDIENCE: optionalString,
@@ -249,6 +251,7 @@ const SECRET_SETTINGS = [
   'AI_API_KEY',
   'DEMO_AGENT_LIVE_PRIVATE_KEY',
   'X402_FACILITATOR_KEY_SECRET',
+  'METRICS_TOKEN',
 ] as const satisfies readonly (keyof Env)[];
 /** URL settings that may carry credentials (a password, an API key in the path or query). */
 const CREDENTIALED_URL_SETTINGS = [
@@ -302,6 +305,8 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   serviceSlug: string;
   adminUserIds: ReadonlySet<string>;
+  /** /metrics: `open` (local mode without METRICS_TOKEN), the bearer token it asks for, or `off` (live mode without one). */
+  metricsAccess: { kind: 'open' } | { kind: 'token'; token: string } | { kind: 'off' };
   idp: { jwksUrl: string | undefined; issuer: string; audience: string; loginUrl: string | undefined };
   http: { maxBodyBytes: number; corsOrigins: '*' | string[]; trustProxy: boolean; mcpAllowedOrigins: '*' | string[] };
   jobsEnabled: boolean;
@@ -416,6 +421,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     logLevel: env.LOG_LEVEL,
     serviceSlug: env.SERVICE_SLUG,
     adminUserIds: new Set(adminIds),
+    metricsAccess: env.METRICS_TOKEN ? { kind: 'token', token: env.METRICS_TOKEN } : { kind: mode === 'live' ? 'off' : 'open' },
     idp: {
       jwksUrl: env.IDP_JWKS_URL,
       issuer: env.IDP_ISSUER ?? LOCAL_IDP_ISSUER,

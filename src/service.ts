@@ -10,6 +10,8 @@ import { ComplianceService } from './features/compliance/service.js';
 import { fundDemo, seedDemo } from './features/demo/seed.js';
 import { Faucet } from './features/dev/faucet.js';
 import { readinessChecks } from './features/ops/readiness.js';
+import { createObservability } from './features/ops/observability.js';
+import { reportingSettled } from './features/ops/business-metrics.js';
 import { defineBridgeJobs } from './features/bridge/jobs.js';
 import { defineWagesJobs } from './features/wages/jobs.js';
 import { WagesService } from './features/wages/service.js';
@@ -99,9 +101,12 @@ export async function startService(config: Config, log: Logger): Promise<Running
       'chains ready',
     );
 
-    const payments = await openPayments({ config, database, chains, embedded: embeddedChains, onSettled: attestSettledPayment, log });
-
     const jobs = new JobRunner(database, log.child({ component: 'jobs' }), { poolMax: config.jobsPoolMax });
+    const observability = createObservability({ config, database, chains, processMetrics: true });
+    const events = observability.business;
+    const onSettled = reportingSettled(attestSettledPayment, events);
+    const payments = await openPayments({ config, database, chains, embedded: embeddedChains, onSettled, log });
+
     const services = createServices({ config, database });
     // Settles payroll runs left submitted (a crash mid-execute, an owner's transaction in flight).
     const treasury = new TreasuryService(chains.tempo, services.employers);
@@ -112,6 +117,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       payrollStaleSeconds: config.faults.takeoverSeconds,
       paymentReconciler: payments.reconciler,
       evmConnections: [chains.tempo.connection, chains.base.connection],
+      events,
     });
     defineWagesJobs(jobs, { wages: new WagesService(database, services.employers, treasury, chains.tempo) });
     defineBridgeJobs(jobs, { bridge: new BridgeService(database, services.employers, chains.tempo, bridgeProviderFor(config, database, chains.tempo)) });
@@ -122,7 +128,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const agents = new AgentsService(database, services.employers, new SecretBox({ configured: config.agentSecretsKey, dataDir: config.dataDir }));
     const reputationPort = { tierOf: (identity: Parameters<ReputationService['tierOf']>[0]) => reputation.tierOf(identity), enqueue: enqueueReputationWrite };
     const agentVerifier = new AgentRequestVerifier(database, agents, chains.tempo);
-    defineAgentJobs(jobs, { database, agentPay: new AgentPayService(database, agentVerifier, services.employers, chains.tempo, reputationPort, log) });
+    defineAgentJobs(jobs, { database, agentPay: new AgentPayService(database, agentVerifier, services.employers, chains.tempo, reputationPort, log), events });
     const escrow = new EscrowService(
       database,
       agentVerifier,
@@ -134,7 +140,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       escrowOptionsFrom(config, LOCAL_ESCROW_PROGRAM_ID),
       log.child({ component: 'escrow' }),
     );
-    defineEscrowJobs(jobs, { escrow });
+    defineEscrowJobs(jobs, { escrow, events });
     defineVirtualAddressJobs(jobs, {
       indexer: new VirtualInflowIndexer(database, chains.tempo, inflowTokens(config.mode, chains.tempo.token), { confirmations: config.virtualInflows.confirmations }),
     });
@@ -162,8 +168,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
         embeddedChains,
         chains,
       payments,
-        processMetrics: true,
-        readiness: readinessChecks(database, chains),
+        observability,
+        readiness: readinessChecks(database, config.jobsEnabled ? jobs : undefined),
       },
       services,
     );

@@ -3,6 +3,7 @@ import type { Database } from '../db/client.js';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency.js';
 import type { PayrollService } from '../features/payroll/service.js';
 import type { PaymentReconciler } from '../payments/reconcile.js';
+import type { BusinessEvents } from '../features/ops/business-metrics.js';
 import type { JobRunner } from './runner.js';
 
 /** Every durable job and schedule of the service; features add theirs here. */
@@ -16,6 +17,8 @@ export function defineJobs(
     paymentReconciler?: PaymentReconciler;
     /** The EVM signers whose nonces the watcher keeps free of gaps. */
     evmConnections?: EvmConnection[];
+    /** Metrics: what the reconcilers resolved. */
+    events?: Pick<BusinessEvents, 'reconciled'>;
   },
 ): void {
   jobs.define({
@@ -44,6 +47,7 @@ export function defineJobs(
       schedule: '* * * * *',
       async handle(_data, { log }) {
         const counts = await paymentReconciler.run();
+        for (const outcome of ['settled', 'voided', 'refunded'] as const) deps.events?.reconciled('payments', outcome, counts[outcome]);
         if (counts.settled + counts.voided + counts.refunded > 0) log.info(counts, 'fee payments reconciled');
       },
     });
@@ -55,6 +59,7 @@ export function defineJobs(
       schedule: '* * * * *',
       async handle(_data, { log }) {
         const settled = await payroll.reconcileStale(deps.payrollStaleSeconds === undefined ? undefined : deps.payrollStaleSeconds * 1000);
+        deps.events?.reconciled('payroll', 'settled', settled);
         if (settled > 0) log.info({ runs: settled }, 'submitted payroll runs reconciled');
       },
     });

@@ -153,6 +153,12 @@ export class JobRunner {
     return job?.state ?? null;
   }
 
+  /** Readiness: throws unless the runner is started and pg-boss answers (reads its queue list). */
+  async ping(): Promise<void> {
+    if (!this.boss) throw new Error('job runner not started');
+    await this.boss.getQueues();
+  }
+
   /**
    * Fetches no more jobs and waits up to `timeoutMs` (at least 1 s: pg-boss's floor) for running
    * ones to finish; those still running then are failed, so they are retried at once (by another

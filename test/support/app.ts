@@ -7,6 +7,8 @@ import { openDevnetChains } from '../../src/devnet/remote.js';
 import { embeddedChainPorts, type Chains } from '../../src/chains/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
+import { reportingSettled } from '../../src/features/ops/business-metrics.js';
+import { createObservability, type Observability } from '../../src/features/ops/observability.js';
 import { migrate } from '../../src/db/migrate.js';
 import { readinessChecks } from '../../src/features/ops/readiness.js';
 import { attestSettledPayment } from '../../src/features/reputation/service.js';
@@ -26,6 +28,8 @@ export interface TestApp {
   chains: Chains | undefined;
   /** The payment gate (with `chains: true`). */
   payments: Payments | undefined;
+  /** The app's metrics (and the chains' health), for jobs a test runs beside it. */
+  observability: Observability;
   config: Config;
   database: Database;
   services: Services;
@@ -79,7 +83,10 @@ export async function startTestApp(
   const embeddedChains = options.chains ? await openEmbeddedChains(database, { virtualMasterZeroBytes: config.virtualMaster.zeroBytes }) : undefined;
   const localChains = devnet ? await openDevnetChains(devnet.url, database) : embeddedChains;
   const chains = localChains && (await embeddedChainPorts(localChains));
-  const payments = chains && (await openPayments({ config, database, chains, embedded: localChains, onSettled: attestSettledPayment, log: createLogger('silent') }));
+  // As the service does: the payment gate reports kept fees to the app's metrics.
+  const observability = createObservability({ config, database, chains });
+  const onSettled = reportingSettled(attestSettledPayment, observability.business);
+  const payments = chains && (await openPayments({ config, database, chains, embedded: localChains, onSettled, log: createLogger('silent') }));
   const verifyIdentity = createIdentityVerifier({ issuer: config.idp.issuer, audience: config.idp.audience, jwks: { keys: idp.jwks().keys } });
   const app = buildApp(
     {
@@ -91,7 +98,8 @@ export async function startTestApp(
       embeddedChains: localChains,
       chains,
       payments,
-      readiness: readinessChecks(database, chains),
+      readiness: readinessChecks(database),
+      observability,
     },
     services,
   );
@@ -101,6 +109,7 @@ export async function startTestApp(
     localChains,
     chains,
     payments,
+    observability,
     config,
     database,
     services,

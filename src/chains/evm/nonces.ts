@@ -21,6 +21,8 @@ export interface NoncedTransaction {
  * bytes that can be broadcast again or replaced by a filler.
  */
 export class NonceLedger {
+  private readonly watchers = new Set<(key: SignerKey, nonceWaitSeconds: number) => void>();
+
   constructor(private readonly database: Database) {}
 
   /**
@@ -28,8 +30,11 @@ export class NonceLedger {
    * first write of a key starts from `chainCount` (the chain's pending transaction count).
    */
   async sign(key: SignerKey, chainCount: () => Promise<number>, sign: (nonce: number) => Promise<Hex>): Promise<NoncedTransaction> {
-    return this.database.transaction(async (tx) => {
+    let waitSeconds = 0;
+    const signed = await this.database.transaction(async (tx) => {
+      const asked = performance.now();
       let nonce = await this.take(tx, key);
+      waitSeconds = (performance.now() - asked) / 1000;
       if (nonce === null) {
         await tx.query('INSERT INTO chain_signers (chain, address, next_nonce) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
           key.chain,
@@ -50,6 +55,13 @@ export class NonceLedger {
       ]);
       return { nonce, hash, raw };
     });
+    for (const watcher of this.watchers) watcher(key, waitSeconds);
+    return signed;
+  }
+
+  /** Metrics: `watcher` hears of every signed write and how long it waited for its nonce (the row lock). */
+  watch(watcher: (key: SignerKey, nonceWaitSeconds: number) => void): void {
+    this.watchers.add(watcher);
   }
 
   /** The chain has used every nonce below `chainCount` (another signer of the key): skip past them. */

@@ -24,6 +24,8 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminRouteDe
       '`payroll_runs`, `escrows` (metadata only, never the deliverable content), `payments`, `jobs` (pg-boss jobs with counts per ' +
       'queue and state), `failed_jobs` (with the last error and the input), `email_outbox` (alias `emails`), `reputation_writes` ' +
       '(failed ones first), `reputation_failures` (failed only), `audit_log` (alias `audit`) and `announcements` (with their state). ' +
+      '`health` asks each outside system (chains, facilitator, bridge, AI, SMTP) whether it answers: `ok` with the latency, or a `reason` ' +
+      '(`timeout`, `unreachable`, `error`), never the error text. ' +
       '`employer_id` filters `payroll_runs`, `escrows` and `audit_log`; with any other scope it is a 400.',
     security: [{ bearerAuth: [] }],
     middleware: [deps.requireUser, requirePlatformAdmin] as const,

@@ -16,6 +16,7 @@ export const ADMIN_SCOPES = [
   'audit_log',
   'audit',
   'announcements',
+  'health',
 ] as const;
 export type AdminScope = (typeof ADMIN_SCOPES)[number];
 /** Scopes that take `employer_id`. */
@@ -256,6 +257,25 @@ export const AdminFailedJobs = z
   })
   .openapi('AdminFailedJobs');
 
+export const AdminHealth = z
+  .object({
+    scope: z.literal('health'),
+    generated_at: timestamp,
+    checks: z
+      .record(
+        z.string(),
+        z.union([
+          z.object({ ok: z.literal(true), latency_ms: z.number().int() }),
+          z.object({
+            ok: z.literal(false),
+            reason: z.enum(['timeout', 'unreachable', 'error']).openapi({ description: 'No error text: it may carry a URL with its API key.' }),
+          }),
+        ]),
+      )
+      .openapi({ description: 'Per outside system: `tempo`, `base`, `solana`; live mode adds `facilitator`, `bridge`, `ai`, `smtp` when configured.' }),
+  })
+  .openapi('AdminHealth');
+
 export const AdminAnnouncements = paged('announcements', AdminAnnouncement, 'AdminAnnouncements');
 
 export const AdminResponse = z
@@ -272,5 +292,6 @@ export const AdminResponse = z
     AdminReputationFailures,
     AdminAudit,
     AdminAnnouncements,
+    AdminHealth,
   ])
   .openapi('AdminResponse');

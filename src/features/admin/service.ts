@@ -4,6 +4,7 @@ import { badRequest } from '../../http/errors.js';
 import { formatUsd } from '../../money.js';
 import { presentForAdmin } from '../announcements/service.js';
 import { listAnnouncements } from '../announcements/store.js';
+import type { DependencyHealth } from '../ops/dependencies.js';
 import { EMPLOYER_FILTERED_SCOPES, type AdminScope } from './schema.js';
 import * as store from './store.js';
 
@@ -63,7 +64,11 @@ const presentReputationWrite = (w: store.ReputationWriteRow) => ({
 
 /** The platform admin's operations view (GET /api/admin); callers are checked by the route. */
 export class AdminService {
-  constructor(private readonly database: Database) {}
+  /** `health` absent (an app without chains): scope=health lists no dependency. */
+  constructor(
+    private readonly database: Database,
+    private readonly health?: DependencyHealth,
+  ) {}
 
   async read(query: AdminQuery) {
     if (query.employerId !== undefined && !EMPLOYER_FILTERED_SCOPES.includes(query.scope)) {
@@ -238,6 +243,8 @@ export class AdminService {
         const { rows, total } = await listAnnouncements(db, { ...page, now });
         return { scope: 'announcements' as const, ...paging, total, items: rows.map((row) => presentForAdmin(row, now)) };
       }
+      case 'health':
+        return { scope: 'health' as const, generated_at: new Date().toISOString(), checks: (await this.health?.check()) ?? {} };
       case 'audit_log':
       case 'audit': {
         const { rows, total } = await store.listAudit(db, page, query.employerId);

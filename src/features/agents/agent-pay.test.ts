@@ -228,8 +228,12 @@ describe('the spend gates, in order', () => {
   it('gate 2: above the per-transaction cap', async () => {
     const agent = await authorize({ per_tx_cap_usd: '5' });
     expect((await agentPay(agent, { amount: '5' })).status).toBe(200);
+    const refusals = async () =>
+      Number((await (await t.request('GET', '/metrics')).text()).match(/^agent_spend_refusals_total\{code="PER_TX_CAP_EXCEEDED"\} (\d+)$/m)?.[1] ?? 0);
+    const before = await refusals();
     const refused = await expectRefused(await agentPay(agent, { amount: '5.000001' }), 403, 'PER_TX_CAP_EXCEEDED');
     expect(refused).toMatchObject({ gate: 2, per_tx_cap_usd: '5.000000' });
+    expect(await refusals()).toBe(before + 1);
   });
 
   it('gate 3: the rolling 24 h sum plus the payment may not pass the per-day cap', async () => {

@@ -23,7 +23,8 @@ export function effectiveCaps(authorization: AuthorizationRow, tier: ReputationT
   return { perTx, perDay, elevated: eligible && (authorization.elevatedPerTxCap !== null || authorization.elevatedPerDayCap !== null) };
 }
 
-export type GateCode = 'AGENT_PAUSED' | 'PER_TX_CAP_EXCEEDED' | 'PER_DAY_CAP_EXCEEDED' | 'VELOCITY_EXCEEDED' | 'RECIPIENT_NOT_ALLOWED';
+export const GATE_CODES = ['AGENT_PAUSED', 'PER_TX_CAP_EXCEEDED', 'PER_DAY_CAP_EXCEEDED', 'VELOCITY_EXCEEDED', 'RECIPIENT_NOT_ALLOWED'] as const;
+export type GateCode = (typeof GATE_CODES)[number];
 export interface GateRefusal {
   gate: 1 | 2 | 3 | 4 | 5;
   code: GateCode;

@@ -1,9 +1,12 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { Config } from '../../config.js';
 import type { AppEnv } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
 import type { HttpMetrics } from '../../http/metrics.js';
-import { jsonContent } from '../../http/validation.js';
+import { errorResponses, jsonContent } from '../../http/validation.js';
 
-/** Something that must work before the service takes traffic (database, chains, jobs). */
+/** Something of this instance's own that must work before it takes traffic (database, job runner). */
 export interface ReadinessCheck {
   name: string;
   check(): Promise<void>;
@@ -11,6 +14,7 @@ export interface ReadinessCheck {
 
 export interface OpsRouteDeps {
   metrics: HttpMetrics;
+  metricsAccess: Config['metricsAccess'];
   readiness: readonly ReadinessCheck[];
   openApiDocument: () => object;
 }
@@ -21,7 +25,9 @@ const Health = z.object({ status: z.literal('ok') }).openapi('Health');
 const Readiness = z
   .object({
     status: z.enum(['ready', 'not_ready']),
-    checks: z.record(z.string(), z.object({ ok: z.boolean(), error: z.string().optional() })),
+    checks: z
+      .record(z.string(), z.object({ ok: z.boolean() }))
+      .openapi({ description: 'Per check (`database`, `jobs` where this instance runs jobs): whether it answered within 2 s. Never why not: that goes to the log.' }),
   })
   .openapi('Readiness');
 
@@ -42,7 +48,7 @@ export function registerOpsRoutes(app: OpenAPIHono<AppEnv>, deps: OpsRouteDeps):
       method: 'get',
       path: '/readyz',
       tags: ['Operations'],
-      summary: 'Readiness: database, chains and jobs answer',
+      summary: "Readiness: this instance's database and job runner answer",
       responses: { 200: jsonContent(Readiness, 'Ready.'), 503: jsonContent(Readiness, 'Not ready.') },
     }),
     async (c) => {
@@ -52,7 +58,9 @@ export function registerOpsRoutes(app: OpenAPIHono<AppEnv>, deps: OpsRouteDeps):
             await withTimeout(check(), READINESS_TIMEOUT_MS);
             return [name, { ok: true }] as const;
           } catch (error) {
-            return [name, { ok: false, error: (error as Error).message }] as const;
+            // The error text may name hosts or carry credentials: the log gets it, the caller does not.
+            c.get('log').warn({ err: error, check: name }, 'readiness check failed');
+            return [name, { ok: false }] as const;
           }
         }),
       );
@@ -70,9 +78,22 @@ export function registerOpsRoutes(app: OpenAPIHono<AppEnv>, deps: OpsRouteDeps):
       path: '/metrics',
       tags: ['Operations'],
       summary: 'Prometheus metrics',
-      responses: { 200: { description: 'Prometheus text format.', content: { 'text/plain': { schema: z.string() } } } },
+      description:
+        'With `METRICS_TOKEN` set: `Authorization: Bearer <METRICS_TOKEN>` or 401. Without it: open in local mode, 404 in live mode.',
+      security: [{ metricsToken: [] }],
+      responses: {
+        200: { description: 'Prometheus text format.', content: { 'text/plain': { schema: z.string() } } },
+        ...errorResponses(401, 404),
+      },
     }),
-    async (c) => c.text(await deps.metrics.render(), 200, { 'Content-Type': deps.metrics.registry.contentType }),
+    async (c) => {
+      const access = deps.metricsAccess;
+      if (access.kind === 'off') throw new AppError(404, 'NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`);
+      if (access.kind === 'token' && !sameSecret(c.req.header('authorization') ?? '', `Bearer ${access.token}`)) {
+        throw new AppError(401, 'UNAUTHORIZED', 'The metrics token is missing or wrong.', {}, { 'WWW-Authenticate': 'Bearer realm="metrics"' });
+      }
+      return c.text(await deps.metrics.render(), 200, { 'Content-Type': deps.metrics.registry.contentType });
+    },
   );
 
   app.openapi(
@@ -85,6 +106,12 @@ export function registerOpsRoutes(app: OpenAPIHono<AppEnv>, deps: OpsRouteDeps):
     }),
     (c) => c.json(deps.openApiDocument(), 200),
   );
+}
+
+/** Compares without leaking, through timing, how much of the token matched. */
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  return timingSafeEqual(digest(given), digest(expected));
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -1,0 +1,150 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Database } from '../../db/client.js';
+import type { SettledHook } from '../../payments/store.js';
+import { jobCounts, jobsAvailable } from '../admin/store.js';
+import type { DependencyHealth } from './dependencies.js';
+
+/**
+ * What the money logic reports as it happens (a port, passed in where the event occurs): counts
+ * and latencies of this instance. States (payments by status, the outbox, job queues) are not
+ * reported: they are read from the database at scrape, so every instance tells the whole truth.
+ */
+export interface BusinessEvents {
+  /** A fee payment kept (served): claim-to-settlement latency by rail. */
+  paymentServed(payment: { rail: string; createdAt: Date; settledAt: Date | null }): void;
+  /** A spend gate (spec 8.2) refused an agent's payment. */
+  spendRefused(code: string): void;
+  /** A chain write signed: how long it waited for its signer's nonce (the ledger's row lock). */
+  chainWriteSigned(chain: string, signer: string, nonceWaitSeconds: number): void;
+  /** A reconciler (payments, payroll, agent_pay, escrow) resolved `count` items this way. */
+  reconciled(reconciler: string, outcome: string, count: number): void;
+}
+
+/** The payment gate's settled hook, also reporting each kept fee's settlement latency. */
+export function reportingSettled(hook: SettledHook, events: BusinessEvents): SettledHook {
+  return async (db, payment) => {
+    await hook(db, payment);
+    events.paymentServed(payment);
+  };
+}
+
+export interface BusinessMetricSources {
+  database: Database;
+  /** The outside systems (absent: no dependency gauge). */
+  health?: DependencyHealth | undefined;
+}
+
+/** Prometheus business metrics on the app's registry (docs/operations.md lists them). */
+export class BusinessMetrics implements BusinessEvents {
+  private readonly settlement: Histogram<'rail'>;
+  private readonly refusals: Counter<'code'>;
+  private readonly chainWrites: Counter<'chain' | 'signer'>;
+  private readonly nonceWaits: Histogram<'chain' | 'signer'>;
+  private readonly resolutions: Counter<'reconciler' | 'outcome'>;
+
+  constructor(registry: Registry, sources: BusinessMetricSources) {
+    const registers = [registry];
+    this.settlement = new Histogram({
+      name: 'payment_settlement_seconds',
+      help: 'Fee payments kept: seconds from claim to settlement, by rail (this instance).',
+      labelNames: ['rail'],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    this.refusals = new Counter({ name: 'agent_spend_refusals_total', help: 'Agent payments refused by a spend gate, by code (this instance).', labelNames: ['code'], registers });
+    this.chainWrites = new Counter({ name: 'chain_writes_total', help: 'Chain writes signed, by chain and signer (this instance).', labelNames: ['chain', 'signer'], registers });
+    this.nonceWaits = new Histogram({
+      name: 'chain_nonce_wait_seconds',
+      help: "Seconds a chain write waited for its signer's next nonce (the row lock every instance shares).",
+      labelNames: ['chain', 'signer'],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers,
+    });
+    this.resolutions = new Counter({
+      name: 'reconciler_resolutions_total',
+      help: 'Items a reconciler job resolved, by reconciler and outcome (this instance).',
+      labelNames: ['reconciler', 'outcome'],
+      registers,
+    });
+    registerStateGauges(registers, sources);
+  }
+
+  paymentServed(payment: { rail: string; createdAt: Date; settledAt: Date | null }): void {
+    if (payment.settledAt) this.settlement.observe({ rail: payment.rail }, Math.max(0, (payment.settledAt.getTime() - payment.createdAt.getTime()) / 1000));
+  }
+
+  spendRefused(code: string): void {
+    this.refusals.inc({ code });
+  }
+
+  chainWriteSigned(chain: string, signer: string, nonceWaitSeconds: number): void {
+    this.chainWrites.inc({ chain, signer });
+    this.nonceWaits.observe({ chain, signer }, nonceWaitSeconds);
+  }
+
+  reconciled(reconciler: string, outcome: string, count: number): void {
+    if (count > 0) this.resolutions.inc({ reconciler, outcome }, count);
+  }
+}
+
+/** Gauges read at scrape: one cheap GROUP BY each (indexes on status), the same on every instance. */
+function registerStateGauges(registers: Registry[], { database, health }: BusinessMetricSources): void {
+  const counted = (name: string, help: string, sql: string, labels: readonly string[]) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: labels,
+      registers,
+      async collect() {
+        this.reset();
+        // A database that does not answer leaves the gauge empty: /metrics still serves the rest
+        // (the HTTP 5xx counts are what shows such an outage).
+        const rows = await database.pool.query<Record<string, string>>(sql).then((r) => r.rows, () => []);
+        for (const row of rows) this.set(Object.fromEntries(labels.map((l) => [l, row[l] ?? ''])), Number(row.value));
+      },
+    });
+  counted('payments', 'Fee payments by rail and status (refunding and refunded are the refunds).', 'SELECT rail, status, count(*) AS value FROM payments GROUP BY rail, status', ['rail', 'status']);
+  counted(
+    'payments_refunded_base_units',
+    'Sum of refunded fees in base units (6 decimals), by rail.',
+    "SELECT rail, sum(amount) AS value FROM payments WHERE status = 'refunded' GROUP BY rail",
+    ['rail'],
+  );
+  counted('email_outbox', 'Outbox emails by status.', 'SELECT status, count(*) AS value FROM email_outbox GROUP BY status', ['status']);
+  counted(
+    'chain_signer_next_nonce',
+    'Each signing key\'s next nonce: the writes it has signed ever, every instance together.',
+    'SELECT chain, address AS signer, next_nonce AS value FROM chain_signers',
+    ['chain', 'signer'],
+  );
+  counted(
+    'chain_writes_unmined',
+    'Signed chain writes not yet seen mined, by chain and signer.',
+    'SELECT chain, address AS signer, count(*) AS value FROM chain_writes GROUP BY chain, address',
+    ['chain', 'signer'],
+  );
+  new Gauge({
+    name: 'job_queue_jobs',
+    help: 'pg-boss jobs per queue and state: created and retry are the backlog, failed the retained failures.',
+    labelNames: ['queue', 'state'],
+    registers,
+    async collect() {
+      this.reset();
+      // No job runner has ever started on this database (no pgboss schema), or it does not answer: empty.
+      const counts = (await jobsAvailable(database.db).catch(() => false)) ? await jobCounts(database.db).catch(() => []) : [];
+      for (const { name, state, count } of counts) this.set({ queue: name, state }, count);
+    },
+  });
+  if (health) {
+    new Gauge({
+      name: 'dependency_up',
+      help: 'Whether each outside system answered its last probe (1) or not (0); probes are reused for 10 s.',
+      labelNames: ['dependency'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const [dependency, state] of Object.entries(await health.check())) this.set({ dependency }, state.ok ? 1 : 0);
+      },
+    });
+  }
+}
