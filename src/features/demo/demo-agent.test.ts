@@ -3,6 +3,7 @@ import { inArray } from 'drizzle-orm';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
+import { buildApp } from '../../app.js';
 import { payments } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
 import { RateLimits } from '../../http/rate-limits.js';
@@ -175,6 +176,38 @@ describe('POST /api/demo/run-agent (local mode)', () => {
     expect(await second.json()).toMatchObject({ code: 'RATE_LIMITED' });
     expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await readEvents(first)).at(-1)).toMatchObject({ event: 'done', data: { calls: 3 } });
+  });
+
+  it('runs one at a time per address across instances, and counts runs over both', async () => {
+    const second = buildApp(
+      {
+        config: t.config,
+        database: t.database,
+        log: createLogger('silent'),
+        verifyIdentity: t.verifyIdentity,
+        devIdentityProvider: t.idp,
+        embeddedChains: t.localChains,
+        chains: t.chains,
+        payments: t.payments,
+        readiness: [],
+      },
+      t.services,
+    );
+    const first = await runAgent('192.0.2.7');
+    expect(first.status).toBe(200);
+    const elsewhere = await second.request(PATH, { method: 'POST' }, fromAddress('192.0.2.7'));
+    expect(elsewhere.status).toBe(429);
+    expect(await elsewhere.json()).toMatchObject({ code: 'RATE_LIMITED', error: expect.stringMatching(/still running/) });
+    expect((await readEvents(first)).at(-1)).toMatchObject({ event: 'done' });
+    // Run 2 of 3 on the other instance; run 3 here; the 4th is refused by the other.
+    for (const app of [second, t.app]) {
+      const response = await app.request(PATH, { method: 'POST' }, fromAddress('192.0.2.7'));
+      expect(response.status).toBe(200);
+      await readEvents(response);
+    }
+    const fourth = await second.request(PATH, { method: 'POST' }, fromAddress('192.0.2.7'));
+    expect(fourth.status).toBe(429);
+    expect(await fourth.json()).toMatchObject({ code: 'RATE_LIMITED', error: expect.stringMatching(/Too many demo runs/) });
   });
 
   it('stops paying when the client disconnects', async () => {
