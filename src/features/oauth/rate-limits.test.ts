@@ -70,6 +70,17 @@ describe('OAuth abuse limits (two instances, one database)', () => {
     expect(await page.text()).toMatch(/temporarily_unavailable/);
   });
 
+  it('POST /api/oauth/authorize/decision: counted with authorize, refused in our error envelope', async () => {
+    const decide = (instance: 0 | 1) =>
+      send(instance, '192.0.2.25', '/api/oauth/authorize/decision', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect((await authorize(0, '192.0.2.25')).status).toBe(400);
+    expect((await decide(1)).status).toBe(401);
+    const refused = await decide(0);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await refused.json()).toEqual({ error: expect.stringMatching(/^Too many authorization requests from this address; try again in \d+ s\.$/), code: 'RATE_LIMITED' });
+  });
+
   it('POST /api/oauth/token: per address', async () => {
     for (const instance of [0, 1, 0] as const) expect((await token(instance, '192.0.2.30', `c-${instance}-${Math.random()}`)).status).toBeLessThan(429);
     await expectRateLimited(await token(1, '192.0.2.30', 'another-client'));

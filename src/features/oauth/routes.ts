@@ -2,9 +2,9 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { ZodError } from 'zod';
 import type { AppEnv } from '../../http/context.js';
-import { badRequest } from '../../http/errors.js';
-import { clientKey, type LimitName, type RateLimits } from '../../http/rate-limits.js';
-import { errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
+import { badRequest, errorResponse } from '../../http/errors.js';
+import { clientKey, rateLimited, type LimitName, type RateLimits } from '../../http/rate-limits.js';
+import { errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
 import { MCP_SCOPE } from './access-tokens.js';
 import { consentPage, errorPage } from './consent-page.js';
 import {
@@ -72,18 +72,22 @@ function rateLimitedBody(description: string, retryAfterSeconds: number) {
   };
 }
 
-const rateLimitedContent = (what: string) => ({
+const oauthRateLimitedContent = (what: string) => ({
   description: `Too many ${what}: \`error\` \`temporarily_unavailable\`, \`code\` \`RATE_LIMITED\`; see \`Retry-After\`.`,
   content: { 'application/json': { schema: OAuthRateLimited } },
   headers: z.object({ 'Retry-After': z.string().openapi({ description: 'Seconds.' }) }),
 });
 
-/** Route middleware: one hit per request against `name`, keyed by the client IP. */
-function limitByClient(deps: OAuthRouteDeps, name: LimitName, what: string): MiddlewareHandler<AppEnv> {
+/**
+ * Route middleware: one hit per request against `name`, keyed by the client IP. The refusal is in
+ * the OAuth error shape, or in our envelope for the consent page's own JSON route (`envelope`).
+ */
+function limitByClient(deps: OAuthRouteDeps, name: LimitName, what: string, shape: 'oauth' | 'envelope' = 'oauth'): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const verdict = await deps.rateLimits.consume(name, `ip:${clientKey(c, deps.trustProxy)}`);
-    if (!verdict.ok) return rateLimitedResponse(c, `Too many ${what} from this address`, verdict.retryAfterSeconds);
-    await next();
+    if (verdict.ok) return next();
+    const message = `Too many ${what} from this address`;
+    return shape === 'oauth' ? rateLimitedResponse(c, message, verdict.retryAfterSeconds) : errorResponse(c, rateLimited(message, verdict.retryAfterSeconds));
   };
 }
 
@@ -184,7 +188,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, deps: OAuthRouteDe
         201: jsonContent(RegisteredClient, 'Registered. No secret: clients are public and use PKCE.'),
         400: oauthErrorContent('`invalid_redirect_uri` or `invalid_client_metadata`.'),
         ...errorResponses(413),
-        429: rateLimitedContent('registrations from this address'),
+        429: oauthRateLimitedContent('registrations from this address'),
       },
     }),
     async (c) => {
@@ -226,7 +230,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, deps: OAuthRouteDe
           description: 'Unknown client or redirect URI: shown to the user, not sent to the client.',
           content: { 'application/json': { schema: OAuthErrorBody }, 'text/html': { schema: z.string() } },
         },
-        429: { ...rateLimitedContent('authorization requests from this address'), content: { 'application/json': { schema: OAuthRateLimited }, 'text/html': { schema: z.string() } } },
+        429: { ...oauthRateLimitedContent('authorization requests from this address'), content: { 'application/json': { schema: OAuthRateLimited }, 'text/html': { schema: z.string() } } },
       },
     }),
     async (c) => {
@@ -273,12 +277,12 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, deps: OAuthRouteDe
         'next: the redirect URI with a single-use `code` (10 minutes), or with `error=access_denied`. Requests that cannot ' +
         'go back to the client (unknown client or redirect URI) get a 400. Counted with `GET /api/oauth/authorize` per client IP.',
       security: [{ bearerAuth: [] }],
-      middleware: [limitByClient(deps, 'oauthAuthorize', 'authorization requests'), deps.requireUser] as const,
+      middleware: [limitByClient(deps, 'oauthAuthorize', 'authorization requests', 'envelope'), deps.requireUser] as const,
       request: { body: jsonBody(DecisionBody) },
       responses: {
         200: jsonContent(DecisionResult, 'Where to send the browser.'),
         ...errorResponses(400, 401, 413, 415),
-        429: rateLimitedContent('authorization requests from this address'),
+        429: rateLimitedContent('too many authorization requests from this address'),
       },
     }),
     async (c) => {
@@ -310,7 +314,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, deps: OAuthRouteDe
         400: oauthErrorContent('`invalid_request`, `invalid_grant`, `invalid_scope`, `invalid_target` or `unsupported_grant_type`.'),
         401: oauthErrorContent('`invalid_client`: the client_id is not registered.'),
         ...errorResponses(413),
-        429: rateLimitedContent('token requests from this address or for this client_id'),
+        429: oauthRateLimitedContent('token requests from this address or for this client_id'),
       },
     }),
     async (c) => {
