@@ -12,6 +12,7 @@ import { registerAiRoutes } from './features/ai/routes.js';
 import { registerAgentDirectoryRoutes } from './features/agent-directory/routes.js';
 import { AgentDirectoryService } from './features/agent-directory/service.js';
 import { AgentPayService } from './features/agents/pay.js';
+import { ProofFailures } from './features/agents/proof-failures.js';
 import { AgentRequestVerifier } from './features/agents/request-proof.js';
 import { registerAgentRoutes } from './features/agents/routes.js';
 import { SecretBox } from './features/agents/secret-box.js';
@@ -65,6 +66,7 @@ import { registerSessionRoute, registerSignInOptionsRoute } from './features/use
 import type { AppEnv } from './http/context.js';
 import { AppError, errorResponse, handleError } from './http/errors.js';
 import { idempotency } from './http/idempotency.js';
+import { RateLimits, rateLimitRules } from './http/rate-limits.js';
 import { requestContext } from './http/request-context.js';
 import { validationHook } from './http/validation.js';
 import type { Logger } from './log.js';
@@ -154,6 +156,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
     configuredKey: config.oauthSigningKey,
     dataDir: config.dataDir,
   });
+  const rateLimits = new RateLimits(deps.database, rateLimitRules(config.rateLimits));
   const oauth = new OAuthService(deps.database, accessTokens, { issuer: config.publicBaseUrl, resource: accessTokens.audience });
 
   app.use('*', requestContext(deps.log, metrics));
@@ -231,7 +234,14 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
   registerMppActivityRoutes(app, { activity: services.mppActivity, requireUser: authenticated });
   registerNotificationRoutes(app, { notifications: new NotificationsService(deps.database, services.employers), requireUser: authenticated });
   registerActivityRoutes(app, { database: deps.database, requireUser: authenticated });
-  registerOAuthRoutes(app, { oauth, requireUser: authenticated, devSignIn: deps.devIdentityProvider !== null, identityProviderIssuer: config.idp.issuer });
+  registerOAuthRoutes(app, {
+    oauth,
+    requireUser: authenticated,
+    devSignIn: deps.devIdentityProvider !== null,
+    identityProviderIssuer: config.idp.issuer,
+    rateLimits,
+    trustProxy: config.http.trustProxy,
+  });
   if (deps.payments && deps.chains) {
     const gate = deps.payments.gate;
     // Paid routes carry the payment in Authorization; identity comes in its own headers.
@@ -261,12 +271,13 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
       registerVirtualMasterRoutes(app, { masters, requireUser: authenticated, idempotency: idempotent });
     }
     const agents = new AgentsService(deps.database, services.employers, new SecretBox({ configured: config.agentSecretsKey, dataDir: config.dataDir }));
-    const directory = new AgentDirectoryService(deps.database, tempoChain);
+    const proofFailures = new ProofFailures(rateLimits);
+    const directory = new AgentDirectoryService(deps.database, tempoChain, proofFailures);
     const reputation = new ReputationService(deps.database, deps.chains, {
       serviceSlug: config.serviceSlug,
       linkedIdentity: (address) => directory.linkedIdentity(address),
     });
-    const agentVerifier = new AgentRequestVerifier(deps.database, agents, tempoChain);
+    const agentVerifier = new AgentRequestVerifier(deps.database, agents, tempoChain, proofFailures);
     const agentPay = new AgentPayService(deps.database, agentVerifier, services.employers, tempoChain, { tierOf: (identity) => reputation.tierOf(identity), enqueue: enqueueReputationWrite }, deps.log);
     registerAgentRoutes(app, { agents, agentPay, requireUser: authenticated, gate });
     const escrow = new EscrowService(
@@ -290,6 +301,8 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
       liveWallet: config.demoAgent.livePrivateKey ? { privateKey: config.demoAgent.livePrivateKey, spendCapUsd: config.demoAgent.liveSpendCapUsd } : null,
       trustProxy: config.http.trustProxy,
       shutdown,
+      rateLimits,
+      database: deps.database,
     });
     const { perTxCap, allowedPrograms } = config.solanaPayrollPolicy;
     const solanaWallet = new SolanaPolicyWallet(deps.chains.solana, { perTxCap, allowedPrograms: allowedPrograms ? new Set(allowedPrograms) : DEFAULT_ALLOWED_PROGRAMS });

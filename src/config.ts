@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { CRASH_POINTS } from './faults.js';
+import type { LimitName } from './http/rate-limits.js';
 import { parseUsd, USD_DECIMAL_PATTERN } from './money.js';
 import { facilitatorSigningKey, type FacilitatorApiKey } from './payments/x402/facilitator-auth.js';
 import { urlSecrets, valueSecrets, type Secret } from './secrets.js';
@@ -176,6 +177,12 @@ const envSchema = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((v) => v === 'true'),
+  // Abuse limits shared by every instance (src/http/rate-limits.ts): hits per window, 0 = off.
+  RATE_LIMIT_OAUTH_REGISTER_PER_HOUR: z.coerce.number().int().min(0).optional(),
+  RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: z.coerce.number().int().min(0).optional(),
+  RATE_LIMIT_OAUTH_TOKEN_PER_MINUTE: z.coerce.number().int().min(0).optional(),
+  RATE_LIMIT_PROOF_FAILURES_PER_15_MINUTES: z.coerce.number().int().min(0).optional(),
+  RATE_LIMIT_DEMO_RUNS_PER_10_MINUTES: z.coerce.number().int().min(0).optional(),
   // The AI provider port (src/providers/ai): `offline` is deterministic and needs no network.
   AI_PROVIDER: optionalString.pipe(z.enum(['offline', 'anthropic', 'openai']).default('offline')),
   AI_API_KEY: optionalString,
@@ -321,6 +328,8 @@ export interface Config {
   /** `apiKey` undefined: the sandbox in local mode, no bridge (503) in live mode. */
   bridge: { apiKey: string | undefined; baseUrl: string | undefined; sandboxStepSeconds: number };
   demoAgent: { livePrivateKey: `0x${string}` | undefined; liveSpendCapUsd: bigint };
+  /** Points per window of the named limits the settings override; the rest keep their defaults. */
+  rateLimits: Partial<Record<LimitName, number>>;
   /** zeroBytes: the embedded registry's difficulty when first deployed (4 in live mode); budget: iterations per request. */
   virtualMaster: { zeroBytes: number; budget: number };
   /** confirmations: blocks on top of an inflow's block before the indexer records it. */
@@ -468,6 +477,13 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       livePrivateKey: env.DEMO_AGENT_LIVE_PRIVATE_KEY as `0x${string}` | undefined,
       liveSpendCapUsd: parseUsd(env.DEMO_AGENT_LIVE_SPEND_CAP_USD)!,
     },
+    rateLimits: definedOnly({
+      oauthRegister: env.RATE_LIMIT_OAUTH_REGISTER_PER_HOUR,
+      oauthAuthorize: env.RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE,
+      oauthToken: env.RATE_LIMIT_OAUTH_TOKEN_PER_MINUTE,
+      proofFailures: env.RATE_LIMIT_PROOF_FAILURES_PER_15_MINUTES,
+      demoRuns: env.RATE_LIMIT_DEMO_RUNS_PER_10_MINUTES,
+    }),
     virtualMaster: { zeroBytes: mode === 'local' ? (env.VIRTUAL_MASTER_ZERO_BYTES ?? 4) : 4, budget: env.VIRTUAL_MASTER_BUDGET },
     virtualInflows: { confirmations: env.VIRTUAL_INFLOW_CONFIRMATIONS ?? DEFAULT_INFLOW_CONFIRMATIONS[mode] },
     secrets: secretsIn(source),
@@ -506,4 +522,9 @@ function mcpAllowedOrigins(env: Env): '*' | string[] {
   if (env.MCP_ALLOWED_ORIGINS) return list(env.MCP_ALLOWED_ORIGINS);
   const base = new URL(env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).origin;
   return [...new Set([base, ...(env.CORS_ORIGINS === '*' ? [] : list(env.CORS_ORIGINS))])];
+}
+
+/** The entries whose value is set: settings left out keep the defaults of the module they configure. */
+function definedOnly<K extends string, V>(entries: Record<K, V | undefined>): Partial<Record<K, V>> {
+  return Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined)) as Partial<Record<K, V>>;
 }

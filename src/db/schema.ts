@@ -29,6 +29,7 @@ import {
   timestamp,
   uniqueIndex,
   uuid,
+  varchar,
 } from 'drizzle-orm/pg-core';
 
 const money = (name: string) => numeric(name, { precision: 78, scale: 0, mode: 'bigint' });
@@ -1209,3 +1210,29 @@ export const chainWrites = pgTable(
   },
   (t) => [primaryKey({ columns: [t.chain, t.address, t.nonce] }), check('chain_writes_kind', sql`kind IN ('signed', 'write', 'filler')`)],
 );
+
+// ---------------------------------------------------------------------------------------------
+// Abuse limits (src/http/rate-limits.ts): shared by every instance
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * rate-limiter-flexible's PostgreSQL store, created here instead of by the library (it runs with
+ * `tableCreated: true`). Its queries insert positionally and read these exact names: keep the
+ * columns, their order and their types as RateLimiterPostgres's own CREATE TABLE has them.
+ */
+export const rateLimits = pgTable('rate_limits', {
+  key: varchar('key', { length: 255 }).primaryKey(),
+  points: integer('points').notNull().default(0),
+  /** Epoch milliseconds when the window ends; null: never. */
+  expire: bigint('expire', { mode: 'number' }),
+});
+
+/**
+ * What the live demo agent has spent from one wallet, on every instance since the row was made.
+ * A run reserves a payment with a compare-and-set (`spent + amount <= cap`) before signing it.
+ */
+export const demoAgentSpend = pgTable('demo_agent_spend', {
+  wallet: text('wallet').primaryKey(),
+  spent: money('spent').notNull().default(sql`0`),
+  updatedAt: updatedAt(),
+});

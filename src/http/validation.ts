@@ -69,6 +69,14 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: 'Same Idempotency-Key with a different request.',
 };
 
+/** OpenAPI entry of a 429 from an abuse limit (src/http/rate-limits.ts): `RATE_LIMITED` and `Retry-After`. */
+export function rateLimitedContent(description: string) {
+  return {
+    ...jsonContent(ErrorSchema, `\`RATE_LIMITED\`: ${description}; see \`Retry-After\`.`),
+    headers: z.object({ 'Retry-After': z.string().openapi({ description: 'Seconds.' }) }),
+  };
+}
+
 /** OpenAPI entries for the error statuses a route can answer. */
 export function errorResponses(...statuses: number[]) {
   return Object.fromEntries(

@@ -9,7 +9,7 @@ import { oauthCodes, oauthRefreshTokens } from '../../src/db/schema.js';
 import { canonicalMessage } from '../../src/features/agents/identity-proof.js';
 import { TreasuryService } from '../../src/features/treasury/service.js';
 import { agentProofHeaders, erc8004Agent, type AgentSigner } from '../support/agents.js';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { NO_RATE_LIMITS, startTestApp, type TestApp } from '../support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../support/http.js';
 import { railA, type PayingFetch } from '../support/pay.js';
 import { reportFigure } from './figures.js';
@@ -34,7 +34,7 @@ const now = () => Math.floor(Date.now() / 1000);
 type Json = Record<string, unknown>;
 
 beforeAll(async () => {
-  t = await startTestApp({}, { chains: true });
+  t = await startTestApp(NO_RATE_LIMITS, { chains: true });
   server = await serveOnLoopback(t.app.fetch);
   flow = new OAuthFlow(t, await t.token(`oauth-${randomUUID()}`, 'consent@auth.example'));
 });

@@ -50,6 +50,17 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
+/**
+ * Settings that turn the abuse limits off, for tests that send many requests from one client
+ * address (app.request has no socket: every request counts as the same client).
+ */
+export const NO_RATE_LIMITS: Record<string, string> = {
+  RATE_LIMIT_OAUTH_REGISTER_PER_HOUR: '0',
+  RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '0',
+  RATE_LIMIT_OAUTH_TOKEN_PER_MINUTE: '0',
+  RATE_LIMIT_PROOF_FAILURES_PER_15_MINUTES: '0',
+};
+
 /** The fetch init of a test request: the bearer token, and a JSON body unless the body is already text. */
 export function requestInit(method: string, options: RequestOptions = {}): RequestInit {
   const headers: Record<string, string> = { ...options.headers };

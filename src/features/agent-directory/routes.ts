@@ -4,7 +4,7 @@ import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
 import { badRequest, notFound } from '../../http/errors.js';
-import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
+import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import { AgentProfile, Directory, DirectoryQuery, ProfileParams, RegisterBody, RegisterHeaders, RegistrationResult } from './schema.js';
@@ -75,6 +75,7 @@ export function registerAgentDirectoryRoutes(app: OpenAPIHono<AppEnv>, deps: Age
         '`PROOF_MISSING` (a proof header is absent), `PROOF_STALE` (timestamp outside 300 s), `PROOF_INVALID` (the signature does not sign this ' +
           'request by the identity, or the ERC-8004 agent does not exist), `PROOF_REPLAYED` (signature already used); `field` names the header.',
       ),
+      429: rateLimitedContent('too many refused identity proofs for this X-Agent-Identifier (a valid proof is still accepted)'),
       ...errorResponses(415),
     },
   });

@@ -2,6 +2,7 @@ import { getAddress, type Address } from 'viem';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database } from '../../db/client.js';
 import { AppError, badRequest } from '../../http/errors.js';
+import { ProofFailures } from '../agents/proof-failures.js';
 import { readProofHeaders, verifyProof, type ProofFailure, type ProofRequest, type ProofScheme } from '../agents/identity-proof.js';
 import { signatureClaimer } from '../agents/signature-replays.js';
 import { parseAgentIdentifier, type AgentIdentity } from '../agents/identifiers.js';
@@ -68,6 +69,7 @@ export class AgentDirectoryService {
   constructor(
     private readonly database: Database,
     private readonly tempo: Pick<TempoChain, 'agentOwner'>,
+    private readonly failures: ProofFailures = ProofFailures.uncounted,
     private readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000),
   ) {}
 
@@ -186,9 +188,9 @@ export class AgentDirectoryService {
     });
     if (!result.ok) {
       if (identity.kind === 'erc8004' && ownerRead && owner === null) {
-        throw proofError('PROOF_INVALID', `ERC-8004 agent ${identity.agentId} is not registered on the Tempo identity registry`, IDENTIFIER_HEADER);
+        throw await this.failures.refusal(identity.canonical, proofError('PROOF_INVALID', `ERC-8004 agent ${identity.agentId} is not registered on the Tempo identity registry`, IDENTIFIER_HEADER));
       }
-      throw proofError(result.code, result.reason);
+      throw await this.failures.refusal(identity.canonical, proofError(result.code, result.reason));
     }
     return owner;
   }
@@ -205,7 +207,7 @@ export class AgentDirectoryService {
     });
     if (!result.ok) {
       const reason = result.code === 'PROOF_STALE' ? result.reason : result.reason.replace('X-Agent-Signature', LINK_SIGNATURE_HEADER);
-      throw proofError(result.code, reason, result.code === 'PROOF_STALE' ? 'X-Agent-Timestamp' : LINK_SIGNATURE_HEADER);
+      throw await this.failures.refusal(identity.canonical, proofError(result.code, reason, result.code === 'PROOF_STALE' ? 'X-Agent-Timestamp' : LINK_SIGNATURE_HEADER));
     }
   }
 }

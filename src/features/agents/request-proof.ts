@@ -2,6 +2,7 @@ import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database } from '../../db/client.js';
 import { AppError } from '../../http/errors.js';
 import { parseAgentIdentifier } from './identifiers.js';
+import { ProofFailures } from './proof-failures.js';
 import { readProofHeaders, verifyProof, type ProofScheme } from './identity-proof.js';
 import type { AgentsService } from './service.js';
 import { signatureClaimer } from './signature-replays.js';
@@ -29,6 +30,7 @@ export class AgentRequestVerifier {
     private readonly database: Database,
     private readonly agents: AgentsService,
     private readonly tempo: TempoChain,
+    private readonly failures: ProofFailures = ProofFailures.uncounted,
   ) {}
 
   /** Proof by the scheme the employer configured for this authorization. */
@@ -68,7 +70,7 @@ export class AgentRequestVerifier {
       scheme,
       { nowSeconds: Math.floor(Date.now() / 1000), claimOnce: signatureClaimer(this.database.db, identifier, request.feePaymentId ?? null) },
     );
-    if (!result.ok) throw unauthenticated(result.code, result.reason);
+    if (!result.ok) throw await this.failures.refusal(identifier, unauthenticated(result.code, result.reason));
   }
 
   private selfCertifyingScheme(identifier: string): ProofScheme | null {

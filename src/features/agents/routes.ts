@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { Address } from 'viem';
 import type { AppEnv } from '../../http/context.js';
 import { AppError, errorResponse } from '../../http/errors.js';
-import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
+import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
 import { formatUsd, parseUsd } from '../../money.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
@@ -255,6 +255,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, deps: AgentRouteDe
           200: jsonContent(AgentPayResult, 'Paid (or, with a repeated Idempotency-Key, the first payment; header `Idempotent-Replayed: true`).'),
           ...errorResponses(400, 413, 415),
           401: jsonContent(ErrorSchema, '`AGENT_IDENTIFIER_MISSING`, or the identity proof refused: `PROOF_MISSING`, `PROOF_STALE`, `PROOF_INVALID`, `PROOF_REPLAYED`.'),
+          429: rateLimitedContent('too many refused identity proofs for this X-Agent-Identifier (a valid proof is still accepted)'),
           403: jsonContent(
             ErrorSchema,
             '`AGENT_NOT_AUTHORIZED`, `AGENT_PAUSED` (gate 1), `PER_TX_CAP_EXCEEDED` (2), `PER_DAY_CAP_EXCEEDED` (3), `VELOCITY_EXCEEDED` (4), `RECIPIENT_NOT_ALLOWED` (5); `gate` names it. The fee is kept.',

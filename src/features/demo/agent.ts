@@ -16,6 +16,7 @@ import type { Logger } from '../../log.js';
 import { formatUsd } from '../../money.js';
 import type { Faucet } from '../dev/faucet.js';
 import { encodeMemo } from '../memo/codec.js';
+import type { SpendBudget } from './spend-budget.js';
 
 /**
  * The demo agent: a client that pays this server's own paid routes over HTTP 402 with the real
@@ -41,29 +42,8 @@ export interface DemoEvent {
 
 export interface LiveWallet {
   privateKey: Hex;
-  /** Base units: the most the demo may ever spend from this wallet in this process. */
+  /** Base units: the most demos may ever spend from this wallet, on all instances together. */
   spendCapUsd: bigint;
-}
-
-/** Payments this process signs for demos, reserved before signing so concurrent runs cannot overshoot the cap. */
-export class SpendBudget {
-  private spent = 0n;
-  /** `cap` null: no cap (local mode, where the faucet-funded wallet is the bound). */
-  constructor(readonly cap: bigint | null) {}
-
-  get total(): bigint {
-    return this.spent;
-  }
-
-  reserve(amount: bigint): boolean {
-    if (this.cap !== null && this.spent + amount > this.cap) return false;
-    this.spent += amount;
-    return true;
-  }
-
-  release(amount: bigint): void {
-    this.spent -= amount;
-  }
 }
 
 export interface TourOptions {
@@ -71,7 +51,7 @@ export interface TourOptions {
   faucet: Faucet | null;
   chains: Chains;
   liveWallet: LiveWallet | null;
-  /** Live mode: shared by every run since the process started. */
+  /** Live mode: the wallet's budget, shared by every run on every instance. */
   budget: SpendBudget;
   /** The app's own fetch handler. */
   appFetch: (request: Request) => Response | Promise<Response>;
@@ -211,10 +191,11 @@ class Tour {
     if (this.o.mode === 'live') {
       const evm = privateKeyToAccount(liveWallet!.privateKey);
       const cap = this.o.budget.cap!;
+      const spent = await this.o.budget.spent();
       step.emit({
         kind: 'info',
-        message: `Paying from the live wallet ${evm.address} on Tempo. Spend cap ${formatUsd(cap)} USD; ${formatUsd(this.o.budget.total)} USD spent by demos since this server started.`,
-        data: { evm: evm.address, spend_cap_usd: formatUsd(cap), spent_since_start_usd: formatUsd(this.o.budget.total) },
+        message: `Paying from the live wallet ${evm.address} on Tempo. Spend cap ${formatUsd(cap)} USD; ${formatUsd(spent)} USD spent by demos so far.`,
+        data: { evm: evm.address, spend_cap_usd: formatUsd(cap), spent_usd: formatUsd(spent) },
       });
       return { evm, solana: null };
     }
@@ -300,11 +281,12 @@ class Tour {
     let approved: bigint | null = null;
     // The libraries wrap what their hooks throw in errors of their own: keep ours to report.
     let refusal: Error | null = null;
-    const approve = (amount: bigint, offer: string) => {
+    const approve = async (amount: bigint, offer: string) => {
       step.signal.throwIfAborted();
-      if (!this.o.budget.reserve(amount)) {
+      if (!(await this.o.budget.reserve(amount))) {
+        const spent = await this.o.budget.spent();
         throw (refusal = new SpendCapReached(
-          `Stopping before ${route}: its ${formatUsd(amount)} USD would take demo spending to ${formatUsd(this.o.budget.total + amount)} USD, above the cap of ${formatUsd(this.o.budget.cap!)} USD.`,
+          `Stopping before ${route}: its ${formatUsd(amount)} USD would take demo spending to ${formatUsd(spent + amount)} USD, above the cap of ${formatUsd(this.o.budget.cap!)} USD.`,
         ));
       }
       approved = amount;
@@ -343,7 +325,7 @@ class Tour {
     } else if (amount !== null && response.status !== 502) {
       // Not charged (refused, or the handler failed): the reservation goes back. A 502 means
       // the outcome is unknown, so it stays spent.
-      this.o.budget.release(amount);
+      await this.o.budget.release(amount);
     }
     const ok = response.ok && reference !== null;
     step.emit({
@@ -363,7 +345,7 @@ class Tour {
   private payingFetch(
     rail: DemoRail,
     payer: Payer,
-    approve: (amount: bigint, offer: string) => void,
+    approve: (amount: bigint, offer: string) => Promise<void>,
     signal: AbortSignal,
     solanaRpcUrl: string | undefined,
   ): typeof fetch {
@@ -382,7 +364,7 @@ class Tour {
         maxPaymentRetries: 1,
         onChallenge: async (challenge, { createCredential }) => {
           const request = challenge.request as { amount: string; currency?: string; recipient?: string };
-          approve(BigInt(request.amount), `MPP ${challenge.method}.${challenge.intent} to ${request.recipient}`);
+          await approve(BigInt(request.amount), `MPP ${challenge.method}.${challenge.intent} to ${request.recipient}`);
           return createCredential();
         },
       });
@@ -396,7 +378,7 @@ class Tour {
     if (rail === 'B') client.register(network as Network, new ExactEvmScheme(payer.evm));
     else client.register(network as Network, new ExactSvmScheme(payer.solana!, { rpcUrl: solanaRpcUrl! }));
     client.onBeforePaymentCreation(async ({ selectedRequirements: offer }) => {
-      approve(BigInt(offer.amount), `x402 ${offer.scheme} on ${offer.network} to ${offer.payTo}`);
+      await approve(BigInt(offer.amount), `x402 ${offer.scheme} on ${offer.network} to ${offer.payTo}`);
     });
     return wrapFetchWithPayment(fetchIn, client);
   }

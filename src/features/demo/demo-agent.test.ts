@@ -1,16 +1,19 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { inArray } from 'drizzle-orm';
-import { generatePrivateKey } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
+import { buildApp } from '../../app.js';
 import { payments } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
+import { RateLimits } from '../../http/rate-limits.js';
 import { createLogger } from '../../log.js';
 import { formatUsd } from '../../money.js';
 import { findPaidRoute } from '../../payments/prices.js';
 import { Faucet } from '../dev/faucet.js';
-import { runTour, SpendBudget, type DemoEvent } from './agent.js';
-import { registerDemoAgentRoutes, RunLimiter } from './routes.js';
+import { runTour, type DemoEvent } from './agent.js';
+import { registerDemoAgentRoutes } from './routes.js';
+import { DatabaseSpendBudget, UNCAPPED } from './spend-budget.js';
 
 /**
  * The demo agent end to end: it pays the app's own paid routes through the real payment gate
@@ -87,7 +90,7 @@ beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   // As app.ts does in local mode (unless it already has).
   if (!t.app.routes.some((r) => r.path === PATH)) {
-    registerDemoAgentRoutes(t.app, { mode: 'local', faucet: new Faucet(t.embeddedChains!), chains: t.chains!, liveWallet: null });
+    registerDemoAgentRoutes(t.app, { mode: 'local', faucet: new Faucet(t.embeddedChains!), chains: t.chains!, liveWallet: null, rateLimits: new RateLimits(t.database), database: t.database });
   }
 });
 afterAll(() => t?.close());
@@ -175,6 +178,38 @@ describe('POST /api/demo/run-agent (local mode)', () => {
     expect((await readEvents(first)).at(-1)).toMatchObject({ event: 'done', data: { calls: 3 } });
   });
 
+  it('runs one at a time per address across instances, and counts runs over both', async () => {
+    const second = buildApp(
+      {
+        config: t.config,
+        database: t.database,
+        log: createLogger('silent'),
+        verifyIdentity: t.verifyIdentity,
+        devIdentityProvider: t.idp,
+        embeddedChains: t.localChains,
+        chains: t.chains,
+        payments: t.payments,
+        readiness: [],
+      },
+      t.services,
+    );
+    const first = await runAgent('192.0.2.7');
+    expect(first.status).toBe(200);
+    const elsewhere = await second.request(PATH, { method: 'POST' }, fromAddress('192.0.2.7'));
+    expect(elsewhere.status).toBe(429);
+    expect(await elsewhere.json()).toMatchObject({ code: 'RATE_LIMITED', error: expect.stringMatching(/still running/) });
+    expect((await readEvents(first)).at(-1)).toMatchObject({ event: 'done' });
+    // Run 2 of 3 on the other instance; run 3 here; the 4th is refused by the other.
+    for (const app of [second, t.app]) {
+      const response = await app.request(PATH, { method: 'POST' }, fromAddress('192.0.2.7'));
+      expect(response.status).toBe(200);
+      await readEvents(response);
+    }
+    const fourth = await second.request(PATH, { method: 'POST' }, fromAddress('192.0.2.7'));
+    expect(fourth.status).toBe(429);
+    expect(await fourth.json()).toMatchObject({ code: 'RATE_LIMITED', error: expect.stringMatching(/Too many demo runs/) });
+  });
+
   it('stops paying when the client disconnects', async () => {
     const client = new AbortController();
     const response = await runAgent('192.0.2.5', { signal: client.signal });
@@ -206,7 +241,7 @@ describe('time bounds', () => {
       faucet: new Faucet(t.embeddedChains!),
       chains: t.chains!,
       liveWallet: null,
-      budget: new SpendBudget(null),
+      budget: UNCAPPED,
       appFetch: (request) => t.app.fetch(request),
       origin: 'http://localhost',
       signal: AbortSignal.timeout(15_000),
@@ -225,7 +260,15 @@ describe('time bounds', () => {
       c.set('log', createLogger('silent'));
       await next();
     });
-    registerDemoAgentRoutes(app, { mode: 'local', faucet: new Faucet(t.embeddedChains!), chains: t.chains!, liveWallet: null, limits: { runTimeoutMs: 1 } });
+    registerDemoAgentRoutes(app, {
+      mode: 'local',
+      faucet: new Faucet(t.embeddedChains!),
+      chains: t.chains!,
+      liveWallet: null,
+      limits: { runTimeoutMs: 1 },
+      rateLimits: new RateLimits(t.database),
+      database: t.database,
+    });
     const events = await readEvents(await app.request(PATH, { method: 'POST' }));
     expect(events.at(-2)).toMatchObject({ event: 'step', data: { kind: 'error', message: expect.stringMatching(/run took longer than/) } });
     expect(events.at(-1)).toMatchObject({ event: 'done', data: { steps: events.length - 1, spent_usd: '0.000000', calls: 0 } });
@@ -235,20 +278,21 @@ describe('time bounds', () => {
 describe('live mode', () => {
   it('without a wallet the route does not exist (404)', async () => {
     const app = new OpenAPIHono<AppEnv>();
-    registerDemoAgentRoutes(app, { mode: 'live', faucet: null, chains: t.chains!, liveWallet: null });
+    registerDemoAgentRoutes(app, { mode: 'live', faucet: null, chains: t.chains!, liveWallet: null, rateLimits: new RateLimits(t.database), database: t.database });
     expect(app.routes.some((r) => r.path === PATH)).toBe(false);
     expect((await app.request(PATH, { method: 'POST' })).status).toBe(404);
   });
 
   it('refuses, before signing, a payment that would take demo spending above the cap', async () => {
     const events: DemoEvent[] = [];
-    const budget = new SpendBudget(price(TOUR[0].route) - 1n);
+    const privateKey = generatePrivateKey();
+    const budget = new DatabaseSpendBudget(t.database, privateKeyToAccount(privateKey).address, price(TOUR[0].route) - 1n);
     const before = (await t.database.db.select().from(payments)).length;
     const result = await runTour({
       mode: 'live',
       faucet: null,
       chains: t.chains!,
-      liveWallet: { privateKey: generatePrivateKey(), spendCapUsd: budget.cap! },
+      liveWallet: { privateKey, spendCapUsd: budget.cap },
       budget,
       appFetch: (request) => t.app.fetch(request),
       origin: 'http://localhost',
@@ -261,25 +305,7 @@ describe('live mode', () => {
     expect(events.filter((e) => e.kind === 'payment')).toEqual([]);
     expect(events.at(-1)).toMatchObject({ kind: 'error', message: expect.stringMatching(/above the cap/) });
     expect(events.some((e) => e.kind === 'request' && e.status === 402)).toBe(true);
-    expect(budget.total).toBe(0n);
+    expect(await budget.spent()).toBe(0n);
     expect((await t.database.db.select().from(payments)).length).toBe(before);
-  });
-});
-
-describe('RunLimiter', () => {
-  it('refills one run every window / runs, and holds an address while its run lasts', () => {
-    let now = 0;
-    const limiter = new RunLimiter(3, 600_000, () => now);
-    for (let i = 0; i < 3; i++) {
-      const slot = limiter.acquire('a', now + 60_000);
-      expect(slot.ok).toBe(true);
-      if (slot.ok) slot.release();
-    }
-    expect(limiter.acquire('a', now + 60_000)).toEqual({ ok: false, retryAfterSeconds: 200 });
-    expect(limiter.acquire('b', now + 60_000).ok).toBe(true);
-    // b is running: a second run waits for its deadline.
-    expect(limiter.acquire('b', now + 60_000)).toEqual({ ok: false, retryAfterSeconds: 60 });
-    now += 200_000;
-    expect(limiter.acquire('a', now + 60_000).ok).toBe(true);
   });
 });

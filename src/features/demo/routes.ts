@@ -1,22 +1,22 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { getConnInfo } from '@hono/node-server/conninfo';
-import type { Context } from 'hono';
+import { privateKeyToAccount } from 'viem/accounts';
 import type { Chains } from '../../chains/index.js';
+import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
-import { ErrorSchema, errorResponses, jsonContent } from '../../http/validation.js';
+import { errorResponse } from '../../http/errors.js';
+import { clientKey, rateLimited, type RateLimits } from '../../http/rate-limits.js';
+import { errorResponses, rateLimitedContent } from '../../http/validation.js';
 import { formatUsd } from '../../money.js';
 import type { Faucet } from '../dev/faucet.js';
-import { runTour, SpendBudget, type DemoEvent, type LiveWallet } from './agent.js';
+import { runTour, type DemoEvent, type LiveWallet } from './agent.js';
+import { DatabaseSpendBudget, UNCAPPED } from './spend-budget.js';
 
 export interface DemoLimits {
-  /** Runs each client IP may start per window (a token bucket refilling evenly over the window). */
-  runsPerWindow: number;
-  windowMs: number;
   runTimeoutMs: number;
   stepTimeoutMs: number;
 }
 
-export const DEFAULT_DEMO_LIMITS: DemoLimits = { runsPerWindow: 3, windowMs: 10 * 60_000, runTimeoutMs: 60_000, stepTimeoutMs: 15_000 };
+export const DEFAULT_DEMO_LIMITS: DemoLimits = { runTimeoutMs: 60_000, stepTimeoutMs: 15_000 };
 
 export interface DemoAgentRouteDeps {
   mode: 'local' | 'live';
@@ -30,6 +30,10 @@ export interface DemoAgentRouteDeps {
   limits?: Partial<DemoLimits>;
   /** Aborted when the server shuts down: open runs stop and their streams end (AppDependencies.shutdown). */
   shutdown?: AbortSignal;
+  /** Runs per client IP (`demoRuns`) and one run at a time per client IP, on all instances together. */
+  rateLimits: RateLimits;
+  /** Keeps the live wallet's spending. */
+  database: Database;
 }
 
 const RunAgentBody = z
@@ -58,9 +62,6 @@ const DemoDoneEvent = z
   })
   .openapi('DemoDoneEvent');
 
-/** Requests whose socket address is unknown (no Node server behind the app) share one bucket. */
-const UNKNOWN_CLIENT = 'unknown';
-
 /**
  * `POST /api/demo/run-agent`: a server-sent-event stream of the demo agent paying this server's paid
  * routes. Not registered (so 404) in live mode without a wallet, or in local mode without a faucet.
@@ -68,9 +69,10 @@ const UNKNOWN_CLIENT = 'unknown';
 export function registerDemoAgentRoutes(app: OpenAPIHono<AppEnv>, deps: DemoAgentRouteDeps): void {
   if (deps.mode === 'live' ? !deps.liveWallet : !deps.faucet) return;
   const limits = { ...DEFAULT_DEMO_LIMITS, ...deps.limits };
-  const limiter = new RunLimiter(limits.runsPerWindow, limits.windowMs);
-  // Live spend counts from process start; local runs each pay from their own fresh wallet.
-  const liveBudget = deps.liveWallet ? new SpendBudget(deps.liveWallet.spendCapUsd) : null;
+  const runs = deps.rateLimits.rules.demoRuns;
+  // Live: the wallet's spending in the database; local runs each pay from their own fresh wallet.
+  const { liveWallet } = deps;
+  const budget = liveWallet ? new DatabaseSpendBudget(deps.database, privateKeyToAccount(liveWallet.privateKey).address, liveWallet.spendCapUsd) : UNCAPPED;
 
   app.openapi(
     createRoute({
@@ -85,7 +87,8 @@ export function registerDemoAgentRoutes(app: OpenAPIHono<AppEnv>, deps: DemoAgen
         '`POST /api/mpp/memo/decode` on rail B, `POST /api/mpp/compliance/check` on rail C, then a summary. The run stops when the client ' +
         `disconnects, after ${limits.runTimeoutMs / 1000} s in all or ${limits.stepTimeoutMs / 1000} s on one step, or when the server shuts down ` +
         '(then a last `step` of kind `error` says so, and `event: done` still ends the stream). ' +
-        `Each client IP may start ${limits.runsPerWindow} runs per ${limits.windowMs / 60_000} minutes, one at a time.`,
+        `Each client IP may start ${runs.points === 0 ? 'any number of' : runs.points} runs per ${runs.durationSeconds / 60} minutes, one at a time ` +
+        '(counted over all instances).',
       request: { body: { required: false, content: { 'application/json': { schema: RunAgentBody } } } },
       responses: {
         200: {
@@ -93,20 +96,18 @@ export function registerDemoAgentRoutes(app: OpenAPIHono<AppEnv>, deps: DemoAgen
           content: { 'text/event-stream': { schema: z.union([DemoStepEvent, DemoDoneEvent]) } },
         },
         ...errorResponses(400, 415),
-        429: {
-          ...jsonContent(ErrorSchema, '`RATE_LIMITED`: too many runs from this address, or one is still running; see `Retry-After`.'),
-          headers: z.object({ 'Retry-After': z.string().openapi({ description: 'Seconds.' }) }),
-        },
+        429: rateLimitedContent('too many runs from this address, or one is still running'),
       },
     }),
-    (c) => {
-      const slot = limiter.acquire(clientKey(c, deps.trustProxy ?? false), Date.now() + limits.runTimeoutMs);
-      if (!slot.ok) {
-        return c.json(
-          { error: `Too many demo runs from this address; try again in ${slot.retryAfterSeconds} s.`, code: 'RATE_LIMITED' },
-          429,
-          { 'Retry-After': String(slot.retryAfterSeconds) },
-        );
+    async (c) => {
+      const client = `ip:${clientKey(c, deps.trustProxy ?? false)}`;
+      // The lease outlives a run that overran its deadline by the time the stream takes to end.
+      const slot = await deps.rateLimits.lease('demoRunning', client, Math.ceil(limits.runTimeoutMs / 1000) + 5);
+      if (!slot.ok) return errorResponse(c, rateLimited('A demo run from this address is still running', slot.retryAfterSeconds));
+      const quota = await deps.rateLimits.consume('demoRuns', client);
+      if (!quota.ok) {
+        await slot.release();
+        return errorResponse(c, rateLimited('Too many demo runs from this address', quota.retryAfterSeconds));
       }
       const log = c.var.log;
       const stream = eventStream(c.req.raw.signal, deps.shutdown, limits, async (emit, signal) => {
@@ -116,7 +117,7 @@ export function registerDemoAgentRoutes(app: OpenAPIHono<AppEnv>, deps: DemoAgen
             faucet: deps.faucet,
             chains: deps.chains,
             liveWallet: deps.liveWallet,
-            budget: liveBudget ?? new SpendBudget(null),
+            budget,
             appFetch: (request) => app.fetch(request),
             origin: new URL(c.req.url).origin,
             signal,
@@ -129,7 +130,7 @@ export function registerDemoAgentRoutes(app: OpenAPIHono<AppEnv>, deps: DemoAgen
           emit({ kind: 'error', message: 'The demo agent failed unexpectedly.' });
           return { spent: 0n, calls: 0 };
         } finally {
-          slot.release();
+          await slot.release().catch((error: unknown) => log.warn({ err: error }, 'demo run lease not released; it expires by itself'));
         }
       });
       return new Response(stream, {
@@ -173,75 +174,4 @@ function eventStream(
       client.abort(new Error('the client disconnected'));
     },
   });
-}
-
-/**
- * The key a run is limited by: the socket's peer address. X-Forwarded-For is believed only with
- * `trustProxy`, and then only its last entry (the one our proxy appended; earlier ones are the
- * client's to write).
- */
-function clientKey(c: Context<AppEnv>, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = c.req.header('X-Forwarded-For')?.split(',').at(-1)?.trim();
-    if (forwarded) return forwarded;
-  }
-  try {
-    return getConnInfo(c).remote.address ?? UNKNOWN_CLIENT;
-  } catch {
-    // Not behind @hono/node-server (app.request in tests, other runtimes).
-    return UNKNOWN_CLIENT;
-  }
-}
-
-type Slot = { ok: true; release(): void } | { ok: false; retryAfterSeconds: number };
-
-/**
- * Per-key token buckets (capacity `runs`, refilled evenly over `windowMs`) and one run at a time
- * per key. In process: each instance limits on its own, which is enough for a demo.
- */
-export class RunLimiter {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
-  /** Keys with a run in progress, and when that run must have ended. */
-  private readonly running = new Map<string, number>();
-  private readonly perMs: number;
-
-  constructor(
-    private readonly runs: number,
-    windowMs: number,
-    private readonly now: () => number = Date.now,
-  ) {
-    this.perMs = runs / windowMs;
-  }
-
-  acquire(key: string, deadline: number): Slot {
-    const now = this.now();
-    const busyUntil = this.running.get(key);
-    if (busyUntil !== undefined) return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((busyUntil - now) / 1000)) };
-    this.prune(now);
-    const bucket = this.buckets.get(key) ?? { tokens: this.runs, at: now };
-    const tokens = Math.min(this.runs, bucket.tokens + (now - bucket.at) * this.perMs);
-    if (tokens < 1) {
-      this.buckets.set(key, { tokens, at: now });
-      return { ok: false, retryAfterSeconds: Math.ceil((1 - tokens) / this.perMs / 1000) };
-    }
-    this.buckets.set(key, { tokens: tokens - 1, at: now });
-    this.running.set(key, deadline);
-    let released = false;
-    return {
-      ok: true,
-      release: () => {
-        if (released) return;
-        released = true;
-        this.running.delete(key);
-      },
-    };
-  }
-
-  /** Full buckets say nothing a missing one would not: drop them so the map stays small. */
-  private prune(now: number): void {
-    if (this.buckets.size < 1024) return;
-    for (const [key, bucket] of this.buckets) {
-      if (bucket.tokens + (now - bucket.at) * this.perMs >= this.runs) this.buckets.delete(key);
-    }
-  }
 }

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
+import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
 import { formatUsd, parseUsd } from '../../money.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
@@ -78,6 +78,7 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
 
   const agentErrors = {
     401: jsonContent(ErrorSchema, '`AGENT_IDENTIFIER_MISSING`, or the identity proof refused (`PROOF_*`).'),
+    429: rateLimitedContent('too many refused identity proofs for this X-Agent-Identifier (a valid proof is still accepted)'),
   };
 
   app.openapi(
@@ -134,6 +135,7 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
 
   const deliverErrors = {
     401: jsonContent(ErrorSchema, '`AGENT_IDENTIFIER_MISSING`, or the worker\'s identity proof refused: `PROOF_MISSING`, `PROOF_STALE`, `PROOF_INVALID`, `PROOF_REPLAYED`, or `PROOF_UNAVAILABLE` (an identifier that names no key and has no authorization of the employer).'),
+    429: rateLimitedContent('too many refused identity proofs for this X-Agent-Identifier (a valid proof is still accepted)'),
     403: jsonContent(ErrorSchema, '`AGENT_MISMATCH` (not the escrow\'s worker) or `ESCROW_EXPIRED`. The fee is kept.'),
     404: jsonContent(ErrorSchema, '`ESCROW_NOT_FOUND`.'),
     409: jsonContent(ErrorSchema, '`ESCROW_ALREADY_DELIVERED`: a deliverable is accepted once.'),

@@ -5,7 +5,7 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import { eq, sql } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../../test/support/app.js';
+import { NO_RATE_LIMITS, startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { oauthClients, oauthCodes, oauthRefreshTokens } from '../../db/schema.js';
 import { AccessTokens, MCP_SCOPE } from './access-tokens.js';
@@ -104,7 +104,7 @@ async function refreshRow(refreshToken: string) {
 }
 
 beforeAll(async () => {
-  t = await startTestApp({ PUBLIC_BASE_URL: BASE });
+  t = await startTestApp({ PUBLIC_BASE_URL: BASE, ...NO_RATE_LIMITS });
   userToken = await t.token('oauth-user', 'oauth-user@example.com');
   accessTokens = new AccessTokens({ issuer: BASE, audience: MCP_URL, configuredKey: undefined, dataDir: t.config.dataDir });
 });

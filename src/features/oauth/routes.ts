@@ -2,8 +2,9 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { ZodError } from 'zod';
 import type { AppEnv } from '../../http/context.js';
-import { badRequest } from '../../http/errors.js';
-import { errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
+import { badRequest, errorResponse } from '../../http/errors.js';
+import { clientKey, rateLimited, type LimitName, type RateLimits } from '../../http/rate-limits.js';
+import { errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
 import { MCP_SCOPE } from './access-tokens.js';
 import { consentPage, errorPage } from './consent-page.js';
 import {
@@ -12,6 +13,7 @@ import {
   DecisionBody,
   DecisionResult,
   OAuthErrorBody,
+  OAuthRateLimited,
   ProtectedResourceMetadata,
   RegisterClientBody,
   RegisteredClient,
@@ -30,6 +32,9 @@ export interface OAuthRouteDeps {
   devSignIn: boolean;
   /** Named on the consent page in live mode. */
   identityProviderIssuer: string;
+  /** Registration, authorization and token floods: per client IP (and per client_id on the token endpoint). */
+  rateLimits: RateLimits;
+  trustProxy: boolean;
 }
 
 const tags = ['OAuth (MCP)'];
@@ -45,6 +50,46 @@ function oauthError(c: Context<AppEnv>, error: OAuthError) {
 
 /** RFC 7591 3.2.2 error response: always 400. */
 const registrationError = (c: Context<AppEnv>, error: OAuthError) => c.json(error.body(), 400, NO_STORE);
+
+/**
+ * 429 in the OAuth error shape these routes answer in (RFC 6749 5.2 has no rate-limit code:
+ * `temporarily_unavailable` is the one its clients read as "try later"), with our `code`, and
+ * `Retry-After` in seconds. A browser on the authorization endpoint gets the HTML error page.
+ */
+function rateLimitedResponse(c: Context<AppEnv>, description: string, retryAfterSeconds: number): Response {
+  const { body, headers } = rateLimitedBody(description, retryAfterSeconds);
+  if (c.req.method === 'GET' && (c.req.header('accept') ?? '').includes('text/html')) {
+    const page = errorPage(body.error, body.error_description);
+    return c.html(page.html, 429, { ...page.headers, ...headers }) as Response;
+  }
+  return c.json(body, 429, headers);
+}
+
+function rateLimitedBody(description: string, retryAfterSeconds: number) {
+  return {
+    body: { error: 'temporarily_unavailable', error_description: `${description}; try again in ${retryAfterSeconds} s.`, code: 'RATE_LIMITED' as const },
+    headers: { ...NO_STORE, 'Retry-After': String(retryAfterSeconds) },
+  };
+}
+
+const oauthRateLimitedContent = (what: string) => ({
+  description: `Too many ${what}: \`error\` \`temporarily_unavailable\`, \`code\` \`RATE_LIMITED\`; see \`Retry-After\`.`,
+  content: { 'application/json': { schema: OAuthRateLimited } },
+  headers: z.object({ 'Retry-After': z.string().openapi({ description: 'Seconds.' }) }),
+});
+
+/**
+ * Route middleware: one hit per request against `name`, keyed by the client IP. The refusal is in
+ * the OAuth error shape, or in our envelope for the consent page's own JSON route (`envelope`).
+ */
+function limitByClient(deps: OAuthRouteDeps, name: LimitName, what: string, shape: 'oauth' | 'envelope' = 'oauth'): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const verdict = await deps.rateLimits.consume(name, `ip:${clientKey(c, deps.trustProxy)}`);
+    if (verdict.ok) return next();
+    const message = `Too many ${what} from this address`;
+    return shape === 'oauth' ? rateLimitedResponse(c, message, verdict.retryAfterSeconds) : errorResponse(c, rateLimited(message, verdict.retryAfterSeconds));
+  };
+}
 
 const firstIssue = (error: ZodError) => {
   const issue = error.issues[0];
@@ -136,12 +181,14 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, deps: OAuthRouteDe
       path: '/api/oauth/register',
       tags,
       summary: 'Register a public client (RFC 7591 dynamic registration; no authentication)',
-      middleware: bodyGuard('json', 'invalid_client_metadata'),
+      description: `Client registrations per client IP: ${limitText(deps, 'oauthRegister')}.`,
+      middleware: [limitByClient(deps, 'oauthRegister', 'client registrations'), bodyGuard('json', 'invalid_client_metadata')] as const,
       request: { body: jsonBody(RegisterClientBody) },
       responses: {
         201: jsonContent(RegisteredClient, 'Registered. No secret: clients are public and use PKCE.'),
         400: oauthErrorContent('`invalid_redirect_uri` or `invalid_client_metadata`.'),
         ...errorResponses(413),
+        429: oauthRateLimitedContent('registrations from this address'),
       },
     }),
     async (c) => {
@@ -172,7 +219,9 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, deps: OAuthRouteDe
       description:
         'A valid request gets the consent page (HTML). An unknown client or an unregistered redirect URI gets a 400 ' +
         '(HTML when the client accepts it, else JSON) and never a redirect. Other problems redirect to the redirect URI ' +
-        'with `error`, `error_description`, `state` and `iss`.',
+        `with \`error\`, \`error_description\`, \`state\` and \`iss\`. Authorization requests and decisions ` +
+        `together, per client IP: ${limitText(deps, 'oauthAuthorize')}.`,
+      middleware: limitByClient(deps, 'oauthAuthorize', 'authorization requests'),
       request: { query: AuthorizeQuery },
       responses: {
         200: html('The consent page.'),
@@ -181,6 +230,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, deps: OAuthRouteDe
           description: 'Unknown client or redirect URI: shown to the user, not sent to the client.',
           content: { 'application/json': { schema: OAuthErrorBody }, 'text/html': { schema: z.string() } },
         },
+        429: { ...oauthRateLimitedContent('authorization requests from this address'), content: { 'application/json': { schema: OAuthRateLimited }, 'text/html': { schema: z.string() } } },
       },
     }),
     async (c) => {
@@ -225,13 +275,14 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, deps: OAuthRouteDe
       description:
         'Takes the authorization request parameters and `approve`, checks them again, and answers where the browser goes ' +
         'next: the redirect URI with a single-use `code` (10 minutes), or with `error=access_denied`. Requests that cannot ' +
-        'go back to the client (unknown client or redirect URI) get a 400.',
+        'go back to the client (unknown client or redirect URI) get a 400. Counted with `GET /api/oauth/authorize` per client IP.',
       security: [{ bearerAuth: [] }],
-      middleware: deps.requireUser,
+      middleware: [limitByClient(deps, 'oauthAuthorize', 'authorization requests', 'envelope'), deps.requireUser] as const,
       request: { body: jsonBody(DecisionBody) },
       responses: {
         200: jsonContent(DecisionResult, 'Where to send the browser.'),
         ...errorResponses(400, 401, 413, 415),
+        429: rateLimitedContent('too many authorization requests from this address'),
       },
     }),
     async (c) => {
@@ -254,19 +305,27 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, deps: OAuthRouteDe
       summary: 'Token endpoint: authorization code (with PKCE) or refresh token -> access and refresh tokens',
       description:
         'Form-encoded. The refresh token rotates on every use; presenting a used one revokes every token of its grant, ' +
-        'and so does a second use of an authorization code. Errors follow RFC 6749 5.2.',
-      middleware: bodyGuard('form', 'invalid_request'),
+        'and so does a second use of an authorization code. Errors follow RFC 6749 5.2. ' +
+        `Token requests per client IP, and per client_id: ${limitText(deps, 'oauthToken')} each.`,
+      middleware: [limitByClient(deps, 'oauthToken', 'token requests'), bodyGuard('form', 'invalid_request')] as const,
       request: { body: { required: true, content: { 'application/x-www-form-urlencoded': { schema: TokenRequest } } } },
       responses: {
         200: jsonContent(TokenResponse, 'Tokens (`Cache-Control: no-store`).'),
         400: oauthErrorContent('`invalid_request`, `invalid_grant`, `invalid_scope`, `invalid_target` or `unsupported_grant_type`.'),
         401: oauthErrorContent('`invalid_client`: the client_id is not registered.'),
         ...errorResponses(413),
+        429: oauthRateLimitedContent('token requests from this address or for this client_id'),
       },
     }),
     async (c) => {
+      const form = c.req.valid('form');
+      const perClient = form.client_id ? await deps.rateLimits.consume('oauthToken', `client:${form.client_id}`) : { ok: true as const };
+      if (!perClient.ok) {
+        const { body, headers } = rateLimitedBody('Too many token requests for this client_id', perClient.retryAfterSeconds);
+        return c.json(body, 429, headers);
+      }
       try {
-        return c.json(await oauth.token(c.req.valid('form')), 200, NO_STORE);
+        return c.json(await oauth.token(form), 200, NO_STORE);
       } catch (error) {
         if (error instanceof OAuthError) return oauthError(c, error);
         throw error;
@@ -277,6 +336,11 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, deps: OAuthRouteDe
       return oauthError(c, new OAuthError('invalid_request', `${firstIssue(result.error).message}.`));
     },
   );
+}
+
+function limitText(deps: OAuthRouteDeps, name: LimitName): string {
+  const { points, durationSeconds } = deps.rateLimits.rules[name];
+  return points === 0 ? 'without limit' : `${points} per ${durationSeconds / 60} minutes`;
 }
 
 /** RFC 6749 4.1.2.1: tell the user (HTML for a browser, JSON otherwise); never redirect. */

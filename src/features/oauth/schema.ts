@@ -14,6 +14,10 @@ export const OAuthErrorBody = z
   })
   .openapi('OAuthError');
 
+export const OAuthRateLimited = OAuthErrorBody.extend({
+  code: z.literal('RATE_LIMITED').openapi({ description: "The project's machine code for a refusal by an abuse limit." }),
+}).openapi('OAuthRateLimited');
+
 export const ProtectedResourceMetadata = z
   .object({
     resource: z.string().openapi({ description: 'The MCP endpoint URL.' }),
