@@ -45,7 +45,7 @@ const OWN_CONTRACTS = {
 export async function checkLiveChains(live: Config['live']): Promise<void> {
   const problems = (
     await Promise.all([
-      checkTempo(live),
+      tempoProblems(live),
       checkEvmChain(live.baseRpcUrl, 'BASE_RPC_URL', base, async (client) =>
         [await checkStablecoin(client, 'BASE_USDC_ADDRESS', live.baseUsdcAddress)].filter((p): p is string => p !== null),
       ),
@@ -55,7 +55,8 @@ export async function checkLiveChains(live: Config['live']): Promise<void> {
   if (problems.length > 0) throw new LiveCheckError(problems);
 }
 
-function checkTempo(live: Config['live']): Promise<string[]> {
+/** Tempo's chain id and every contract TEMPO_CONTRACTS names (also a re-run of deploy:contracts). */
+export function tempoProblems(live: Pick<Config['live'], 'tempoRpcUrl' | 'tempoContracts'>): Promise<string[]> {
   return checkEvmChain(live.tempoRpcUrl, 'TEMPO_RPC_URL', tempoMainnet, async (client) => {
     if (!live.tempoContracts) return ['TEMPO_CONTRACTS: not set'];
     const contracts = live.tempoContracts as Record<keyof typeof live.tempoContracts, Address>;
@@ -76,6 +77,13 @@ function checkTempo(live: Config['live']): Promise<string[]> {
     ];
     return (await Promise.all(checks)).filter((p): p is string => p !== null);
   });
+}
+
+/** Where deploy:contracts would deploy: Tempo's chain id, and the stablecoin our treasury will hold. */
+export function tempoDeployTargetProblems(tempoRpcUrl: string, stablecoin: Address): Promise<string[]> {
+  return checkEvmChain(tempoRpcUrl, 'TEMPO_RPC_URL', tempoMainnet, async (client) =>
+    [await checkStablecoin(client, 'TEMPO_CONTRACTS.stablecoin', stablecoin)].filter((p): p is string => p !== null),
+  );
 }
 
 /** The chain answers eth_chainId with the id the ports sign for; then its contract checks. */
