@@ -1,0 +1,78 @@
+import { Mppx, tempo } from 'mppx/client';
+import { createClient, http } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { tempo as tempoChain } from 'viem/chains';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LiveCheckError } from '../src/chains/live-checks.js';
+import type { DevnetInfo } from '../src/devnet/server.js';
+import { liveDevnetAvailable, startLiveDevnet, type LiveDevnetRun } from './support/live-devnet.js';
+import { x402WithAssets } from './support/pay.js';
+
+const FOREIGN_MEMO = `0x${'ab'.repeat(32)}`;
+
+/** Issue 27's done-when: live mode with every setting pointing at a devnet passes the start-up checks and serves paid calls. */
+describe.skipIf(!liveDevnetAvailable)('live mode on the devnet', () => {
+  let run: LiveDevnetRun;
+  let info: DevnetInfo;
+  // The devnet's faucet in the shape test/support/pay.ts funds payers with (live mode has no /api/dev).
+  const faucet = {
+    request: (_method: string, _path: string, options: { body?: unknown } = {}) =>
+      fetch(`${run.devnet.url}/faucet`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(options.body) }),
+  };
+
+  beforeAll(async () => {
+    run = await startLiveDevnet();
+    info = (await (await fetch(run.devnet.url)).json()) as DevnetInfo;
+  }, 180_000);
+  afterAll(async () => run?.stop());
+
+  it('passes the start-up checks and serves a call paid on rail A with the mppx client', async () => {
+    expect(run.env.APP_MODE).toBe('live');
+    const account = privateKeyToAccount(generatePrivateKey());
+    const funded = await faucet.request('POST', '/faucet', { body: { network: 'eip155:4217', address: account.address, amount: '1.00' } });
+    expect(funded.status).toBe(200);
+    const client = createClient({ chain: tempoChain, transport: http(`${run.devnet.url}/tempo`), account });
+    const mppx = Mppx.create({ methods: [tempo.charge({ account, getClient: () => client })], polyfill: false });
+    const response = await mppx.fetch(`${run.url}/api/mpp/memo/decode`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ memo: FOREIGN_MEMO }),
+    });
+    const text = await response.text();
+    expect(response.status, text).toBe(200);
+    expect(JSON.parse(text)).toEqual({ memo: FOREIGN_MEMO, fields: null });
+  }, 60_000);
+
+  it("serves a call paid on rail B through the devnet's x402 facilitator API", async () => {
+    const assets = { baseStablecoin: info.base.contracts.stablecoin!, solanaNetwork: info.solana.network, solanaMint: info.solana.mint };
+    const { pay } = await x402WithAssets(faucet, assets, run.url, 'B', '1.00');
+    const response = await pay('/api/mpp/memo/decode', { method: 'POST', body: { memo: FOREIGN_MEMO } });
+    const text = await response.text();
+    expect(response.status, text).toBe(200);
+  }, 60_000);
+});
+
+describe.skipIf(!liveDevnetAvailable)('live mode start-up on wrong settings', () => {
+  it('refuses with one message naming a wrong chain id and a bogus contract address', async () => {
+    const bogus = '0x00000000000000000000000000000000000b0b05';
+    const failure = await startLiveDevnet({
+      env: (env) => {
+        const contracts = JSON.parse(env.TEMPO_CONTRACTS!) as Record<string, string>;
+        // TEMPO_RPC_URL at the devnet's Base (chain 8453), with an API key that must never be repeated.
+        return { ...env, TEMPO_RPC_URL: `${env.BASE_RPC_URL}?apikey=SECRET_ALCHEMY_KEY`, TEMPO_CONTRACTS: JSON.stringify({ ...contracts, payrollTreasury: bogus }) };
+      },
+    }).then(
+      async (run) => {
+        await run.stop();
+        return null;
+      },
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(LiveCheckError);
+    const { message } = failure as LiveCheckError;
+    expect(message).toContain('TEMPO_RPC_URL: chain id 8453, expected 4217');
+    expect(message).toContain(`TEMPO_CONTRACTS.payrollTreasury ${bogus}: no contract code`);
+    expect(message).not.toContain('SECRET_ALCHEMY_KEY');
+    expect(message).not.toContain('127.0.0.1');
+  }, 180_000);
+});
