@@ -39,7 +39,8 @@ describe.skipIf(!liveDevnetAvailable)('live mode on the devnet', () => {
       body: JSON.stringify({ memo: FOREIGN_MEMO }),
     });
     const text = await response.text();
-    expect(response.status, text).toBe(200);
+    // On failure, the service's last log lines say why (the settlement error, say).
+    expect(response.status, `${text}\n${run.logs.slice(-3).join('\n')}`).toBe(200);
     expect(JSON.parse(text)).toEqual({ memo: FOREIGN_MEMO, fields: null });
   }, 60_000);
 
