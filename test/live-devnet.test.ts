@@ -1,5 +1,5 @@
 import { Mppx, tempo } from 'mppx/client';
-import { createClient, http } from 'viem';
+import { createClient, erc20Abi, http, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +32,11 @@ describe.skipIf(!liveDevnetAvailable)('live mode on the devnet', () => {
     const funded = await faucet.request('POST', '/faucet', { body: { network: 'eip155:4217', address: account.address, amount: '1.00' } });
     expect(funded.status).toBe(200);
     const client = createClient({ chain: tempoChain, transport: http(`${run.devnet.url}/tempo`), account });
+    const service = privateKeyToAccount(run.env.EVM_SERVICE_KEY as `0x${string}`).address;
+    const stablecoin = (JSON.parse(run.env.TEMPO_CONTRACTS!) as { stablecoin: Address }).stablecoin;
+    const balance = (holder: Address) =>
+      run.devnet.chains.tempo.connection.publicClient.readContract({ address: stablecoin, abi: erc20Abi, functionName: 'balanceOf', args: [holder] });
+    const [payerBefore, serviceBefore] = [await balance(account.address), await balance(service)];
     const mppx = Mppx.create({ methods: [tempo.charge({ account, getClient: () => client })], polyfill: false });
     const response = await mppx.fetch(`${run.url}/api/mpp/memo/decode`, {
       method: 'POST',
@@ -42,6 +47,9 @@ describe.skipIf(!liveDevnetAvailable)('live mode on the devnet', () => {
     // On failure, the service's last log lines say why (the settlement error, say).
     expect(response.status, `${text}\n${run.logs.slice(-3).join('\n')}`).toBe(200);
     expect(JSON.parse(text)).toEqual({ memo: FOREIGN_MEMO, fields: null });
+    // The fee (0.01 USD) moved on the devnet's Tempo chain, from the payer to the service wallet.
+    expect(await balance(account.address)).toBe(payerBefore - 10_000n);
+    expect(await balance(service)).toBe(serviceBefore + 10_000n);
   }, 60_000);
 
   it("serves a call paid on rail B through the devnet's x402 facilitator API", async () => {

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import type { LocalChains } from '../chains/embedded/index.js';
 import { answerJsonRpc } from '../chains/embedded/json-rpc.js';
+import { tempoRpc } from '../chains/embedded/tempo-rpc.js';
 import { Faucet } from '../features/dev/faucet.js';
 import { AppError, badRequest, errorResponse } from '../http/errors.js';
 import { parseUsd } from '../money.js';
@@ -43,8 +44,11 @@ export function devnetApp(chains: LocalChains): Hono {
       solana: { network: chains.solana.network, mint: chains.solana.mint, operator_seed: Buffer.from(chains.solana.operatorSeed).toString('hex') },
     } satisfies DevnetInfo),
   );
+  // Tempo as a node serves it: signed Tempo transactions of any calls are applied (a live-mode
+  // service's rail A broadcasts its payers' there); instances in local mode apply theirs themselves.
+  const rpc = { ...chains.rpc, tempo: tempoRpc(chains.tempo, { applyCalls: true }) };
   for (const name of ['tempo', 'base', 'solana'] as const) {
-    app.post(`/${name}`, async (c) => c.json(await answerJsonRpc(chains.rpc[name], await c.req.text())));
+    app.post(`/${name}`, async (c) => c.json(await answerJsonRpc(rpc[name], await c.req.text())));
   }
   const facilitator = embeddedFacilitator(chains);
   app.get('/x402/supported', async (c) => c.json(await facilitator.getSupported()));
