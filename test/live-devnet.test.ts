@@ -52,6 +52,24 @@ describe.skipIf(!liveDevnetAvailable)('live mode on the devnet', () => {
     expect(await balance(service)).toBe(serviceBefore + 10_000n);
   }, 60_000);
 
+  it("accepts the identity provider's tokens (IDP_JWKS_URL) and writes to the live Tempo chain", async () => {
+    const unsigned = await fetch(`${run.url}/api/employers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Live Co"}' });
+    expect(unsigned.status).toBe(401);
+    const created = await fetch(`${run.url}/api/employers`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await run.idToken('live-owner')}` },
+      body: JSON.stringify({ name: 'Live Co' }),
+    });
+    const text = await created.text();
+    expect(created.status, `${text}\n${run.logs.slice(-3).join('\n')}`).toBe(201);
+    // The treasury account opens on first use: PayrollTreasury.createAccount, sent with EVM_SERVICE_KEY.
+    const { id } = JSON.parse(text) as { id: string };
+    const treasury = await fetch(`${run.url}/api/employers/${id}/treasury`, { headers: { authorization: `Bearer ${await run.idToken('live-owner')}` } });
+    const body = await treasury.text();
+    expect(treasury.status, `${body}\n${run.logs.slice(-3).join('\n')}`).toBe(200);
+    expect(JSON.parse(body)).toMatchObject({ available_usd: '0.000000' });
+  }, 60_000);
+
   it("serves a call paid on rail B through the devnet's x402 facilitator API", async () => {
     const assets = { baseStablecoin: info.base.contracts.stablecoin!, solanaNetwork: info.solana.network, solanaMint: info.solana.mint };
     const { pay } = await x402WithAssets(faucet, assets, run.url, 'B', '1.00');
