@@ -103,9 +103,10 @@ async function checkEvmChain(url: string | undefined, setting: string, chain: Ch
 
 async function checkStablecoin(client: PublicClient, setting: string, token: Address): Promise<string | null> {
   return checkReads(client, setting, token, async () => {
-    const read = <F extends 'decimals' | 'balanceOf'>(functionName: F, args?: readonly [Address]) =>
-      client.readContract({ address: token, abi: stablecoinAbi, functionName, args } as never) as Promise<F extends 'decimals' ? number : bigint>;
-    const [decimals] = await Promise.all([read('decimals'), read('balanceOf', [token])]);
+    const [decimals] = await Promise.all([
+      client.readContract({ address: token, abi: stablecoinAbi, functionName: 'decimals' }),
+      client.readContract({ address: token, abi: stablecoinAbi, functionName: 'balanceOf', args: [token] }),
+    ]);
     return decimals === STABLECOIN_DECIMALS ? null : `decimals() is ${decimals}, expected ${STABLECOIN_DECIMALS}`;
   });
 }
