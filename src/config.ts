@@ -511,6 +511,46 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   };
 }
 
+/** `npm run deploy:contracts`: where it deploys, with which key, and what TEMPO_CONTRACTS already names. */
+export interface DeployConfig {
+  network: 'tempo' | 'base';
+  /** TEMPO_RPC_URL or BASE_RPC_URL. */
+  rpcUrl: string;
+  /** EVM_SERVICE_KEY: the service wallet deploys, so it owns our contracts as on the embedded chains. */
+  deployerKey: `0x${string}`;
+  /** The Tempo-native three (defaults: Tempo's own) and whichever of ours are already deployed. */
+  tempoContracts: z.infer<typeof deployTempoContractsSchema>;
+}
+
+// For a deployment, TEMPO_CONTRACTS may name only the Tempo-native contracts (a devnet's stablecoin).
+const deployTempoContractsSchema = tempoContractsSchema.extend({
+  payrollTreasury: evmAddress.optional(),
+  streamVesting: evmAddress.optional(),
+  yieldRouter: evmAddress.optional(),
+  agentIdentityRegistry: evmAddress.optional(),
+  agentReputationRegistry: evmAddress.optional(),
+});
+
+export function loadDeployConfig(network: string | undefined, source: Record<string, string | undefined> = process.env): DeployConfig {
+  if (network !== 'tempo' && network !== 'base') throw new ConfigError(['--network: tempo or base']);
+  const rpcSetting = network === 'tempo' ? 'TEMPO_RPC_URL' : 'BASE_RPC_URL';
+  const parsed = z
+    .object({
+      [rpcSetting]: z.url(),
+      EVM_SERVICE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, '0x and 64 hex characters'),
+      TEMPO_CONTRACTS: optionalString.pipe(jsonObject.pipe(deployTempoContractsSchema).optional()),
+    })
+    .safeParse(source);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  const env = parsed.data as { EVM_SERVICE_KEY: `0x${string}`; TEMPO_CONTRACTS: DeployConfig['tempoContracts'] | undefined } & Record<string, string>;
+  return {
+    network,
+    rpcUrl: env[rpcSetting]!,
+    deployerKey: env.EVM_SERVICE_KEY,
+    tempoContracts: env.TEMPO_CONTRACTS ?? deployTempoContractsSchema.parse({}),
+  };
+}
+
 /** MCP_ALLOWED_ORIGINS, or the public base URL's origin plus the CORS origins (never `*` by default). */
 function mcpAllowedOrigins(env: Env): '*' | string[] {
   const list = (text: string) =>

@@ -3,6 +3,7 @@ import { buildApp, createServices, type App, type Services } from './app.js';
 import { openEmbeddedChains, type LocalChains } from './chains/embedded/index.js';
 import { openDevnetChains } from './devnet/remote.js';
 import { embeddedChainPorts, liveChainPorts, type Chains } from './chains/index.js';
+import { checkLiveChains } from './chains/live-checks.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { migrate } from './db/migrate.js';
@@ -65,6 +66,8 @@ const CLOSE_RESERVE_SHARE = 0.15;
 /** config -> database -> migrations -> identity -> jobs -> seed -> HTTP (ARCHITECTURE.md). */
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
   armCrashPoint(config.faults.crashAt);
+  // Live chains and contracts are checked before anything opens: a wrong chain or address refuses start-up.
+  if (config.mode === 'live') await checkLiveChains(config.live);
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.databaseUrl ? null : config.dataDir,

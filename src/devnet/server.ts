@@ -1,9 +1,11 @@
 import { Hono } from 'hono';
 import type { LocalChains } from '../chains/embedded/index.js';
 import { answerJsonRpc } from '../chains/embedded/json-rpc.js';
+import { tempoRpc } from '../chains/embedded/tempo-rpc.js';
 import { Faucet } from '../features/dev/faucet.js';
 import { AppError, badRequest, errorResponse } from '../http/errors.js';
 import { parseUsd } from '../money.js';
+import { embeddedFacilitator } from '../payments/x402/embedded-facilitator.js';
 
 /** What an instance needs to use the devnet's chains as its own (`GET /`). */
 export interface DevnetInfo {
@@ -21,8 +23,10 @@ interface DevnetEvmInfo {
 
 /**
  * The shared devnet (`npm run devnet`): the embedded Tempo, Base and Solana chains of one process,
- * for every service instance and wallet. JSON-RPC at /tempo, /base and /solana; a faucet; and at `/`
- * the chain ids, contracts and operator keys instances start from.
+ * for every service instance and wallet. JSON-RPC at /tempo, /base and /solana; a faucet; at `/`
+ * the chain ids, contracts and operator keys instances start from; and at /x402 the x402
+ * facilitator HTTP API (GET /supported, POST /verify and /settle) over the devnet's Base and
+ * Solana, for a live-mode service pointed at the devnet (X402_FACILITATOR_URL).
  */
 export function devnetApp(chains: LocalChains): Hono {
   const app = new Hono();
@@ -40,8 +44,22 @@ export function devnetApp(chains: LocalChains): Hono {
       solana: { network: chains.solana.network, mint: chains.solana.mint, operator_seed: Buffer.from(chains.solana.operatorSeed).toString('hex') },
     } satisfies DevnetInfo),
   );
+  // Tempo as a node serves it: signed Tempo transactions of any calls are applied (a live-mode
+  // service's rail A broadcasts its payers' there); instances in local mode apply theirs themselves.
+  const rpc = { ...chains.rpc, tempo: tempoRpc(chains.tempo, { applyCalls: true }) };
   for (const name of ['tempo', 'base', 'solana'] as const) {
-    app.post(`/${name}`, async (c) => c.json(await answerJsonRpc(chains.rpc[name], await c.req.text())));
+    app.post(`/${name}`, async (c) => c.json(await answerJsonRpc(rpc[name], await c.req.text())));
+  }
+  const facilitator = embeddedFacilitator(chains);
+  app.get('/x402/supported', async (c) => c.json(await facilitator.getSupported()));
+  for (const step of ['verify', 'settle'] as const) {
+    app.post(`/x402/${step}`, async (c) => {
+      const body = (await c.req.json().catch(() => null)) as { paymentPayload?: unknown; paymentRequirements?: unknown } | null;
+      if (typeof body?.paymentPayload !== 'object' || body.paymentPayload === null) throw badRequest('paymentPayload', 'is required');
+      if (typeof body.paymentRequirements !== 'object' || body.paymentRequirements === null) throw badRequest('paymentRequirements', 'is required');
+      const [payload, requirements] = [body.paymentPayload, body.paymentRequirements] as Parameters<typeof facilitator.verify>;
+      return c.json(step === 'verify' ? await facilitator.verify(payload, requirements) : await facilitator.settle(payload, requirements));
+    });
   }
   app.post('/faucet', async (c) => {
     const body = (await c.req.json().catch(() => null)) as { network?: unknown; address?: unknown; amount?: unknown } | null;

@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm';
-import { createPublicClient, createWalletClient, defineChain, type Address, type Chain, type Hex } from 'viem';
+import { defineChain, type Address, type Chain, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { Database } from '../../db/client.js';
 import { embeddedChains } from '../../db/schema.js';
-import { loadArtifacts } from '../contracts/compile.js';
+import { createDeployer, deployPayrollContracts } from '../contracts/deploy.js';
 import { startEmbeddedEvm, type EmbeddedEvm } from './evm.js';
 import { databaseJournal } from './journal.js';
 import { evmConnection, type EvmConnection } from '../evm/connection.js';
@@ -108,27 +108,15 @@ async function deploy(
   operator: PrivateKeyAccount,
   options: EmbeddedEvmOptions,
 ): Promise<Record<string, Address>> {
-  const artifacts = await loadArtifacts();
-  const wallet = createWalletClient({ chain, account: operator, transport: evm.transport });
-  const client = createPublicClient({ chain, transport: evm.transport });
-  const mined = async (hash: Hex) => {
-    const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 5 });
-    if (receipt.status !== 'success') throw new Error(`deployment transaction ${hash} reverted`);
-    return receipt;
+  const deployer = await createDeployer({ chain, transport: evm.transport, account: operator, pollingInterval: 5 });
+  const { create, call } = deployer;
+  // Copies a deployed contract's code to a fixed address (a canonical contract or a Tempo precompile).
+  const place = async (at: Address, name: string) => {
+    const code = await deployer.getCode(await create(name));
+    await evm.request({ method: 'hardhat_setCode' as never, params: [at, code] as never });
   };
-  const create = async (name: string, args: unknown[] = []) => {
-    const artifact = artifacts[name];
-    if (!artifact) throw new Error(`no compiled contract ${name}`);
-    const receipt = await mined(await wallet.deployContract({ abi: artifact.abi, bytecode: artifact.bytecode, args }));
-    return receipt.contractAddress as Address;
-  };
-  const call = async (address: Address, name: string, functionName: string, args: unknown[]) =>
-    mined(await wallet.writeContract({ address, abi: artifacts[name]!.abi, functionName, args, chain, account: operator }));
 
-  // Multicall3 lives at its canonical address on every chain: deploy, then copy its code there.
-  const multicall = await create('Multicall3');
-  await evm.request({ method: 'hardhat_setCode' as never, params: [MULTICALL3_ADDRESS, await client.getCode({ address: multicall })] as never });
-
+  await place(MULTICALL3_ADDRESS, 'Multicall3');
   const contracts: Record<string, Address> = {};
   if (kind === 'base') {
     contracts.stablecoin = await create('Stablecoin', ['USD Coin', 'USDC', '2', '0x0000000000000000000000000000000000000000']);
@@ -136,19 +124,8 @@ async function deploy(
     contracts.addressRegistry = await create('AddressRegistry', [options.virtualMasterZeroBytes ?? 4]);
     contracts.stablecoin = await create('Stablecoin', ['Bridged USDC', 'USDC.e', '2', contracts.addressRegistry]);
     contracts.tip403Registry = await create('TIP403Registry');
-    contracts.payrollTreasury = await create('PayrollTreasury', [contracts.stablecoin]);
-    contracts.streamVesting = await create('StreamVesting', [contracts.payrollTreasury]);
-    contracts.yieldRouter = await create('YieldRouter', [
-      contracts.payrollTreasury,
-      ['treasury-bills', 'money-market', 'lending'],
-      [420n, 510n, 630n],
-    ]);
-    contracts.agentIdentityRegistry = await create('AgentIdentityRegistry');
-    contracts.agentReputationRegistry = await create('AgentReputationRegistry', [contracts.agentIdentityRegistry]);
-    await call(contracts.streamVesting, 'StreamVesting', 'setOperator', [operator.address, true]);
-    // Like Multicall3: deployed, then its code copied to the precompile's address.
-    const escrow = await create('TIP20ChannelEscrow');
-    await evm.request({ method: 'hardhat_setCode' as never, params: [CHANNEL_ESCROW_ADDRESS, await client.getCode({ address: escrow })] as never });
+    Object.assign(contracts, await deployPayrollContracts(deployer, contracts.stablecoin, operator.address));
+    await place(CHANNEL_ESCROW_ADDRESS, 'TIP20ChannelEscrow');
     contracts.channelEscrow = CHANNEL_ESCROW_ADDRESS;
   }
   contracts.multicall3 = MULTICALL3_ADDRESS;

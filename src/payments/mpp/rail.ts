@@ -87,8 +87,12 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
    * route never pays for another, even at the same price to the same recipient.
    */
   const scopeOf = (route: PaidRoute) => `${route.method} ${route.path}`;
-  /** What the route asks a Tempo payment for; mppx binds challenges and credentials to it. */
-  const tempoRequest = (route: PaidRoute) => ({ amount: formatUsd(route.price), recipient: options.recipient, description: route.summary });
+  /**
+   * What the route asks a Tempo payment for; mppx binds challenges and credentials to it. The
+   * description is not part of it: mppx keeps a challenge's description beside its request, and
+   * mppx's own tempo.charge (live mode) refuses a credential whose bound request has one.
+   */
+  const tempoRequest = (route: PaidRoute) => ({ amount: formatUsd(route.price), recipient: options.recipient });
   /** The card charge offered next to it (USD cents), from the processor's minimum up. */
   const cardRequest = (route: PaidRoute) => {
     if (!card || !route.card || route.price < CARD_MINIMUM) return null;
@@ -117,7 +121,7 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
       if (route.unit !== 'charge') {
         challenges.push(await issue.tempo!.session({ ...sessionRequest(route, options.recipient), expires }));
       }
-      if (route.unit !== 'tick') challenges.push(await issue.tempo!.charge({ ...tempoRequest(route), expires, scope: scopeOf(route) }));
+      if (route.unit !== 'tick') challenges.push(await issue.tempo!.charge({ ...tempoRequest(route), description: route.summary, expires, scope: scopeOf(route) }));
       const cardOffer = cardRequest(route);
       if (cardOffer) challenges.push(await issue.stripe!.charge({ ...cardOffer, expires, scope: scopeOf(route) }));
       return { headers: [['WWW-Authenticate', challenges.map((c) => Challenge.serialize(c)).join(', ')]] };
