@@ -25,6 +25,7 @@ describe('live start-up checks', () => {
       baseRpcUrl: `${devnet.url}/base`,
       solanaRpcUrl: `${devnet.url}/solana`,
       x402FacilitatorUrl: undefined,
+      x402FacilitatorKey: undefined,
       mppSecretKey: undefined,
       smtpUrl: undefined,
       emailFrom: undefined,
