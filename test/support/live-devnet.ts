@@ -11,6 +11,8 @@ import { deployLiveContracts } from '../../src/chains/contracts/deploy-live.js';
 import { loadConfig, loadDeployConfig } from '../../src/config.js';
 import { startDevnet, type RunningDevnet } from '../../src/devnet/devnet.js';
 import type { DevnetInfo } from '../../src/devnet/server.js';
+import { createLogger } from '../../src/log.js';
+import { SecretRedactor } from '../../src/secrets.js';
 import { startService, type RunningService } from '../../src/service.js';
 import { createTestDatabaseTarget } from './database.js';
 import { freePort } from './service-process.js';
@@ -106,7 +108,8 @@ export async function startLiveDevnet(options: LiveDevnetOptions = {}): Promise<
     };
     const env = options.env ? options.env(defaults) : defaults;
     const logs: string[] = [];
-    const service: RunningService = await startService(loadConfig(env), capturingLogger(logs));
+    const config = loadConfig(env);
+    const service: RunningService = await startService(config, capturingLogger(logs, new SecretRedactor(config.secrets)));
     stops.push(() => service.close());
     return { url: service.url, logs, env, devnet, idToken: idp.idToken, stop };
   } catch (error) {
@@ -118,15 +121,15 @@ export async function startLiveDevnet(options: LiveDevnetOptions = {}): Promise<
 const IDP_ISSUER = 'https://idp.example.test';
 const IDP_AUDIENCE = 'payroll-live-devnet';
 
-/** A pino logger like the service's (src/log.ts) whose lines land in `lines`. */
-function capturingLogger(lines: string[]) {
+/** The service's logger (src/log.ts, secrets redacted as in src/main.ts) writing its lines into `lines`. */
+function capturingLogger(lines: string[], secrets: SecretRedactor) {
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       lines.push(...chunk.toString().split('\n').filter(Boolean));
       done();
     },
   });
-  return pino({ level: 'info', base: { service: 'payroll' }, timestamp: pino.stdTimeFunctions.isoTime }, sink);
+  return createLogger('info', secrets, sink);
 }
 
 async function devnetFaucet(devnetUrl: string, network: string, address: string, amount: string): Promise<void> {
