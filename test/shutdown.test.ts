@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabaseTarget, type TestDatabaseTarget } from './support/database.js';
 import { freePort, startServiceProcess, waitForHealthy, type ServiceProcess } from './support/service-process.js';
+import { readSseEvents } from './support/sse.js';
 
 const GRACE_SECONDS = 3;
 
@@ -17,29 +18,6 @@ function rawClient(port: number, text: string): { socket: net.Socket; answer: Pr
   const answer = new Promise<string>((resolve) => socket.once('close', () => resolve(received)));
   socket.on('error', () => {}); // a reset is an answer too: the test reads what arrived
   return { socket, answer };
-}
-
-/** SSE events (`event:` name and parsed `data:`) read from `reader` until `stop` says so or the stream ends. */
-async function readEvents(
-  reader: ReadableStreamDefaultReader<string>,
-  stop: (event: { event: string; data: unknown }) => boolean,
-  events: { event: string; data: unknown }[] = [],
-): Promise<{ event: string; data: unknown }[]> {
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return events;
-    buffer += value;
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
-      const data = JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null') as unknown;
-      events.push({ event, data });
-      if (stop({ event, data })) return events;
-    }
-  }
 }
 
 describe('shutdown (SIGTERM) with SHUTDOWN_GRACE_SECONDS', () => {
@@ -92,7 +70,7 @@ describe('shutdown (SIGTERM) with SHUTDOWN_GRACE_SECONDS', () => {
     const run = await fetch(`${base}/api/demo/run-agent`, { method: 'POST' });
     expect(run.status).toBe(200);
     const reader = run.body!.pipeThrough(new TextDecoderStream()).getReader();
-    const events = await readEvents(reader, ({ event }) => event === 'step');
+    const events = await readSseEvents(reader, ({ event }) => event === 'step');
 
     const signalled = Date.now();
     service.child.kill('SIGTERM');
@@ -111,7 +89,7 @@ describe('shutdown (SIGTERM) with SHUTDOWN_GRACE_SECONDS', () => {
     expect(service.output()).not.toMatch(/cut off|deadline passed/);
 
     // The stream's final event came after a step saying why the run stopped.
-    await readEvents(reader, () => false, events);
+    await readSseEvents(reader, () => false, events);
     const last = events.at(-1)!;
     expect(last.event).toBe('done');
     expect(events.at(-2)).toMatchObject({ event: 'step', data: { kind: 'error', message: expect.stringMatching(/shutting down/) } });

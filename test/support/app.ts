@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildApp, createServices, type App, type Services } from '../../src/app.js';
+import { buildApp, createServices, type App, type AppDependencies, type Services } from '../../src/app.js';
 import { openEmbeddedChains, type EmbeddedChains, type LocalChains } from '../../src/chains/embedded/index.js';
 import { openDevnetChains } from '../../src/devnet/remote.js';
 import { embeddedChainPorts, type Chains } from '../../src/chains/index.js';
@@ -39,6 +39,8 @@ export interface TestApp {
   dataDir: string;
   /** A bearer token from the development identity provider. */
   token(sub: string, email?: string): Promise<string>;
+  /** A second app over the same database, chains and services, as another instance would be. */
+  anotherInstance(changes?: Partial<AppDependencies>): App;
   request(method: string, path: string, options?: RequestOptions): Promise<Response>;
   close(): Promise<void>;
 }
@@ -99,21 +101,19 @@ export async function startTestApp(
   const onSettled = reportingSettled(attestSettledPayment, observability.business);
   const payments = chains && (await openPayments({ config, database, chains, embedded: localChains, onSettled, log: createLogger('silent') }));
   const verifyIdentity = createIdentityVerifier({ issuer: config.idp.issuer, audience: config.idp.audience, jwks: { keys: idp.jwks().keys } });
-  const app = buildApp(
-    {
-      config,
-      database,
-      log: createLogger('silent'),
-      verifyIdentity,
-      devIdentityProvider: idp,
-      embeddedChains: localChains,
-      chains,
-      payments,
-      readiness: readinessChecks(database),
-      observability,
-    },
-    services,
-  );
+  const deps: AppDependencies = {
+    config,
+    database,
+    log: createLogger('silent'),
+    verifyIdentity,
+    devIdentityProvider: idp,
+    embeddedChains: localChains,
+    chains,
+    payments,
+    readiness: readinessChecks(database),
+    observability,
+  };
+  const app = buildApp(deps, services);
   return {
     app,
     embeddedChains,
@@ -128,6 +128,8 @@ export async function startTestApp(
     verifyIdentity,
     dataDir,
     token: (sub, email) => idp.issue({ sub, email }),
+    // Its own metrics: two apps in one registry would register every metric twice.
+    anotherInstance: (changes = {}) => buildApp({ ...deps, observability: undefined, ...changes }, services),
     request(method, requestPath, options = {}) {
       return Promise.resolve(app.request(requestPath, requestInit(method, options)));
     },

@@ -3,7 +3,6 @@ import { inArray } from 'drizzle-orm';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildApp } from '../../app.js';
 import { payments } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
 import { RateLimits } from '../../http/rate-limits.js';
@@ -14,6 +13,7 @@ import { Faucet } from '../dev/faucet.js';
 import { runTour, type DemoEvent } from './agent.js';
 import { registerDemoAgentRoutes } from './routes.js';
 import { DatabaseSpendBudget, UNCAPPED } from './spend-budget.js';
+import { readSseEvents } from '../../../test/support/sse.js';
 
 /**
  * The demo agent end to end: it pays the app's own paid routes through the real payment gate
@@ -54,26 +54,9 @@ function runAgent(address: string, init: RequestInit = {}): Promise<Response> {
 /** Reads SSE events until the stream ends or `stop` says so (then cancels the body). */
 async function readEvents(response: Response, stop: (event: SseEvent) => boolean = () => false): Promise<SseEvent[]> {
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  const events: SseEvent[] = [];
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return events;
-    buffer += value;
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const event = /^event: (.+)$/m.exec(block)?.[1];
-      const data = /^data: (.+)$/m.exec(block)?.[1];
-      const parsed = { event, data: JSON.parse(data!) } as SseEvent;
-      events.push(parsed);
-      if (stop(parsed)) {
-        await reader.cancel();
-        return events;
-      }
-    }
-  }
+  const events = (await readSseEvents(reader, (event) => stop(event as SseEvent))) as SseEvent[];
+  await reader.cancel();
+  return events;
 }
 
 const steps = (events: SseEvent[]) => events.flatMap((e) => (e.event === 'step' ? [e.data] : []));
@@ -179,20 +162,7 @@ describe('POST /api/demo/run-agent (local mode)', () => {
   });
 
   it('runs one at a time per address across instances, and counts runs over both', async () => {
-    const second = buildApp(
-      {
-        config: t.config,
-        database: t.database,
-        log: createLogger('silent'),
-        verifyIdentity: t.verifyIdentity,
-        devIdentityProvider: t.idp,
-        embeddedChains: t.localChains,
-        chains: t.chains,
-        payments: t.payments,
-        readiness: [],
-      },
-      t.services,
-    );
+    const second = t.anotherInstance();
     const first = await runAgent('192.0.2.7');
     expect(first.status).toBe(200);
     const elsewhere = await second.request(PATH, { method: 'POST' }, fromAddress('192.0.2.7'));

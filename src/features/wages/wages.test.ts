@@ -4,7 +4,6 @@ import { parseAbiItem, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildApp } from '../../app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { loseAnswer, proofMaker, railA, railASession, type PayingFetch } from '../../../test/support/pay.js';
 import { advances } from '../../db/schema.js';
@@ -552,21 +551,7 @@ describe('the balance stream at shutdown', () => {
   it('ends with the session receipt for the ticks served when the server shuts down (AppDependencies.shutdown)', async () => {
     // The same services behind a second app whose shutdown signal this test owns.
     const shutdown = new AbortController();
-    const app = buildApp(
-      {
-        config: t.config,
-        database: t.database,
-        log: createLogger('silent'),
-        verifyIdentity: t.verifyIdentity,
-        devIdentityProvider: t.idp,
-        embeddedChains: t.localChains,
-        chains: t.chains,
-        payments: t.payments,
-        readiness: [],
-        shutdown: shutdown.signal,
-      },
-      t.services,
-    );
+    const app = t.anotherInstance({ shutdown: shutdown.signal });
     const closing = await serveOnLoopback(app.fetch);
     try {
       const employee = await addEmployee(ownerToken, employerId);
