@@ -120,6 +120,9 @@ const envSchema = z.object({
   BASE_RPC_URL: optionalUrl,
   SOLANA_RPC_URL: optionalUrl,
   X402_FACILITATOR_URL: optionalUrl,
+  // One facilitator call (supported, verify, settle) may take this long; a settle that times out is
+  // `unknown` and the payments reconciler finds out what happened on chain.
+  X402_FACILITATOR_TIMEOUT_MS: z.coerce.number().int().min(1000).max(120_000).default(30_000),
   // A hosted facilitator's API key (CDP's: key id and a PEM EC or base64 Ed25519 secret); both or
   // neither. Without them no auth header is sent (an open or self-hosted facilitator).
   X402_FACILITATOR_KEY_ID: optionalString,
@@ -345,6 +348,7 @@ export interface Config {
     x402FacilitatorUrl: string | undefined;
     /** The facilitator's API key (signed-JWT auth); undefined: no auth header. */
     x402FacilitatorKey: FacilitatorApiKey | undefined;
+    x402FacilitatorTimeoutMs: number;
     mppSecretKey: string | undefined;
     smtpUrl: string | undefined;
     emailFrom: string | undefined;
@@ -495,6 +499,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       x402FacilitatorUrl: env.X402_FACILITATOR_URL,
       x402FacilitatorKey:
         env.X402_FACILITATOR_KEY_ID && env.X402_FACILITATOR_KEY_SECRET ? { keyId: env.X402_FACILITATOR_KEY_ID, keySecret: env.X402_FACILITATOR_KEY_SECRET } : undefined,
+      x402FacilitatorTimeoutMs: env.X402_FACILITATOR_TIMEOUT_MS,
       mppSecretKey: env.MPP_SECRET_KEY,
       smtpUrl: env.SMTP_URL,
       emailFrom: env.EMAIL_FROM,

@@ -26,6 +26,7 @@ describe('live start-up checks', () => {
       solanaRpcUrl: `${devnet.url}/solana`,
       x402FacilitatorUrl: undefined,
       x402FacilitatorKey: undefined,
+      x402FacilitatorTimeoutMs: 30_000,
       mppSecretKey: undefined,
       smtpUrl: undefined,
       emailFrom: undefined,

@@ -106,6 +106,7 @@ export async function openPayments(deps: {
         liveX402Rails({
           facilitatorUrl: x402FacilitatorUrl,
           createAuthHeaders: x402FacilitatorKey && facilitatorAuthHeaders(x402FacilitatorUrl, x402FacilitatorKey),
+          timeoutMs: config.live.x402FacilitatorTimeoutMs,
           payTo: { evm: payTo.base, solana: payTo.solana },
           baseUsdc: config.live.baseUsdcAddress,
           solanaMint: config.live.solanaUsdcMint,

@@ -328,7 +328,9 @@ export interface LiveX402Options {
   /** e.g. https://x402.org/facilitator or a CDP facilitator URL. */
   facilitatorUrl: string;
   /** Headers per facilitator call (verify, settle, supported), for facilitators that need auth. */
-  createAuthHeaders?: FacilitatorConfig['createAuthHeaders'];
+  createAuthHeaders?: FacilitatorConfig['createAuthHeaders'] | undefined;
+  /** How long one facilitator call may take (X402_FACILITATOR_TIMEOUT_MS); @x402/core's own default is 90 s. */
+  timeoutMs?: number | undefined;
   payTo: X402PayTo;
   /** USDC on Base. */
   baseUsdc: Address;
@@ -344,7 +346,7 @@ export interface LiveX402Options {
 /** Live mode: verification and settlement by an x402 facilitator over HTTP. */
 export function liveX402Rails(options: LiveX402Options): X402Rails {
   return createRails({
-    facilitator: new HTTPFacilitatorClient({ url: options.facilitatorUrl, createAuthHeaders: options.createAuthHeaders }),
+    facilitator: new HTTPFacilitatorClient({ url: options.facilitatorUrl, createAuthHeaders: options.createAuthHeaders, timeoutMs: options.timeoutMs }),
     payTo: { evm: getAddress(options.payTo.evm), solana: options.payTo.solana },
     networks: { B: (options.baseNetwork ?? 'eip155:8453') as Network, C: options.solanaNetwork as Network },
     evmAsset: { address: getAddress(options.baseUsdc), ...(options.baseUsdcDomain ?? { name: 'USD Coin', version: '2' }) },

@@ -434,6 +434,7 @@ describe('live mode: an HTTP facilitator', () => {
   let facilitatorServer: LoopbackServer;
   let facilitatorUrl: string;
   let failSettle = false;
+  let hangSettle = false;
 
   /** A facilitator service (the x402 /supported, /verify, /settle API) over the embedded chains. */
   beforeAll(async () => {
@@ -446,6 +447,7 @@ describe('live mode: an HTTP facilitator', () => {
     });
     api.post('/settle', async (c) => {
       if (failSettle) return c.text('upstream timeout', 504);
+      if (hangSettle) await new Promise(() => {});
       const { paymentPayload, paymentRequirements } = await c.req.json();
       return c.json(await facilitator.settle(paymentPayload, paymentRequirements));
     });
@@ -457,10 +459,11 @@ describe('live mode: an HTTP facilitator', () => {
     await facilitatorServer.close();
   });
 
-  const live = () => {
+  const live = (timeoutMs?: number) => {
     const chains = t.embeddedChains!;
     return liveX402Rails({
       facilitatorUrl,
+      timeoutMs,
       payTo,
       baseUsdc: chains.base.contracts.stablecoin!,
       solanaMint: chains.solana.mint,
@@ -512,5 +515,21 @@ describe('live mode: an HTTP facilitator', () => {
       solanaNetwork: t.embeddedChains!.solana.network,
     });
     expect(await unreachable.settle(payload, requirement)).toMatchObject({ outcome: 'refused', response: { errorReason: 'facilitator_unavailable' } });
+  });
+
+  it('gives up on a settlement the facilitator never answers after X402_FACILITATOR_TIMEOUT_MS, as unknown', async () => {
+    const remote = live(500);
+    const requirement = await offered('B');
+    const payload = await clientPayload(new ExactEvmScheme(await evmPayer()), requirement);
+    expect(await remote.verify(payload, requirement)).toMatchObject({ isValid: true });
+    hangSettle = true;
+    try {
+      const started = Date.now();
+      // Unknown, not refused: the facilitator may have sent the transfer; the reconciler finds out.
+      expect(await remote.settle(payload, requirement)).toMatchObject({ outcome: 'unknown', response: { success: false } });
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      hangSettle = false;
+    }
   });
 });
