@@ -64,7 +64,8 @@ import { requireUser } from './http/auth.js';
 import { webApp } from './http/web.js';
 import { registerSessionRoute, registerSignInOptionsRoute } from './features/users/routes.js';
 import type { AppEnv } from './http/context.js';
-import { AppError, errorResponse, handleError } from './http/errors.js';
+import { errorResponse, handleError } from './http/errors.js';
+import { AppError } from './errors.js';
 import { idempotency } from './http/idempotency.js';
 import { RateLimits, rateLimitRules } from './http/rate-limits.js';
 import { requestContext } from './http/request-context.js';
@@ -177,7 +178,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
       onMethodNotAllowed: (c, methods) =>
         errorResponse(
           c,
-          new AppError(405, 'METHOD_NOT_ALLOWED', `${c.req.method} is not allowed here.`, { allow: methods }, {
+          new AppError('METHOD_NOT_ALLOWED', `${c.req.method} is not allowed here.`, { allow: methods }, {
             Allow: methods.join(', '),
           }),
         ),
@@ -190,7 +191,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
       onError: (c) =>
         errorResponse(
           c,
-          new AppError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${config.http.maxBodyBytes} bytes.`),
+          new AppError('PAYLOAD_TOO_LARGE', `The request body is larger than ${config.http.maxBodyBytes} bytes.`),
         ),
     }),
   );
@@ -326,7 +327,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
   registerSignInOptionsRoute(app, { devSignIn: deps.devIdentityProvider !== null, loginUrl: config.idp.loginUrl });
   // The web app (web/dist, built by `npm run build:web`) on the same port, for what no route matched.
   const web = webApp(fileURLToPath(new URL('../web/dist', import.meta.url)));
-  app.notFound((c) => web(c) ?? errorResponse(c, new AppError(404, 'NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`)));
+  app.notFound((c) => web(c) ?? errorResponse(c, new AppError('NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`)));
   app.onError((error, c) => {
     if (error instanceof AppError && SPEND_GATE_CODES.has(error.code)) observability.business.spendRefused(error.code);
     return handleError(error, c);

@@ -3,7 +3,8 @@ import type { LocalChains } from '../chains/embedded/index.js';
 import { answerJsonRpc } from '../chains/embedded/json-rpc.js';
 import { tempoRpc } from '../chains/embedded/tempo-rpc.js';
 import { Faucet } from '../features/dev/faucet.js';
-import { AppError, badRequest, errorResponse } from '../http/errors.js';
+import { errorResponse } from '../http/errors.js';
+import { AppError, badRequest } from '../errors.js';
 import { parseUsd } from '../money.js';
 import { embeddedFacilitator } from '../payments/x402/embedded-facilitator.js';
 

@@ -2,12 +2,13 @@ import type { MiddlewareHandler } from 'hono';
 import type { UsersService } from '../features/users/service.js';
 import type { IdentityVerifier } from '../providers/identity/verifier.js';
 import type { AppEnv } from './context.js';
-import { AppError, errorResponse } from './errors.js';
+import { AppError } from '../errors.js';
+import { errorResponse } from './errors.js';
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
 
 function unauthenticated(description: string): AppError {
-  return new AppError(401, 'UNAUTHENTICATED', description, {}, {
+  return new AppError('UNAUTHENTICATED', description, {}, {
     'WWW-Authenticate': `Bearer error="invalid_token", error_description="${description}"`,
   });
 }
@@ -32,7 +33,7 @@ export function requireUser(verify: IdentityVerifier, users: UsersService): Midd
 /** Platform admins only (ADMIN_USER_IDS). Runs after requireUser. */
 export const requirePlatformAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!c.var.caller.isPlatformAdmin) {
-    return errorResponse(c, new AppError(403, 'FORBIDDEN', 'Platform admins only.'));
+    return errorResponse(c, new AppError('FORBIDDEN', 'Platform admins only.'));
   }
   await next();
 };

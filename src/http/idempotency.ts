@@ -4,7 +4,8 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Database, Db } from '../db/client.js';
 import { idempotencyKeys } from '../db/schema.js';
 import type { AppEnv } from './context.js';
-import { AppError, badRequest, errorResponse } from './errors.js';
+import { AppError, badRequest } from '../errors.js';
+import { errorResponse } from './errors.js';
 
 export const IDEMPOTENCY_TTL_HOURS = 24;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -42,13 +43,13 @@ export function idempotency(database: Database, options: IdempotencyOptions = {}
       if (prior.requestHash !== requestHash) {
         return errorResponse(
           c,
-          new AppError(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request.'),
+          new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request.'),
         );
       }
       if (prior.status !== 'completed' || prior.responseStatus === null) {
         return errorResponse(
           c,
-          new AppError(409, 'IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still in progress.'),
+          new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still in progress.'),
         );
       }
       const headers = new Headers(prior.responseHeaders ?? {});

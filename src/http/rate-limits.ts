@@ -4,7 +4,7 @@ import type { Context } from 'hono';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Database } from '../db/client.js';
 import type { AppEnv } from './context.js';
-import { AppError } from './errors.js';
+import { AppError } from '../errors.js';
 
 /**
  * Abuse limits shared by every instance: each counter is a row of `rate_limits` (rate-limiter-flexible's
@@ -133,7 +133,7 @@ function storeKey(key: string): string {
 
 /** The project's 429: `{ error, code: 'RATE_LIMITED' }` with `Retry-After` in seconds. */
 export function rateLimited(message: string, retryAfterSeconds: number): AppError {
-  return new AppError(429, 'RATE_LIMITED', `${message}; try again in ${retryAfterSeconds} s.`, {}, { 'Retry-After': String(retryAfterSeconds) });
+  return new AppError('RATE_LIMITED', `${message}; try again in ${retryAfterSeconds} s.`, {}, { 'Retry-After': String(retryAfterSeconds) });
 }
 
 /** Requests whose socket address is unknown (no Node server behind the app) share one key. */

@@ -2,7 +2,8 @@ import type { Context } from 'hono';
 import { z } from '@hono/zod-openapi';
 import type { ZodError } from 'zod';
 import { USD_DECIMAL_PATTERN } from '../money.js';
-import { AppError, errorResponse } from './errors.js';
+import { AppError } from '../errors.js';
+import { errorResponse } from './errors.js';
 
 /** A 400 that names the first offending field and lists every problem. */
 export function validationError(error: ZodError, target: string): AppError {
@@ -11,7 +12,7 @@ export function validationError(error: ZodError, target: string): AppError {
     message: issue.message,
   }));
   const first = issues[0] ?? { field: target, message: 'is invalid' };
-  return new AppError(400, 'VALIDATION_ERROR', `${first.field}: ${first.message}`, { field: first.field, issues });
+  return new AppError('VALIDATION_ERROR', `${first.field}: ${first.message}`, { field: first.field, issues });
 }
 
 /** zod-openapi's hook, run after each request part (json, query, param) is validated. */

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
-import { badRequest, notFound } from '../../http/errors.js';
+import { badRequest, notFound } from '../../errors.js';
 import { errorResponses, jsonContent } from '../../http/validation.js';
 import { formatUsd } from '../../money.js';
 import { ACTIVITY_TYPES, listActivity, type ActivityPosition, type ActivityRow } from './store.js';

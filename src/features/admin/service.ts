@@ -1,6 +1,6 @@
 import type { Database } from '../../db/client.js';
 import { EMPLOYEE_STATUSES, PAYROLL_RUN_STATUSES, REPUTATION_WRITE_STATUSES } from '../../db/schema.js';
-import { badRequest } from '../../http/errors.js';
+import { badRequest } from '../../errors.js';
 import { formatUsd } from '../../money.js';
 import { presentForAdmin } from '../announcements/service.js';
 import { listAnnouncements } from '../announcements/store.js';

@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
-import { badRequest, notFound } from '../../http/errors.js';
+import { badRequest, notFound } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';

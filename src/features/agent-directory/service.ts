@@ -1,7 +1,7 @@
 import { getAddress, type Address } from 'viem';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database } from '../../db/client.js';
-import { AppError, badRequest } from '../../http/errors.js';
+import { AppError, badRequest } from '../../errors.js';
 import { ProofFailures } from '../agents/proof-failures.js';
 import { readProofHeaders, verifyProof, type ProofFailure, type ProofRequest, type ProofScheme } from '../agents/identity-proof.js';
 import { signatureClaimer } from '../agents/signature-replays.js';
@@ -58,7 +58,7 @@ const PROOF_FIELD: Record<ProofFailure, string> = {
   PROOF_REPLAYED: 'X-Agent-Signature',
 };
 const proofError = (code: ProofFailure, reason: string, field = PROOF_FIELD[code]) =>
-  new AppError(401, code, `${reason}.`, { field });
+  new AppError(code, `${reason}.`, { field });
 
 /**
  * Agent registration and the public directory (spec 4.6: POST /api/mpp/agents/register,

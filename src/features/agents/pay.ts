@@ -3,7 +3,7 @@ import type { Address, Hex } from 'viem';
 import { ChainRevertError } from '../../chains/evm/connection.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database, Db } from '../../db/client.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { formatUsd } from '../../money.js';
 import type { EmployersService } from '../employers/service.js';
@@ -54,7 +54,7 @@ const STALE_RESERVATION_SECONDS = 120;
 const LOST_TRANSFER_SECONDS = 3600;
 
 const notAuthorized = () =>
-  new AppError(403, 'AGENT_NOT_AUTHORIZED', 'This agent is not authorized to pay for this employer (no active authorization matches X-Agent-Identifier).');
+  new AppError('AGENT_NOT_AUTHORIZED', 'This agent is not authorized to pay for this employer (no active authorization matches X-Agent-Identifier).');
 
 /**
  * POST /api/mpp/agent/pay after the payment gate (spec 4.4, 8.2): the agent's one spend
@@ -80,7 +80,7 @@ export class AgentPayService {
 
   async pay(request: AgentPayRequest): Promise<AgentPayResult> {
     if (request.idempotencyKey !== null && !KEY_PATTERN.test(request.idempotencyKey)) {
-      throw new AppError(400, 'VALIDATION_ERROR', 'Idempotency-Key: must be 1-255 printable ASCII characters', { field: 'Idempotency-Key' });
+      throw new AppError('VALIDATION_ERROR', 'Idempotency-Key: must be 1-255 printable ASCII characters', { field: 'Idempotency-Key' });
     }
     // Before the identity proof: the replay store would refuse the signature the redeemed request
     // repeats. The gate redeems only a byte-identical request, and a call recorded under this fee
@@ -191,10 +191,10 @@ export class AgentPayService {
   /** An Idempotency-Key seen before: the first call's result, never a second transfer. */
   private replay(prior: store.PayCallRow, requestHash: string, employerAccountId: string | null): AgentPayResult {
     if (prior.requestHash !== requestHash) {
-      throw new AppError(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different payment.');
+      throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different payment.');
     }
     if (prior.status !== 'paid' || !prior.txHash) {
-      throw new AppError(409, 'IDEMPOTENCY_KEY_IN_USE', 'A payment with this Idempotency-Key is still in progress.');
+      throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A payment with this Idempotency-Key is still in progress.');
     }
     return { call: prior, employerAccountId: employerAccountId ?? '', explorerUrl: this.tempo.explorerUrl(prior.txHash as Hex), replayed: true };
   }
@@ -250,12 +250,12 @@ export class AgentPayService {
       await this.release(call, `${REVERTED}${error.errorName}`);
       if (error.errorName === 'InsufficientAvailable') return insufficientTreasury(null, call.amount);
       if (error.errorName === 'Unauthorized') return notDelegated();
-      return new AppError(502, 'TRANSFER_FAILED', `The transfer was refused by the chain (${error.errorName}); nothing was paid.`);
+      return new AppError('TRANSFER_FAILED', `The transfer was refused by the chain (${error.errorName}); nothing was paid.`);
     }
     const signed = await store.findCall(this.database.db, call.id);
     if (!signed?.txHash) {
       await this.release(call, `transfer not sent: ${(error as Error).message}`);
-      return new AppError(502, 'TRANSFER_FAILED', 'The transfer could not be sent; nothing was paid.');
+      return new AppError('TRANSFER_FAILED', 'The transfer could not be sent; nothing was paid.');
     }
     this.log.error({ callId: call.id, txHash: signed.txHash, err: error }, 'agent payment outcome unknown');
     return outcomeUnknown(signed.txHash);
@@ -276,20 +276,20 @@ function releasedAnswer(call: store.PayCallRow): AppError {
   const reason = call.failureReason ?? '';
   if (reason === NO_TREASURY || reason === SHORT_TREASURY || reason === `${REVERTED}InsufficientAvailable`) return insufficientTreasury(null, call.amount);
   if (reason === `${REVERTED}Unauthorized`) return notDelegated();
-  return new AppError(502, 'TRANSFER_FAILED', `The transfer did not go through (${reason || 'released'}); nothing was paid.`);
+  return new AppError('TRANSFER_FAILED', `The transfer did not go through (${reason || 'released'}); nothing was paid.`);
 }
 
 const notDelegated = () =>
-  new AppError(422, 'TREASURY_NOT_DELEGATED', "The service is not an agent of this employer's treasury account; its administrator must allow it.");
+  new AppError('TREASURY_NOT_DELEGATED', "The service is not an agent of this employer's treasury account; its administrator must allow it.");
 
 /** A transfer signed (or maybe signed) whose receipt is not known: it settles or is released within minutes. */
 const outcomeUnknown = (txHash: string | null) =>
   txHash
-    ? new AppError(502, 'TRANSFER_OUTCOME_UNKNOWN', `The transfer ${txHash} was sent but not confirmed; it settles or is released within minutes.`, { tx_hash: txHash })
-    : new AppError(502, 'TRANSFER_OUTCOME_UNKNOWN', 'The transfer was started but not confirmed; it settles or is released within minutes.');
+    ? new AppError('TRANSFER_OUTCOME_UNKNOWN', `The transfer ${txHash} was sent but not confirmed; it settles or is released within minutes.`, { tx_hash: txHash })
+    : new AppError('TRANSFER_OUTCOME_UNKNOWN', 'The transfer was started but not confirmed; it settles or is released within minutes.');
 
 const insufficientTreasury = (available: bigint | null, amount: bigint) =>
-  new AppError(422, 'INSUFFICIENT_TREASURY_BALANCE', "The employer's treasury does not hold enough available balance for this payment.", {
+  new AppError('INSUFFICIENT_TREASURY_BALANCE', "The employer's treasury does not hold enough available balance for this payment.", {
     amount_usd: formatUsd(amount),
     ...(available !== null && { available_usd: formatUsd(available) }),
   });

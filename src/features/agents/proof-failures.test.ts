@@ -3,7 +3,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentProofHeaders } from '../../../test/support/agents.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import { RateLimits, rateLimitRules } from '../../http/rate-limits.js';
 import { ProofFailures } from './proof-failures.js';
 import { AgentRequestVerifier, type SignedAgentRequest } from './request-proof.js';

@@ -1,4 +1,4 @@
-import type { AppError } from '../../http/errors.js';
+import type { AppError } from '../../errors.js';
 import { rateLimited, type RateLimits } from '../../http/rate-limits.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database } from '../../db/client.js';
-import { AppError } from '../../http/errors.js';
+import { AppError, type CodeWithStatus } from '../../errors.js';
 import { parseAgentIdentifier } from './identifiers.js';
 import { ProofFailures } from './proof-failures.js';
 import { readProofHeaders, verifyProof, type ProofScheme } from './identity-proof.js';
@@ -86,8 +86,8 @@ export class AgentRequestVerifier {
     const scheme = this.selfCertifyingScheme(authorization.agentIdentifier);
     if (scheme?.kind === authorization.identityScheme) return scheme;
     // Only the schemes above can be created; anything else cannot prove itself.
-    throw new AppError(403, 'AGENT_NOT_AUTHORIZED', 'This authorization has no usable identity proof; the owner must re-create it.');
+    throw new AppError('AGENT_NOT_AUTHORIZED', 'This authorization has no usable identity proof; the owner must re-create it.');
   }
 }
 
-const unauthenticated = (code: string, reason: string) => new AppError(401, code, `Agent identity proof refused: ${reason}.`, { field: 'X-Agent-Signature' });
+const unauthenticated = (code: CodeWithStatus<401>, reason: string) => new AppError(code, `Agent identity proof refused: ${reason}.`, { field: 'X-Agent-Signature' });

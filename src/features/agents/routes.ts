@@ -2,7 +2,8 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { Address } from 'viem';
 import type { AppEnv } from '../../http/context.js';
-import { AppError, errorResponse } from '../../http/errors.js';
+import { errorResponse } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
 import { formatUsd, parseUsd } from '../../money.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
@@ -49,7 +50,7 @@ const humanOwnerOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
   const bearer = c.req.header('authorization')?.replace(/^Bearer\s+/i, '') ?? '';
   const agentHeaders = [AGENT_KEY_HEADER, 'X-Agent-Identifier', 'X-Agent-Signature'].filter((name) => c.req.header(name) !== undefined);
   if (agentHeaders.length > 0 || bearer.startsWith('sk_agent_')) {
-    return errorResponse(c, new AppError(403, 'HUMAN_OWNER_ONLY', 'Only the human employer owner may pause or resume agents; agent credentials cannot.'));
+    return errorResponse(c, new AppError('HUMAN_OWNER_ONLY', 'Only the human employer owner may pause or resume agents; agent credentials cannot.'));
   }
   return next();
 };
@@ -269,7 +270,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, deps: AgentRouteDe
     async (c) => {
       const identifier = c.req.header('X-Agent-Identifier');
       if (!identifier) {
-        throw new AppError(401, 'AGENT_IDENTIFIER_MISSING', 'X-Agent-Identifier is required.', { field: 'X-Agent-Identifier' });
+        throw new AppError('AGENT_IDENTIFIER_MISSING', 'X-Agent-Identifier is required.', { field: 'X-Agent-Identifier' });
       }
       const body = c.req.valid('json');
       const url = new URL(c.req.url);

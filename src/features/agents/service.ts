@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
-import { AppError, badRequest, notFound } from '../../http/errors.js';
+import { AppError, badRequest, notFound } from '../../errors.js';
 import { recordAudit } from '../audit/store.js';
 import type { EmployersService } from '../employers/service.js';
 import { normaliseIdentifier, parseAgentIdentifier } from './identifiers.js';
@@ -70,7 +70,7 @@ export class AgentsService {
         elevatedPerDayCap: input.elevatedPerDayCap,
       });
       if (!inserted) {
-        throw new AppError(409, 'AGENT_IDENTIFIER_TAKEN', 'This employer already has an active authorization for this agent identifier.', {
+        throw new AppError('AGENT_IDENTIFIER_TAKEN', 'This employer already has an active authorization for this agent identifier.', {
           field: 'agent_identifier',
         });
       }
@@ -140,7 +140,7 @@ export class AgentsService {
       const current = (await store.findAuthorization(tx.db, employerId, id)) ?? throwNotFound();
       if (current.revokedAt) throw revokedConflict();
       if (current.identityScheme !== 'hmac') {
-        throw new AppError(409, 'NOT_AN_HMAC_AUTHORIZATION', `This agent proves itself with ${current.identityScheme}; it has no secret to rotate.`);
+        throw new AppError('NOT_AN_HMAC_AUTHORIZATION', `This agent proves itself with ${current.identityScheme}; it has no secret to rotate.`);
       }
       const updated = (await store.updateAuthorization(tx.db, employerId, id, { hmacSecretCiphertext: sealed })) ?? throwNotFound();
       await this.audit(tx.db, caller, employerId, 'agent_authorization.secret_rotated', id, requestId);
@@ -157,7 +157,7 @@ export class AgentsService {
       if (!restored) {
         const current = (await store.findAuthorization(tx.db, employerId, id)) ?? throwNotFound();
         if (current.revokedAt) throw revokedConflict();
-        throw new AppError(409, 'CAP_NOT_HALVED', 'The per-transaction cap of this authorization is not halved.');
+        throw new AppError('CAP_NOT_HALVED', 'The per-transaction cap of this authorization is not halved.');
       }
       await this.audit(tx.db, caller, employerId, 'agent_authorization.cap_restored', id, requestId, { per_tx_cap: restored.perTxCap.toString() });
       return restored;
@@ -231,4 +231,4 @@ const recipientKeys = (addresses: string[]) => [...new Set(addresses.map(recipie
 const throwNotFound = (): never => {
   throw notFound('Agent authorization');
 };
-const revokedConflict = () => new AppError(409, 'AUTHORIZATION_REVOKED', 'This authorization is revoked; create a new one.');
+const revokedConflict = () => new AppError('AUTHORIZATION_REVOKED', 'This authorization is revoked; create a new one.');

@@ -1,5 +1,5 @@
 import type { Database, Db } from '../../db/client.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import type { ReputationTier } from '../reputation/service.js';
 import { normaliseIdentifier, parseAgentIdentifier } from './identifiers.js';
 import type { AgentRequestVerifier, SignedAgentRequest } from './request-proof.js';
@@ -67,7 +67,7 @@ export class SpendReservations {
       const found = existing ? await existing(tx.db, authorization) : null;
       if (found !== null) return { kind: 'existing' as const, value: found };
       const gate = evaluateGates(authorization, effectiveCaps(authorization, spender.tier), await store.spendUsage(tx.db, authorization.id), payment);
-      if (gate) throw new AppError(403, gate.code, gate.message, { gate: gate.gate, ...gate.details });
+      if (gate) throw new AppError(gate.code, gate.message, { gate: gate.gate, ...gate.details });
       return { kind: 'reserved' as const, value: await record(tx.db, authorization), authorization };
     });
   }

@@ -3,7 +3,8 @@ import type { MiddlewareHandler } from 'hono';
 import type { Mode } from '../../config.js';
 import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
-import { AppError, errorResponse } from '../../http/errors.js';
+import { errorResponse } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
 import type { AiProvider } from '../../providers/ai/index.js';
 import type { EmployersService } from '../employers/service.js';
@@ -43,7 +44,7 @@ export function registerAiRoutes(app: OpenAPIHono<AppEnv>, deps: AiRouteDeps): v
   // is the deterministic stand-in. Runs after authentication, before validation or any work.
   const unconfigured = deps.mode === 'live' && deps.ai.name === 'offline';
   const requireAi: MiddlewareHandler<AppEnv> = async (c, next) => {
-    if (unconfigured) return errorResponse(c, new AppError(503, 'AI_NOT_CONFIGURED', AI_NOT_CONFIGURED));
+    if (unconfigured) return errorResponse(c, new AppError('AI_NOT_CONFIGURED', AI_NOT_CONFIGURED));
     await next();
   };
 

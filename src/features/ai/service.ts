@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Database } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
-import { notFound } from '../../http/errors.js';
+import { notFound } from '../../errors.js';
 import { completeJson, type AiProvider } from '../../providers/ai/index.js';
 import type { EmployersService } from '../employers/service.js';
 import { numbersIn } from '../treasury/optimizer.js';

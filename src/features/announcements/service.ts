@@ -1,6 +1,6 @@
 import type { Database } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
-import { AppError, badRequest, notFound } from '../../http/errors.js';
+import { AppError, badRequest, notFound } from '../../errors.js';
 import { recordAudit } from '../audit/store.js';
 import type { AnnouncementState } from './schema.js';
 import * as store from './store.js';
@@ -240,7 +240,7 @@ const isForeignKeyViolation = (error: unknown) =>
   [(error as { code?: string }).code, (error as { cause?: { code?: string } }).cause?.code].includes('23503');
 
 function requireAdmin(caller: Caller): void {
-  if (!caller.isPlatformAdmin) throw new AppError(403, 'FORBIDDEN', 'Platform admins only.');
+  if (!caller.isPlatformAdmin) throw new AppError('FORBIDDEN', 'Platform admins only.');
 }
 
 /**

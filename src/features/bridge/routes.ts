@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { DESTINATION_TYPES } from '../../db/schema.js';
 import type { AppEnv, Caller, FeePayment } from '../../http/context.js';
-import { notFound } from '../../http/errors.js';
+import { notFound } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, usdAmountSchema } from '../../http/validation.js';
 import { formatUsd, parseUsd } from '../../money.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';

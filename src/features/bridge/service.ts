@@ -3,7 +3,7 @@ import type { Address } from 'viem';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database } from '../../db/client.js';
 import type { Caller, FeePayment } from '../../http/context.js';
-import { AppError, badRequest, notFound } from '../../http/errors.js';
+import { AppError, badRequest, notFound } from '../../errors.js';
 import type { Config } from '../../config.js';
 import {
   BridgeError,
@@ -23,15 +23,15 @@ import * as store from './store.js';
 type Audience = 'employee' | 'owner' | 'employee_or_owner';
 
 const kycNotApproved = () =>
-  new AppError(409, 'KYC_NOT_APPROVED', "The employee's identity check (KYC) is not approved yet: the employer starts it with POST /api/employees/{id}/kyc.");
+  new AppError('KYC_NOT_APPROVED', "The employee's identity check (KYC) is not approved yet: the employer starts it with POST /api/employees/{id}/kyc.");
 
 /** Maps the provider's refusals onto our answers: its validation is the caller's 400, an outage our 503 (never charged). */
 function providerError(error: unknown, field: string): never {
   if (!(error instanceof BridgeError)) throw error;
   if (error.kind === 'invalid') throw badRequest(field, error.message);
   if (error.kind === 'kyc_required') throw kycNotApproved();
-  if (error.kind === 'not_found') throw new AppError(502, 'BRIDGE_INCONSISTENT', `The fiat bridge no longer knows this record: ${error.message}`);
-  throw new AppError(503, 'BRIDGE_UNAVAILABLE', 'The fiat bridge is not answering; nothing was created. Try again shortly.');
+  if (error.kind === 'not_found') throw new AppError('BRIDGE_INCONSISTENT', `The fiat bridge no longer knows this record: ${error.message}`);
+  throw new AppError('BRIDGE_UNAVAILABLE', 'The fiat bridge is not answering; nothing was created. Try again shortly.');
 }
 
 /**
@@ -59,7 +59,7 @@ export class BridgeService {
   }
 
   private provider(): BridgeProvider {
-    if (!this.bridge) throw new AppError(503, 'BRIDGE_NOT_CONFIGURED', 'The fiat bridge is not configured on this server (BRIDGE_API_KEY).');
+    if (!this.bridge) throw new AppError('BRIDGE_NOT_CONFIGURED', 'The fiat bridge is not configured on this server (BRIDGE_API_KEY).');
     return this.bridge;
   }
 
@@ -183,7 +183,7 @@ export class BridgeService {
     // Reserved but never created at the provider (a crash, or its refusal): asked again under the
     // same idempotency key, so the provider still makes at most one transfer of it.
     if (earlier) return this.createTransfer(earlier, customerId, account.bridgeAccountId);
-    if (!employee.walletAddress) throw new AppError(422, 'NO_WALLET', 'This employee has no wallet to cash out from.');
+    if (!employee.walletAddress) throw new AppError('NO_WALLET', 'This employee has no wallet to cash out from.');
     const balance = await this.tempo.balanceOf(employee.walletAddress as Address);
     const reserved = await this.database.transaction((tx) =>
       store.reserveOfframp(
@@ -201,7 +201,7 @@ export class BridgeService {
       ),
     );
     if (!reserved) {
-      throw new AppError(422, 'INSUFFICIENT_BALANCE', 'The amount is more than the wallet holds beyond off-ramps already waiting for funds.', {
+      throw new AppError('INSUFFICIENT_BALANCE', 'The amount is more than the wallet holds beyond off-ramps already waiting for funds.', {
         field: 'amount',
       });
     }

@@ -4,7 +4,7 @@ import { ChainRevertError } from '../../chains/evm/connection.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError, notFound } from '../../errors.js';
 import { recordAudit } from '../audit/store.js';
 import { PaidCallers, type PaidCaller } from '../employers/paid-caller.js';
 import type { EmployersService } from '../employers/service.js';
@@ -158,7 +158,7 @@ export class ComplianceService {
       return await this.tempo.isAuthorized(policyId, wallet as Address);
     } catch (error) {
       if (error instanceof ChainRevertError && error.errorName === 'PolicyNotFound') {
-        throw new AppError(422, 'POLICY_NOT_FOUND', `policyId: TIP-403 policy ${policyId} does not exist.`, {
+        throw new AppError('POLICY_NOT_FOUND', `policyId: TIP-403 policy ${policyId} does not exist.`, {
           field: 'policyId',
           policy_id: Number(policyId),
         });

@@ -3,7 +3,7 @@ import { isAddress as isEvmAddress, parseAbi, type Address, type Hex } from 'vie
 import type { LocalChains } from '../../chains/embedded/index.js';
 import { topUpGas, type EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
 import { contractCall } from '../../chains/evm/connection.js';
-import { badRequest } from '../../http/errors.js';
+import { badRequest } from '../../errors.js';
 
 const STABLECOIN = parseAbi(['function mint(address to, uint256 amount)']);
 const SOL_TOP_UP = 1_000_000_000n; // 1 SOL for fees

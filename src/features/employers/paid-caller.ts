@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Database } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import type { IdentityVerifier } from '../../providers/identity/verifier.js';
 import type { UsersService } from '../users/service.js';
 import * as store from './store.js';
@@ -34,7 +34,7 @@ export function newAgentKey(): { key: string; hash: string; prefix: string } {
 }
 
 const unauthenticated = (header: string, why: string) =>
-  new AppError(401, 'UNAUTHENTICATED', `${header}: ${why}`, { field: header });
+  new AppError('UNAUTHENTICATED', `${header}: ${why}`, { field: header });
 
 export class PaidCallers {
   constructor(
@@ -51,7 +51,7 @@ export class PaidCallers {
     const token = headers.get(IDENTITY_TOKEN_HEADER);
     const agentKey = headers.get(AGENT_KEY_HEADER);
     if (token !== null && agentKey !== null) {
-      throw new AppError(400, 'VALIDATION_ERROR', `Send ${IDENTITY_TOKEN_HEADER} or ${AGENT_KEY_HEADER}, not both.`, { field: AGENT_KEY_HEADER });
+      throw new AppError('VALIDATION_ERROR', `Send ${IDENTITY_TOKEN_HEADER} or ${AGENT_KEY_HEADER}, not both.`, { field: AGENT_KEY_HEADER });
     }
     if (token !== null) {
       let claims;

@@ -2,7 +2,7 @@ import type { Address } from 'viem';
 import { ChainRevertError } from '../../chains/evm/connection.js';
 import type { Database, Db } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError, notFound } from '../../errors.js';
 import { formatUsd, parseUsd } from '../../money.js';
 import { recordAudit } from '../audit/store.js';
 import type { UsersService } from '../users/service.js';
@@ -352,7 +352,7 @@ export class EmployersService {
     await this.requireOwned(this.database.db, caller, employerId);
     const policyId = patch.tip403PolicyId === undefined || patch.tip403PolicyId === null ? patch.tip403PolicyId : BigInt(patch.tip403PolicyId);
     if (typeof policyId === 'bigint' && policyExists && !(await policyExists(policyId))) {
-      throw new AppError(422, 'POLICY_NOT_FOUND', `tip403_policy_id: policy ${policyId} does not exist on the Tempo chain.`, {
+      throw new AppError('POLICY_NOT_FOUND', `tip403_policy_id: policy ${policyId} does not exist on the Tempo chain.`, {
         field: 'tip403_policy_id',
       });
     }
@@ -574,7 +574,7 @@ export class EmployersService {
   }
 }
 
-const employeeRemoved = () => new AppError(409, 'EMPLOYEE_REMOVED', 'This employee was removed and can no longer be edited.');
+const employeeRemoved = () => new AppError('EMPLOYEE_REMOVED', 'This employee was removed and can no longer be edited.');
 
 function employeeValues(employerId: string, input: NewEmployeeInput, annualSalary: bigint): store.NewEmployee {
   return {

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
 import { formatUsd, parseUsd } from '../../money.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
@@ -261,7 +261,7 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
 
 function requireIdentifier(c: Context<AppEnv>): string {
   const identifier = c.req.header('X-Agent-Identifier');
-  if (!identifier) throw new AppError(401, 'AGENT_IDENTIFIER_MISSING', 'X-Agent-Identifier is required.', { field: 'X-Agent-Identifier' });
+  if (!identifier) throw new AppError('AGENT_IDENTIFIER_MISSING', 'X-Agent-Identifier is required.', { field: 'X-Agent-Identifier' });
   return identifier;
 }
 

@@ -8,7 +8,7 @@ import type { SignedSolanaTransaction, SolanaChain } from '../../chains/solana/s
 import type { Config } from '../../config.js';
 import type { Database, Db } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
+import { AppError, type CodeWithStatus } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { formatUsd } from '../../money.js';
 import type { AiProvider } from '../../providers/ai/provider.js';
@@ -175,7 +175,7 @@ export class EscrowService {
     if ((await this.solana.tokenBalance(this.solana.serviceAddress)) < row.amount) {
       await store.transition(this.database.db, row.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() });
       this.log.error({ escrowId: row.id }, 'escrow custody float on Solana is short; top up the service wallet');
-      throw new AppError(503, 'ESCROW_CUSTODY_UNAVAILABLE', 'Escrow custody cannot take this amount right now; nothing was debited. Retry later.');
+      throw new AppError('ESCROW_CUSTODY_UNAVAILABLE', 'Escrow custody cannot take this amount right now; nothing was debited. Retry later.');
     }
     try {
       const memo = encodeMemo({ type: 'agent_payment', employerId: row.employerId, employeeId: row.posterAuthorizationId ?? row.id, runId: row.id, amount: row.amount });
@@ -189,9 +189,9 @@ export class EscrowService {
         await store.transition(this.database.db, row.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() });
         if (error.errorName === 'InsufficientAvailable') throw insufficientTreasury(null, row.amount);
         if (error.errorName === 'Unauthorized') {
-          throw new AppError(422, 'TREASURY_NOT_DELEGATED', "The service is not an agent of this employer's treasury account; its administrator must allow it.");
+          throw new AppError('TREASURY_NOT_DELEGATED', "The service is not an agent of this employer's treasury account; its administrator must allow it.");
         }
-        throw new AppError(502, 'ESCROW_FUNDING_FAILED', `The treasury refused the debit (${error.errorName}); nothing was locked.`);
+        throw new AppError('ESCROW_FUNDING_FAILED', `The treasury refused the debit (${error.errorName}); nothing was locked.`);
       }
       throw this.fundingPending(row, error);
     }
@@ -220,7 +220,7 @@ export class EscrowService {
 
   private fundingPending(row: EscrowRow, error: unknown): AppError {
     this.log.error({ escrowId: row.id, err: error }, 'escrow funding interrupted; the reconciler finishes it');
-    return new AppError(502, 'ESCROW_FUNDING_PENDING', 'The escrow could not be funded yet; it is posted or its debit returned within minutes (poll the status route).', {
+    return new AppError('ESCROW_FUNDING_PENDING', 'The escrow could not be funded yet; it is posted or its debit returned within minutes (poll the status route).', {
       escrow_id: row.id,
     });
   }
@@ -242,14 +242,14 @@ export class EscrowService {
    * uri_hash, escrow, fee payer, signatures), broadcast, and then the same delivery as `deliver`.
    */
   async deliverSigned(request: DeliverRequest & { signedTransaction: string }): Promise<EscrowRow> {
-    if (!this.options.escrowProgram) throw new AppError(503, 'DELIVER_SIGNED_UNAVAILABLE', 'No escrow program is configured (SOLANA_ESCROW_PROGRAM_ID).');
+    if (!this.options.escrowProgram) throw new AppError('DELIVER_SIGNED_UNAVAILABLE', 'No escrow program is configured (SOLANA_ESCROW_PROGRAM_ID).');
     const earlier = await this.redeemedDelivery(request);
     if (earlier) return earlier;
     const inspected = inspectSignedDeliverable(request.signedTransaction, { programAddress: this.options.escrowProgram });
-    if (!inspected.ok) throw new AppError(400, inspected.code, inspected.message, { field: inspected.field });
+    if (!inspected.ok) throw new AppError(inspected.code, inspected.message, { field: inspected.field });
     const escrow = await this.openForWorker(request.escrowId, request.identifier);
     if (inspected.feePayer !== escrow.workerWalletAddress || inspected.worker !== escrow.workerWalletAddress) {
-      throw new AppError(403, 'FEE_PAYER_MISMATCH', "The transaction's fee payer and signing worker must be the escrow's worker wallet.", { field: 'signed_transaction' });
+      throw new AppError('FEE_PAYER_MISMATCH', "The transaction's fee payer and signing worker must be the escrow's worker wallet.", { field: 'signed_transaction' });
     }
     if (inspected.escrowId !== escrow.id) throw invalidTransaction('ESCROW_MISMATCH', 'The instruction names another escrow.');
     if (inspected.escrowAccount !== escrow.escrowPda) throw invalidTransaction('ESCROW_ACCOUNT_MISMATCH', "The instruction's escrow account is not this escrow's.");
@@ -270,7 +270,7 @@ export class EscrowService {
       try {
         await this.solana.submitSigned(inspected.wire, inspected.signature as Signature);
       } catch (error) {
-        throw new AppError(502, 'BROADCAST_FAILED', `The transaction did not land: ${(error as Error).message}`, { signature: inspected.signature });
+        throw new AppError('BROADCAST_FAILED', `The transaction did not land: ${(error as Error).message}`, { signature: inspected.signature });
       }
       return { submit_deliverable: inspected.signature };
     });
@@ -292,9 +292,9 @@ export class EscrowService {
     const escrow = await store.findEscrow(this.database.db, escrowId);
     if (!escrow || !isPublic(escrow)) throw notFound();
     if (normaliseIdentifier(identifier) !== escrow.workerAgentIdentifier) {
-      throw new AppError(403, 'AGENT_MISMATCH', "X-Agent-Identifier is not this escrow's worker_agent_identifier.");
+      throw new AppError('AGENT_MISMATCH', "X-Agent-Identifier is not this escrow's worker_agent_identifier.");
     }
-    if (escrow.expiresAt.getTime() <= Date.now()) throw new AppError(403, 'ESCROW_EXPIRED', `The escrow expired at ${escrow.expiresAt.toISOString()}.`);
+    if (escrow.expiresAt.getTime() <= Date.now()) throw new AppError('ESCROW_EXPIRED', `The escrow expired at ${escrow.expiresAt.toISOString()}.`);
     if (escrow.status !== 'posted') throw alreadyDelivered(escrow);
     return escrow;
   }
@@ -360,7 +360,7 @@ export class EscrowService {
       validatorModel: `employer:${caller.userId}`,
       verdictAt: new Date(),
     });
-    if (!decided) throw new AppError(409, 'ESCROW_NOT_ESCALATED', `The escrow is ${escrow.status}${escrow.validatorVerdict ? ` with a verdict (${escrow.validatorVerdict})` : ''}; only an escalated escrow awaits your decision.`);
+    if (!decided) throw new AppError('ESCROW_NOT_ESCALATED', `The escrow is ${escrow.status}${escrow.validatorVerdict ? ` with a verdict (${escrow.validatorVerdict})` : ''}; only an escalated escrow awaits your decision.`);
     this.kick(id);
     return decided;
   }
@@ -646,11 +646,11 @@ function asAnswered(escrow: EscrowRow, status: keyof typeof ANSWERED_STEPS): Esc
  */
 function postedAnswer(escrow: EscrowRow): EscrowRow {
   if (escrow.status === 'funding') {
-    throw new AppError(502, 'ESCROW_FUNDING_PENDING', 'The escrow could not be funded yet; it is posted or its debit returned within minutes (poll the status route).', {
+    throw new AppError('ESCROW_FUNDING_PENDING', 'The escrow could not be funded yet; it is posted or its debit returned within minutes (poll the status route).', {
       escrow_id: escrow.id,
     });
   }
-  if (escrow.status === 'funding_failed') throw new AppError(502, 'ESCROW_FUNDING_FAILED', 'The escrow could not be funded; nothing was locked.', { escrow_id: escrow.id });
+  if (escrow.status === 'funding_failed') throw new AppError('ESCROW_FUNDING_FAILED', 'The escrow could not be funded; nothing was locked.', { escrow_id: escrow.id });
   return asAnswered(escrow, 'posted');
 }
 
@@ -671,13 +671,13 @@ class LeaseLostError extends Error {
 }
 
 const notAuthorized = () =>
-  new AppError(403, 'AGENT_NOT_AUTHORIZED', 'This agent is not authorized to post escrows for this employer (no active authorization matches X-Agent-Identifier).');
-const notFound = () => new AppError(404, 'ESCROW_NOT_FOUND', 'No such escrow.');
+  new AppError('AGENT_NOT_AUTHORIZED', 'This agent is not authorized to post escrows for this employer (no active authorization matches X-Agent-Identifier).');
+const notFound = () => new AppError('ESCROW_NOT_FOUND', 'No such escrow.');
 const alreadyDelivered = (escrow: EscrowRow) =>
-  new AppError(409, 'ESCROW_ALREADY_DELIVERED', `The escrow is ${escrow.status}; a deliverable is accepted once, while it is posted.`, { status: escrow.status });
-const invalidTransaction = (code: string, message: string) => new AppError(400, code, message, { field: 'signed_transaction' });
+  new AppError('ESCROW_ALREADY_DELIVERED', `The escrow is ${escrow.status}; a deliverable is accepted once, while it is posted.`, { status: escrow.status });
+const invalidTransaction = (code: CodeWithStatus<400>, message: string) => new AppError(code, message, { field: 'signed_transaction' });
 const insufficientTreasury = (available: bigint | null, amount: bigint) =>
-  new AppError(422, 'INSUFFICIENT_TREASURY_BALANCE', "The employer's treasury does not hold enough available balance for this escrow.", {
+  new AppError('INSUFFICIENT_TREASURY_BALANCE', "The employer's treasury does not hold enough available balance for this escrow.", {
     amount_usd: formatUsd(amount),
     ...(available !== null && { available_usd: formatUsd(available) }),
   });
@@ -689,10 +689,10 @@ function fetchRefusal(error: DeliverableFetchError): AppError {
     case 'UNSUPPORTED_SCHEME':
     case 'INVALID_URI':
     case 'FORBIDDEN_ADDRESS':
-      return new AppError(400, 'DELIVERABLE_URI_REFUSED', `deliverable_uri: ${error.message}`, field);
+      return new AppError('DELIVERABLE_URI_REFUSED', `deliverable_uri: ${error.message}`, field);
     case 'TOO_LARGE':
-      return new AppError(422, 'DELIVERABLE_TOO_LARGE', error.message, field);
+      return new AppError('DELIVERABLE_TOO_LARGE', error.message, field);
     default:
-      return new AppError(422, 'DELIVERABLE_UNREACHABLE', error.message, field);
+      return new AppError('DELIVERABLE_UNREACHABLE', error.message, field);
   }
 }

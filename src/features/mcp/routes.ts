@@ -3,7 +3,8 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import type { Context } from 'hono';
 import type { Config } from '../../config.js';
 import type { AppEnv } from '../../http/context.js';
-import { AppError, errorResponse } from '../../http/errors.js';
+import { errorResponse } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import { ErrorSchema } from '../../http/validation.js';
 import { MCP_SCOPE } from '../oauth/access-tokens.js';
 import type { OAuthService } from '../oauth/service.js';
@@ -43,7 +44,7 @@ export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps):
     ].join(' ');
     return errorResponse(
       c,
-      new AppError(401, 'UNAUTHENTICATED', error ? `Refused: ${error}.` : 'An OAuth access token for this endpoint is required.', {}, {
+      new AppError('UNAUTHENTICATED', error ? `Refused: ${error}.` : 'An OAuth access token for this endpoint is required.', {}, {
         'WWW-Authenticate': challenge,
         'Cache-Control': 'no-store',
       }),
@@ -54,7 +55,7 @@ export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps):
     // DNS rebinding: a browser always sends Origin; a page from another origin is refused.
     const requestOrigin = c.req.header('Origin');
     if (requestOrigin !== undefined && allowed !== '*' && !allowed.includes(requestOrigin)) {
-      return errorResponse(c, new AppError(403, 'ORIGIN_NOT_ALLOWED', `Origin ${requestOrigin} may not call ${MCP_PATH}.`));
+      return errorResponse(c, new AppError('ORIGIN_NOT_ALLOWED', `Origin ${requestOrigin} may not call ${MCP_PATH}.`));
     }
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('Authorization') ?? '')?.[1];
     if (!bearer) return unauthorized(c);

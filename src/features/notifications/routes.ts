@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { SEVERITIES } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
-import { badRequest } from '../../http/errors.js';
+import { badRequest } from '../../errors.js';
 import { errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
 import { EmployerIdParams } from '../employers/schema.js';
 import type { NotificationsService } from './service.js';

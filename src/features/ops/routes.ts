@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Config } from '../../config.js';
 import type { AppEnv } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import type { HttpMetrics } from '../../http/metrics.js';
 import { errorResponses, jsonContent } from '../../http/validation.js';
 
@@ -88,9 +88,9 @@ export function registerOpsRoutes(app: OpenAPIHono<AppEnv>, deps: OpsRouteDeps):
     }),
     async (c) => {
       const access = deps.metricsAccess;
-      if (access.kind === 'off') throw new AppError(404, 'NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`);
+      if (access.kind === 'off') throw new AppError('NOT_FOUND', `No route for ${c.req.method} ${c.req.path}.`);
       if (access.kind === 'token' && !sameSecret(c.req.header('authorization') ?? '', `Bearer ${access.token}`)) {
-        throw new AppError(401, 'UNAUTHORIZED', 'The metrics token is missing or wrong.', {}, { 'WWW-Authenticate': 'Bearer realm="metrics"' });
+        throw new AppError('UNAUTHORIZED', 'The metrics token is missing or wrong.', {}, { 'WWW-Authenticate': 'Bearer realm="metrics"' });
       }
       return c.text(await deps.metrics.render(), 200, { 'Content-Type': deps.metrics.registry.contentType });
     },

@@ -5,7 +5,7 @@ import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import { ChainRevertError, isNonceTaken } from '../../chains/evm/connection.js';
 import { isUniqueViolation, type Database } from '../../db/client.js';
 import type { Caller, FeePayment } from '../../http/context.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError, notFound } from '../../errors.js';
 import { formatUsd } from '../../money.js';
 import { recordAudit } from '../audit/store.js';
 import { PaidCallers, type PaidCaller } from '../employers/paid-caller.js';
@@ -48,10 +48,7 @@ const BATCH_WAIT_MS = 30_000;
 
 /** The 422 of a batch the chain refused: nothing was paid. */
 const refusedOnChain = (runId: string, reason: string) =>
-  new AppError(
-    422,
-    reason === INSUFFICIENT_TREASURY_REASON ? 'INSUFFICIENT_TREASURY' : 'PAYROLL_REVERTED',
-    `The payroll batch was refused on chain: ${reason}. Nothing was paid.`,
+  new AppError(reason === INSUFFICIENT_TREASURY_REASON ? 'INSUFFICIENT_TREASURY' : 'PAYROLL_REVERTED', `The payroll batch was refused on chain: ${reason}. Nothing was paid.`,
     { payroll_run_id: runId },
   );
 
@@ -114,7 +111,7 @@ export class PayrollService {
     // 1-2. Items arrive parsed, in base units; each employee once.
     const seen = new Set<string>();
     input.items.forEach((item, index) => {
-      if (seen.has(item.employeeId)) throw new AppError(400, 'VALIDATION_ERROR', `items.${index}.employee_id: appears twice in this run`, { field: `items.${index}.employee_id` });
+      if (seen.has(item.employeeId)) throw new AppError('VALIDATION_ERROR', `items.${index}.employee_id: appears twice in this run`, { field: `items.${index}.employee_id` });
       seen.add(item.employeeId);
     });
 
@@ -123,16 +120,16 @@ export class PayrollService {
     const unpayable: { employee_id: string; reason: string }[] = [];
     const recipients = input.items.map((item, index) => {
       const employee = staff.get(item.employeeId);
-      if (!employee) throw new AppError(404, 'NOT_FOUND', 'Employee not found.', { field: `items.${index}.employee_id` });
+      if (!employee) throw new AppError('NOT_FOUND', 'Employee not found.', { field: `items.${index}.employee_id` });
       if (item.walletAddress && !(employee.walletAddress && isAddressEqual(item.walletAddress as Address, employee.walletAddress as Address))) {
-        throw new AppError(404, 'NOT_FOUND', 'Wallet not found.', { field: `items.${index}.wallet_address` });
+        throw new AppError('NOT_FOUND', 'Wallet not found.', { field: `items.${index}.wallet_address` });
       }
       const reason = unpayableReason(employee);
       if (reason) unpayable.push({ employee_id: employee.id, reason });
       return { employee, amount: item.amount };
     });
     if (unpayable.length > 0) {
-      throw new AppError(422, 'EMPLOYEE_NOT_PAYABLE', `${unpayable.length} employee(s) cannot be paid now.`, { employees: unpayable });
+      throw new AppError('EMPLOYEE_NOT_PAYABLE', `${unpayable.length} employee(s) cannot be paid now.`, { employees: unpayable });
     }
     // Advances claimed since the employee's last run are deducted; each is netted by one run.
     const { advanceIds, payments } = await this.netOfAdvances(recipients);
@@ -167,7 +164,7 @@ export class PayrollService {
         items.map((item) => ({ ...item, chain: 'tempo' as const, status: 'pending' as const, reason: null })),
       );
       if ((await store.netAdvances(tx.db, runId, advanceIds)) !== advanceIds.length) {
-        throw new AppError(409, 'ADVANCES_CHANGED', 'A payroll run prepared at the same time netted some of these advances; prepare this run again.');
+        throw new AppError('ADVANCES_CHANGED', 'A payroll run prepared at the same time netted some of these advances; prepare this run again.');
       }
       await recordAudit(tx.db, {
         actorUserId: caller.userId,
@@ -207,7 +204,7 @@ export class PayrollService {
       return { employee, ...(net ?? { amount, advanceDeduction: 0n }) };
     });
     if (exceeding.length > 0) {
-      throw new AppError(422, 'ADVANCES_EXCEED_PAY', `${exceeding.length} employee(s) have claimed advances this payment does not exceed; they are deducted from a later, larger run.`, {
+      throw new AppError('ADVANCES_EXCEED_PAY', `${exceeding.length} employee(s) have claimed advances this payment does not exceed; they are deducted from a later, larger run.`, {
         employees: exceeding,
       });
     }
@@ -223,7 +220,7 @@ export class PayrollService {
   private async checkFundsAndRecipients(employer: EmployerRow, total: bigint, recipients: { employeeId: string; wallet: Address }[]) {
     const balances = await this.treasury.account(employer.id);
     if (balances.available < total) {
-      throw new AppError(422, 'INSUFFICIENT_TREASURY', 'The treasury’s available balance does not cover this run.', {
+      throw new AppError('INSUFFICIENT_TREASURY', 'The treasury’s available balance does not cover this run.', {
         available_usd: formatUsd(balances.available),
         required_usd: formatUsd(total),
       });
@@ -236,7 +233,7 @@ export class PayrollService {
         return reason ? [{ employee_id: employeeId, wallet_address: wallet, reason }] : [];
       });
       if (blocked.length === 0) return;
-      throw new AppError(422, 'RECIPIENT_BLOCKED', `${blocked.length} recipient wallet(s) are blocked: ${blocked.map((b) => b.wallet_address).join(', ')}.`, {
+      throw new AppError('RECIPIENT_BLOCKED', `${blocked.length} recipient wallet(s) are blocked: ${blocked.map((b) => b.wallet_address).join(', ')}.`, {
         blocked_wallets: blocked,
       });
     };
@@ -266,11 +263,11 @@ export class PayrollService {
         won = await store.claimDraft(tx.db, runId, { submittedBy: 'owner', txHash: txHash.toLowerCase() });
       } catch (error) {
         if (isUniqueViolation(error)) {
-          throw new AppError(409, 'TX_HASH_IN_USE', 'Another payroll run already recorded this transaction hash.', { field: 'tx_hash' });
+          throw new AppError('TX_HASH_IN_USE', 'Another payroll run already recorded this transaction hash.', { field: 'tx_hash' });
         }
         throw error;
       }
-      if (!won) throw new AppError(409, 'RUN_NOT_DRAFT', `Payroll run is ${run.status}; only a draft can be submitted.`, { status: run.status });
+      if (!won) throw new AppError('RUN_NOT_DRAFT', `Payroll run is ${run.status}; only a draft can be submitted.`, { status: run.status });
       await recordAudit(tx.db, {
         actorUserId: caller.userId,
         actorKind: 'user',
@@ -314,7 +311,7 @@ export class PayrollService {
       const won = await store.claimDraft(tx.db, run.id, { submittedBy: 'agent', txHash: null, feePaymentId: fee?.id ?? null });
       if (!won) {
         const current = await store.findRun(tx.db, run.id);
-        throw new AppError(409, 'RUN_NOT_DRAFT', `Payroll run is ${current?.status ?? run.status}; it has already been executed or submitted.`, {
+        throw new AppError('RUN_NOT_DRAFT', `Payroll run is ${current?.status ?? run.status}; it has already been executed or submitted.`, {
           status: current?.status ?? run.status,
           tx_hash: current?.txHash ?? null,
         });
@@ -376,7 +373,7 @@ export class PayrollService {
       return { txHash: current.txHash as Hex, recipientCount: paid.length, accountId: await this.treasury.accountId(run.employerId) };
     }
     if (current.status === 'failed') throw refusedOnChain(run.id, current.failureReason ?? 'unknown');
-    throw new AppError(409, 'RUN_NOT_DRAFT', `Payroll run is ${current.status}; its batch is not mined yet.`, { status: current.status, tx_hash: current.txHash });
+    throw new AppError('RUN_NOT_DRAFT', `Payroll run is ${current.status}; its batch is not mined yet.`, { status: current.status, tx_hash: current.txHash });
   }
 
   /**
@@ -462,7 +459,7 @@ export class PayrollService {
     // A plan names only this employer's employees: another's answers like a missing one.
     const staff = new Set((await this.employers.employeesByIds(employerId, [...new Set(items.map((i) => i.employeeId))])).map((e) => e.id));
     items.forEach((item, index) => {
-      if (!staff.has(item.employeeId)) throw new AppError(404, 'NOT_FOUND', 'Employee not found.', { field: `items.${index}.employee_id` });
+      if (!staff.has(item.employeeId)) throw new AppError('NOT_FOUND', 'Employee not found.', { field: `items.${index}.employee_id` });
     });
     return this.database.transaction(async (tx) => {
       const decision = await store.insertDecision(tx.db, {
@@ -486,7 +483,7 @@ export class PayrollService {
     const decision = await store.findEmployerDecision(this.database.db, employerId, decisionId);
     if (!decision) throw notFound('Decision');
     const claimed = await this.database.transaction((tx) => store.moveDecision(tx.db, decisionId, 'proposed', 'executing'));
-    if (!claimed) throw new AppError(409, 'DECISION_NOT_PROPOSED', `Decision is ${decision.status}; it runs once.`, { status: decision.status });
+    if (!claimed) throw new AppError('DECISION_NOT_PROPOSED', `Decision is ${decision.status}; it runs once.`, { status: decision.status });
 
     let prepared: Awaited<ReturnType<typeof this.storeDecisionRun>>;
     try {
@@ -556,7 +553,7 @@ export class PayrollService {
       const reason = employee ? unpayableReason(employee, item.chain) : 'not an employee of this employer';
       return reason ? [{ employee_id: item.employeeId, reason }] : [];
     });
-    if (unpayable.length > 0) throw new AppError(422, 'EMPLOYEE_NOT_PAYABLE', `${unpayable.length} planned payment(s) cannot be made now.`, { employees: unpayable });
+    if (unpayable.length > 0) throw new AppError('EMPLOYEE_NOT_PAYABLE', `${unpayable.length} planned payment(s) cannot be made now.`, { employees: unpayable });
     const total = planned.reduce((sum, i) => sum + i.amount, 0n);
     const tempoRecipients = planned.filter((i) => i.chain === 'tempo').map((i) => ({ employeeId: i.employeeId, wallet: staff.get(i.employeeId)!.walletAddress as Address }));
     const { accountId, policyCheck } = await this.checkFundsAndRecipients(employer, total, tempoRecipients);
@@ -631,10 +628,10 @@ export class PayrollService {
 /** A stored plan back into items; a plan that no longer parses is refused, not guessed at. */
 function parsePlan(plan: unknown): DecisionItem[] {
   const items = (plan as { items?: unknown }).items;
-  if (!Array.isArray(items) || items.length === 0) throw new AppError(422, 'DECISION_INVALID', 'The decision has no payments.');
+  if (!Array.isArray(items) || items.length === 0) throw new AppError('DECISION_INVALID', 'The decision has no payments.');
   return items.map((raw: { employee_id?: unknown; amount?: unknown; chain?: unknown }) => {
     if (typeof raw.employee_id !== 'string' || typeof raw.amount !== 'string' || !/^[1-9]\d*$/.test(raw.amount) || (raw.chain !== 'tempo' && raw.chain !== 'solana')) {
-      throw new AppError(422, 'DECISION_INVALID', 'The decision holds a payment that is not valid.');
+      throw new AppError('DECISION_INVALID', 'The decision holds a payment that is not valid.');
     }
     return { employeeId: raw.employee_id, amount: BigInt(raw.amount), chain: raw.chain };
   });

@@ -4,7 +4,7 @@ import { crashPoint } from '../../faults.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { SolanaChain } from '../../chains/solana/solana-chain.js';
 import type { Database, Db } from '../../db/client.js';
-import { badRequest } from '../../http/errors.js';
+import { badRequest } from '../../errors.js';
 import { isSolanaKey, parseAgentId, parseAgentIdentifier } from '../agents/identifiers.js';
 import * as agentsStore from '../agents/store.js';
 import * as store from './store.js';

@@ -1,7 +1,8 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
-import { AppError, errorResponse } from '../../http/errors.js';
+import { errorResponse } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
@@ -31,7 +32,7 @@ export function registerStreamRoutes(app: OpenAPIHono<AppEnv>, deps: StreamRoute
     if (deps.solanaAgentWallet === null) {
       return errorResponse(
         c,
-        new AppError(503, 'SOLANA_AGENT_WALLET_NOT_CONFIGURED', 'Streams need the Solana agent wallet, which is not configured on this server.'),
+        new AppError('SOLANA_AGENT_WALLET_NOT_CONFIGURED', 'Streams need the Solana agent wallet, which is not configured on this server.'),
       );
     }
     await next();

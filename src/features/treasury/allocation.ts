@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors.js';
+import { badRequest } from '../../errors.js';
 import { TOTAL_BPS } from './optimizer.js';
 
 /** A percentage with at most 2 decimal places, as JavaScript prints the number: "33.33", "100", "0.5". */

@@ -1,6 +1,6 @@
 import type { Database } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
-import { notFound } from '../../http/errors.js';
+import { notFound } from '../../errors.js';
 import { formatUsd } from '../../money.js';
 import type { AiProvider } from '../../providers/ai/index.js';
 import { recordAudit } from '../audit/store.js';

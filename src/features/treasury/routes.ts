@@ -3,7 +3,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { Address } from 'viem';
 import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
-import { notFound } from '../../http/errors.js';
+import { notFound } from '../../errors.js';
 import { errorResponses, evmAddressSchema, jsonBody, jsonContent } from '../../http/validation.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';

@@ -2,7 +2,7 @@ import { isAddressEqual, type Address } from 'viem';
 import { ChainRevertError } from '../../chains/evm/connection.js';
 import type { TempoChain, YieldPosition } from '../../chains/evm/tempo-chain.js';
 import type { ChainWrite } from '../../chains/evm/token-chain.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import type { EmployersService } from '../employers/service.js';
 
 /** Spec 2.8. */
@@ -73,7 +73,7 @@ export class TreasuryService {
       return await this.tempo.rebalanceYield(accountId, allocationBps);
     } catch (error) {
       if (error instanceof ChainRevertError && (error.errorName === 'LengthMismatch' || error.errorName === 'AllocationNotWhole')) {
-        throw new AppError(409, 'YIELD_SOURCES_CHANGED', 'The yield sources changed while rebalancing; read them again and retry.');
+        throw new AppError('YIELD_SOURCES_CHANGED', 'The yield sources changed while rebalancing; read them again and retry.');
       }
       throw error;
     }
@@ -85,7 +85,7 @@ export class TreasuryService {
    */
   async yieldRates(token: Address | undefined): Promise<YieldRates> {
     if (token && !isAddressEqual(token, this.tempo.token)) {
-      throw new AppError(404, 'NOT_FOUND', `No yield sources for token ${token}; the treasury holds ${this.tempo.token}.`);
+      throw new AppError('NOT_FOUND', `No yield sources for token ${token}; the treasury holds ${this.tempo.token}.`);
     }
     const position = await this.tempo.yieldPosition(NO_ACCOUNT);
     return {

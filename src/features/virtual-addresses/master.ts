@@ -6,7 +6,7 @@ import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { recordAudit } from '../audit/store.js';
 import type { EmployersService } from '../employers/service.js';
@@ -130,7 +130,7 @@ export class VirtualMasterService {
     const employer = await this.employers.requireOwned(this.database.db, caller, employerId);
     if (employer.virtualMasterId) throw registeredAlready();
     if (this.mining.has(employerId)) {
-      throw new AppError(409, 'MINING_IN_PROGRESS', 'A registration for this employer is already mining; try again when it has answered.');
+      throw new AppError('MINING_IN_PROGRESS', 'A registration for this employer is already mining; try again when it has answered.');
     }
     this.mining.add(employerId);
     try {
@@ -162,10 +162,7 @@ export class VirtualMasterService {
         budget > 0 ? await mineSalt({ address: master.address, zeroBytes, startNonce: start, budget, workers: this.options.workers }) : { found: false, nextStartNonce: start, hashes: 0 };
       if (!result.found) {
         await store.advanceNextNonce(db, employerId, result.nextStartNonce);
-        throw new AppError(
-          504,
-          'MINING_BUDGET_EXHAUSTED',
-          `No salt among ${this.options.budget} nonces; retry to resume at nextStartNonce (the server remembers it too).`,
+        throw new AppError('MINING_BUDGET_EXHAUSTED', `No salt among ${this.options.budget} nonces; retry to resume at nextStartNonce (the server remembers it too).`,
           { nextStartNonce: result.nextStartNonce.toString() },
         );
       }
@@ -267,4 +264,4 @@ export class VirtualMasterService {
 }
 
 const registeredAlready = () =>
-  new AppError(409, 'VIRTUAL_MASTER_REGISTERED', 'This employer already registered its virtual master; GET it for the details.');
+  new AppError('VIRTUAL_MASTER_REGISTERED', 'This employer already registered its virtual master; GET it for the details.');

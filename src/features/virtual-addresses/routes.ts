@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { Hex } from 'viem';
 import type { AppEnv } from '../../http/context.js';
-import { badRequest, notFound } from '../../http/errors.js';
+import { badRequest, notFound } from '../../errors.js';
 import { errorResponses, jsonContent } from '../../http/validation.js';
 import type { EmployersService } from '../employers/service.js';
 import { userTag, virtualAddress } from './address.js';

@@ -4,7 +4,7 @@ import { ChainRevertError } from '../../chains/evm/connection.js';
 import type { SalaryStream, TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database, Db } from '../../db/client.js';
 import type { FeePayment } from '../../http/context.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError, type CodeWithStatus, notFound } from '../../errors.js';
 import { formatUsd } from '../../money.js';
 import { PaidCallers, type PaidCaller } from '../employers/paid-caller.js';
 import type { EmployersService } from '../employers/service.js';
@@ -20,7 +20,7 @@ export const ratePerSecond = (annualSalary: bigint) => annualSalary / SECONDS_PE
 /** A pending advance older than this was interrupted (crash) and no longer blocks a new one. */
 const STALE_ADVANCE_MS = 2 * 60_000;
 
-const unprocessable = (code: string, message: string) => new AppError(422, code, message);
+const unprocessable = (code: CodeWithStatus<422>, message: string) => new AppError(code, message);
 
 /** A claimed stop is left to its round this long: far longer than a stopStream takes, so it runs out only for a round that died. */
 const STOP_LEASE_SECONDS = 5 * 60;
@@ -39,10 +39,10 @@ class StopInFlight extends Error {}
  */
 export function streamRefusal(employee: store.EmployeeRow): AppError | null {
   if (employee.manualReviewStatus === 'pending') {
-    return new AppError(409, 'WALLET_UNDER_REVIEW', "The employee's payout wallet awaits the employer's review: nothing is streamed or advanced to it until the employer approves it.");
+    return new AppError('WALLET_UNDER_REVIEW', "The employee's payout wallet awaits the employer's review: nothing is streamed or advanced to it until the employer approves it.");
   }
   if (employee.manualReviewStatus === 'rejected') {
-    return new AppError(409, 'WALLET_REVIEW_REJECTED', "The employer rejected the employee's payout wallet: nothing is streamed or advanced to it.");
+    return new AppError('WALLET_REVIEW_REJECTED', "The employer rejected the employee's payout wallet: nothing is streamed or advanced to it.");
   }
   return null;
 }
@@ -140,7 +140,7 @@ export class WagesService {
     const [employee, other] = await store.employeesByWallet(this.database.db, by.address ?? '', scope);
     if (!employee) throw notFound('Employee');
     if (other) {
-      throw new AppError(409, 'AMBIGUOUS_ADDRESS', 'More than one of your employees is paid to this address: name the employee with employeeId.');
+      throw new AppError('AMBIGUOUS_ADDRESS', 'More than one of your employees is paid to this address: name the employee with employeeId.');
     }
     return employee;
   }
@@ -162,7 +162,7 @@ export class WagesService {
     const current = await this.tempo.salaryStream(wallet);
     if (current.active && current.accountId === accountId && current.ratePerSecond === rate) return { stream: current, wallet };
     if (current.active && current.accountId !== accountId) {
-      throw new AppError(409, 'WALLET_STREAMED_BY_ANOTHER_EMPLOYER', 'This wallet already receives a salary stream from another employer.');
+      throw new AppError('WALLET_STREAMED_BY_ANOTHER_EMPLOYER', 'This wallet already receives a salary stream from another employer.');
     }
     // A re-rate stops the stream first: what accrued at the old rate is paid and recorded as an advance.
     if (current.active) await store.queueStreamStop(this.database.db, { employeeId: employee.id, employerId: employee.employerId, wallet });
@@ -186,7 +186,7 @@ export class WagesService {
     if (pending.length === 0) return;
     await this.stopStreams(pending);
     if ((await store.pendingStopIds(this.database.db, wallet)).length > 0) {
-      throw new AppError(409, 'STREAM_STOPPING', "This wallet's earlier salary stream is still being stopped; try again in a minute.");
+      throw new AppError('STREAM_STOPPING', "This wallet's earlier salary stream is still being stopped; try again in a minute.");
     }
   }
 
@@ -200,7 +200,7 @@ export class WagesService {
     if (now && streamsTo(now, wallet)) return;
     const stop = await store.queueStreamStop(this.database.db, { employeeId: employee.id, employerId: employee.employerId, wallet });
     await this.stopStreams([stop]);
-    throw new AppError(409, 'STREAM_STOPPED', "The employee's wallet changed while its stream started; the stream to the old wallet was stopped.");
+    throw new AppError('STREAM_STOPPED', "The employee's wallet changed while its stream started; the stream to the old wallet was stopped.");
   }
 
   private async startStream(wallet: Address, accountId: bigint, rate: bigint, employerId: string): Promise<SalaryStream> {
@@ -375,13 +375,13 @@ export class WagesService {
 
 const NOTHING_ACCRUED = 'Nothing has accrued since the last claim: wait at least a second of salary before asking for an advance.';
 const nothingAccrued = () => unprocessable('NOTHING_ACCRUED', NOTHING_ACCRUED);
-const advanceInProgress = () => new AppError(409, 'ADVANCE_IN_PROGRESS', 'An advance for this employee is already being claimed.');
+const advanceInProgress = () => new AppError('ADVANCE_IN_PROGRESS', 'An advance for this employee is already being claimed.');
 
 /** The contract's refusal of a claim as an answer (< 500: nothing was paid, the fee stays), or null. */
 function claimRefusal(errorName: string): AppError | null {
   if (errorName === 'NothingAccrued') return nothingAccrued();
   // Stopped between reading the employee and claiming: a wallet change won the race.
-  if (errorName === 'NoStream') return new AppError(409, 'STREAM_STOPPED', 'No salary stream runs to this wallet any more (its wallet changed, or the employee left).');
+  if (errorName === 'NoStream') return new AppError('STREAM_STOPPED', 'No salary stream runs to this wallet any more (its wallet changed, or the employee left).');
   return null;
 }
 
