@@ -1,9 +1,9 @@
-import { createRoute, z, type OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
+import type { OpenAPIHono, RouteConfig } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/context.js';
 import { ErrorSchema } from '../http/validation.js';
 import { formatUsd } from '../money.js';
-import { PRICE_TABLE, type PaidRoute } from './prices.js';
+import type { PaidRoute } from './prices.js';
 
 const PROTOCOL: Record<string, string> = { A: 'mpp (Tempo, eip155:4217)', B: 'x402 (Base, eip155:8453)', C: 'x402 (Solana)' };
 
@@ -54,31 +54,6 @@ export function effectText(paid: PaidRoute): string {
   const reads = 'the fee is settled after the handler answers below 500 (a 5xx is not charged)';
   if (paid.actingActions) return `Acts for action ${paid.actingActions.join(', ')}: ${acts}; reads otherwise: ${reads}.`;
   return paid.effect === 'acts' ? `Acts: ${acts}.` : `Reads: ${reads}.`;
-}
-
-/**
- * Registers every paid route of the price table that no feature has registered yet: the 402
- * contract holds for all of them now. A paid call to one of these answers 501, which (as a 5xx)
- * is never charged.
- */
-export function registerPendingPaidRoutes(app: OpenAPIHono<AppEnv>, gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>): void {
-  const honoPath = (path: string) => path.replaceAll(/\{(\w+)\}/g, ':$1');
-  for (const paid of PRICE_TABLE) {
-    if (app.routes.some((r) => r.method === paid.method && r.path === honoPath(paid.path))) continue;
-    const names = [...paid.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-    const params = z.object(Object.fromEntries(names.map((name) => [name, z.string().openapi({ param: { name, in: 'path' } })])));
-    const definition = createRoute(
-      paidRoute(paid, gate, {
-        ...(names.length > 0 ? { request: { params } } : {}),
-        description: 'Not yet available: a paid call answers 501 and is not charged.',
-        responses: { 501: { description: 'Not implemented yet (not charged).', content: { 'application/json': { schema: ErrorSchema } } } },
-      }),
-    );
-    app.openapi(definition, (c) =>
-      c.json({ error: `${paid.method} ${paid.path} is not available yet; you were not charged.`, code: 'NOT_IMPLEMENTED' }, 501),
-    );
-    if (paid.method === 'GET' && paid.unit !== 'charge') registerSessionManagement(app, paid, gate);
-  }
 }
 
 /**
