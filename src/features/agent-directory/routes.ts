@@ -5,7 +5,7 @@ import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
 import { badRequest, notFound } from '../../http/errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import { AgentProfile, Directory, DirectoryQuery, ProfileParams, RegisterBody, RegisterHeaders, RegistrationResult } from './schema.js';
 import { AgentDirectoryService, type AgentRegistrationRow, type DirectoryPosition } from './service.js';
@@ -59,7 +59,7 @@ const readBodyOnce: MiddlewareHandler<AppEnv> = async (c, next) => {
 export function registerAgentDirectoryRoutes(app: OpenAPIHono<AppEnv>, deps: AgentDirectoryRouteDeps): void {
   const directory = deps.directory ?? new AgentDirectoryService(deps.database, deps.tempo);
 
-  const register = paidRoute(findPaidRoute('POST', '/api/mpp/agents/register')!, deps.gate, {
+  const register = paidRoute(PAID.agentRegister, deps.gate, {
     request: { headers: RegisterHeaders, body: jsonBody(RegisterBody) },
     description:
       'Lists an agent in the public directory, or replaces its profile. Ownership is proven with the agent identity proof ' +

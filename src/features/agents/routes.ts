@@ -5,7 +5,7 @@ import type { AppEnv } from '../../http/context.js';
 import { AppError, errorResponse } from '../../http/errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
 import { formatUsd, parseUsd } from '../../money.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import { AGENT_KEY_HEADER } from '../employers/paid-caller.js';
 import type { AgentPayService } from './pay.js';
@@ -247,7 +247,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, deps: AgentRouteDe
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/agent/pay')!, deps.gate, {
+      paidRoute(PAID.agentPay, deps.gate, {
         request: { headers: AgentPayHeaders, body: jsonBody(AgentPayBody) },
         description:
           'Pays from the employer treasury on Tempo for an authorized agent: identity proof, then the spend gates of spec 8.2 in order (pause, per-tx cap, rolling 24 h cap, velocity, allowlist), the treasury balance, the transfer, and the anomaly gate. Every answer below 500 keeps the fee. The same request with the same payment proof, after its answer was lost, answers the payment that fee bought (never a second one).',

@@ -5,7 +5,7 @@ import type { AppEnv, Caller, FeePayment } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, usdAmountSchema } from '../../http/validation.js';
 import { formatUsd, parseUsd } from '../../money.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import type { PaidCallers } from '../employers/paid-caller.js';
 import { EmployeeIdParams, PaidIdentityHeaders } from '../employers/schema.js';
@@ -263,7 +263,7 @@ export function registerBridgeRoutes(app: OpenAPIHono<AppEnv>, deps: BridgeRoute
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/bridge/offramp')!, deps.gate, {
+      paidRoute(PAID.bridgeOfframp, deps.gate, {
         request: { headers: PaidIdentityHeaders, body: jsonBody(PaidOfframpBody) },
         description: "The employee's own off-ramp (X-Identity-Token of the employee); anyone else gets 404 and keeps nothing but the fee.",
         responses: { 200: jsonContent(OfframpResult, 'Created at the provider; send the deposit to the address given.'), ...offrampErrors },

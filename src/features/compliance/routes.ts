@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import type { PaidCallers } from '../employers/paid-caller.js';
 import { EmployerIdParams, PaidIdentityHeaders } from '../employers/schema.js';
@@ -51,7 +51,7 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: Complia
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/compliance/check')!, deps.gate, {
+      paidRoute(PAID.complianceCheck, deps.gate, {
         description:
           'Screens the wallet against the sanctions list, the employer\'s blocklist (when `employerId` is given) and a TIP-403 policy; ' +
           `every check is written to the compliance ledger, BLOCKED ones too. ${IDENTITY} Only needed with \`employerId\`.`,
@@ -75,7 +75,7 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: Complia
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('GET', '/api/mpp/marketplace/compliance-list/{employerId}')!, deps.gate, {
+      paidRoute(PAID.complianceList, deps.gate, {
         description:
           'Wallets whose latest check in the employer\'s ledger is CLEAR and that are on neither the sanctions list nor its blocklist now, ' +
           `most recently checked first. ${IDENTITY}`,

@@ -5,7 +5,7 @@ import type { AppEnv } from '../../http/context.js';
 import { EmployerIdParams, PaidIdentityHeaders } from '../employers/schema.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
 import { formatUsd, parseUsd } from '../../money.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import type { PaidCallers } from '../employers/paid-caller.js';
 import { decodeMemo } from '../memo/codec.js';
@@ -306,7 +306,7 @@ export interface PaidPayrollRouteDeps {
 export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPayrollRouteDeps): void {
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/payroll/execute')!, deps.gate, {
+      paidRoute(PAID.payrollExecute, deps.gate, {
         request: { headers: PaidIdentityHeaders, body: jsonBody(ExecuteBody) },
         responses: {
           200: jsonContent(ExecuteResponse, 'Paid on chain in one batch transaction from the agent wallet.'),
@@ -339,7 +339,7 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('GET', '/api/mpp/payslips/{runId}/{employeeId}')!, deps.gate, {
+      paidRoute(PAID.payslip, deps.gate, {
         request: { headers: PaidIdentityHeaders, params: PayslipParams },
         responses: { 200: jsonContent(PayslipResponse, 'The payslip.'), ...errorResponses(400, 401, 404) },
       }),
@@ -371,7 +371,7 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('GET', '/api/mpp/employee/{id}/history')!, deps.gate, {
+      paidRoute(PAID.employeeHistory, deps.gate, {
         request: { headers: PaidIdentityHeaders, params: HistoryParams, query: HistoryQuery },
         responses: { 200: jsonContent(HistoryResponse, 'Newest first.'), ...errorResponses(400, 401, 404) },
       }),

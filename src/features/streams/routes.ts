@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { AppError, errorResponse } from '../../http/errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import { CreateStreamBody, StreamHandle } from './schema.js';
 import { openStubStream } from './service.js';
@@ -15,7 +15,7 @@ export interface StreamRouteDeps {
 }
 
 export function registerStreamRoutes(app: OpenAPIHono<AppEnv>, deps: StreamRouteDeps): void {
-  const paid = paidRoute(findPaidRoute('POST', '/api/x402/streams')!, deps.gate, {
+  const paid = paidRoute(PAID.streamOpen, deps.gate, {
     request: { body: jsonBody(CreateStreamBody) },
     description:
       'Answers the stream handle of spec 2.2 with `stub: true`: the current implementation is a mock and moves nothing on chain. ' +

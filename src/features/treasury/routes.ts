@@ -5,7 +5,7 @@ import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
 import { errorResponses, evmAddressSchema, jsonBody, jsonContent } from '../../http/validation.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import type { AiProvider } from '../../providers/ai/index.js';
 import { PaidCallers } from '../employers/paid-caller.js';
@@ -161,7 +161,7 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('GET', '/api/mpp/treasury/yield-rates')!, deps.gate, {
+      paidRoute(PAID.yieldRates, deps.gate, {
         request: { query: YieldRatesQuery },
         responses: {
           200: jsonContent(YieldRates, 'The yield sources and the blended APY of the default allocation.'),
@@ -204,7 +204,7 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/treasury/optimize')!, deps.gate, {
+      paidRoute(PAID.treasuryOptimize, deps.gate, {
         description:
           'Identity: X-Identity-Token (the employer owner) or X-Agent-Key (its agent). A caller not acting for employerId gets 404, as for a missing employer; the fee is kept. ' +
           'The engine is deterministic; a configured AI provider may only reword the texts.',
@@ -222,7 +222,7 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/agent/session/treasury')!, deps.gate, {
+      paidRoute(PAID.treasurySession, deps.gate, {
         description:
           'Identity: X-Identity-Token (the employer owner) or X-Agent-Key (its agent); otherwise 404 as for a missing employer (fee kept). ' +
           'rebalance takes percentages in allocation or params.targetAllocation and is audited.',

@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { ErrorSchema, errorResponses, evmAddressSchema, jsonBody, jsonContent } from '../../http/validation.js';
 import { formatUsd } from '../../money.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute, registerSessionManagement } from '../../payments/routes.js';
 import type { PaidCallers } from '../employers/paid-caller.js';
 import { PaidIdentityHeaders } from '../employers/schema.js';
@@ -102,12 +102,11 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
       );
     },
   );
-  const streamRoute = findPaidRoute('GET', '/api/mpp/employee/balance/stream')!;
   // mppx session clients POST vouchers, top-ups and closes to the stream's own URL.
-  registerSessionManagement(app, streamRoute, deps.gate);
+  registerSessionManagement(app, PAID.balanceStream, deps.gate);
   app.openapi(
     createRoute(
-      paidRoute(streamRoute, deps.gate, {
+      paidRoute(PAID.balanceStream, deps.gate, {
         request: { headers: PaidIdentityHeaders, query: BalanceStreamQuery },
         description:
           'Server-sent events, one per second, each a salary balance tick (spec 2.10), billed per event through an MPP session. ' +
@@ -134,7 +133,7 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/employee/advance')!, deps.gate, {
+      paidRoute(PAID.employeeAdvance, deps.gate, {
         request: { headers: PaidIdentityHeaders, body: jsonBody(AdvanceBody) },
         description:
           "Claims the employee's accrued streamed salary to their wallet on the Tempo chain. Callers: the employee, or their employer's owner or agent key.",
