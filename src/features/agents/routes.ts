@@ -291,7 +291,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, deps: AgentRouteDe
         redeemed: c.var.payment.redeemed,
       });
       // The receipt shows in this employer's history: the agent is authorised for it.
-      c.var.payment.employerId = body.employer_id;
+      c.var.payment.attribute(body.employer_id);
       if (result.replayed) c.header('Idempotent-Replayed', 'true');
       const { call } = result;
       return c.json(

@@ -274,7 +274,7 @@ export function registerBridgeRoutes(app: OpenAPIHono<AppEnv>, deps: BridgeRoute
       const paid = await deps.paidCallers.resolve(c.req.raw.headers);
       if (paid.kind !== 'user') throw notFound('Employee');
       const transfer = await offramp(paid.caller, body.employeeId, body, c.var.payment);
-      c.var.payment.employerId = transfer.employerId;
+      c.var.payment.attribute(transfer.employerId);
       return c.json(presentOfframp(transfer), 200);
     },
   );

@@ -67,7 +67,7 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: Complia
       const body = c.req.valid('json');
       if (body.employerId !== undefined) {
         ComplianceService.requireActsFor(await deps.paidCallers.resolve(c.req.raw.headers), body.employerId);
-        c.var.payment.employerId = body.employerId;
+        c.var.payment.attribute(body.employerId);
       }
       return c.json(await compliance.check(body), 200);
     },
@@ -90,7 +90,7 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: Complia
       const { employerId } = c.req.valid('param');
       const { limit } = c.req.valid('query');
       ComplianceService.requireActsFor(await deps.paidCallers.resolve(c.req.raw.headers), employerId);
-      c.var.payment.employerId = employerId;
+      c.var.payment.attribute(employerId);
       return c.json(await compliance.clearedList(employerId, limit), 200);
     },
   );

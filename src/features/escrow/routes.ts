@@ -113,7 +113,7 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
         feePaymentId: c.var.payment.id,
         redeemed: c.var.payment.redeemed,
       });
-      c.var.payment.employerId = body.employer_id;
+      c.var.payment.attribute(body.employer_id);
       const signatures = publicSignatures(row);
       return c.json(
         {

@@ -319,7 +319,7 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
       const { payrollRunId } = c.req.valid('json');
       const paid = await deps.paidCallers.resolve(c.req.raw.headers);
       const run = await deps.payroll.runFor(paid, payrollRunId);
-      c.var.payment.employerId = run.employerId;
+      c.var.payment.attribute(run.employerId);
       const actor = paid.kind === 'user' ? { userId: paid.caller.userId, kind: 'user' as const } : { userId: null, kind: 'agent' as const };
       const executed = await deps.payroll.execute(run, actor, c.var.requestId, c.var.payment);
       const employer = await deps.payroll.employerOf(run);
@@ -347,7 +347,7 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
     async (c) => {
       const { runId, employeeId } = c.req.valid('param');
       const { run, item } = await deps.payroll.payslip(await deps.paidCallers.resolve(c.req.raw.headers), runId, employeeId);
-      c.var.payment.employerId = run.employerId;
+      c.var.payment.attribute(run.employerId);
       return c.json(
         {
           payslip: {
@@ -380,7 +380,7 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
       const { id } = c.req.valid('param');
       const { limit } = c.req.valid('query');
       const { employee, items } = await deps.payroll.history(await deps.paidCallers.resolve(c.req.raw.headers), id, limit);
-      c.var.payment.employerId = employee.employerId;
+      c.var.payment.attribute(employee.employerId);
       const payments = items.map((item) => ({
         id: item.id,
         amount_usd: usdNumber(item.amount),

@@ -155,7 +155,7 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
   const actingFor = async (c: Context<AppEnv>, employerId: string) => {
     const paid = await deps.paidCallers.resolve(c.req.raw.headers);
     if (!PaidCallers.actsFor(paid, employerId)) throw notFound('Employer');
-    c.var.payment.employerId = employerId;
+    c.var.payment.attribute(employerId);
     return paid;
   };
 

@@ -123,7 +123,7 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
     async (c) => {
       const query = c.req.valid('query');
       const employee = await deps.wages.employeeFor(await deps.paidCallers.resolve(c.req.raw.headers), query);
-      c.var.payment.employerId = employee.employerId;
+      c.var.payment.attribute(employee.employerId);
       const basis = await deps.wages.streamBasis(employee);
       return new Response(balanceEvents(deps.wages, basis, tickMs, deps.shutdown), {
         headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform' },
@@ -153,7 +153,7 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
     async (c) => {
       const { employeeAddress } = c.req.valid('json');
       const employee = await deps.wages.employeeFor(await deps.paidCallers.resolve(c.req.raw.headers), { address: employeeAddress });
-      c.var.payment.employerId = employee.employerId;
+      c.var.payment.attribute(employee.employerId);
       const claim = await deps.wages.advance(employee, c.var.payment);
       return c.json(
         {
