@@ -1,3 +1,4 @@
+import type { PaidCaller } from '../features/employers/paid-caller.js';
 import type { Logger } from '../log.js';
 
 /** Who is calling an internal route, resolved from the identity-provider JWT (spec 5.3). */
@@ -35,6 +36,8 @@ export interface AppEnv {
     requestId: string;
     log: Logger;
     caller: Caller;
+    /** Who is behind a paid call (set by `requirePaidCaller`). */
+    paidCaller: PaidCaller;
     payment: PaymentContext;
   };
 }

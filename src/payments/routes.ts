@@ -10,9 +10,11 @@ const PROTOCOL: Record<string, string> = { A: 'mpp (Tempo, eip155:4217)', B: 'x4
 /**
  * The `createRoute` config of a paid route: its price and rails in the description and in
  * `x-payment`, the 402 response, and the gate as its first middleware (so the 402 comes before any
- * validation). `extra` adds the route's own request and responses.
+ * validation). `extra` adds the route's own request, responses and middleware (run after the gate).
  */
-export function paidRoute<const Extra extends { request?: RouteConfig['request']; responses: RouteConfig['responses']; description?: string }>(
+export function paidRoute<
+  const Extra extends { request?: RouteConfig['request']; responses: RouteConfig['responses']; description?: string; middleware?: MiddlewareHandler<AppEnv>[] },
+>(
   paid: PaidRoute,
   gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>,
   extra: Extra,
@@ -24,7 +26,6 @@ export function paidRoute<const Extra extends { request?: RouteConfig['request']
     path: paid.path,
     tags: ['Paid'],
     summary: paid.summary,
-    middleware: gate(paid),
     'x-payment': {
       price: formatUsd(paid.price),
       currency: 'USD',
@@ -35,6 +36,7 @@ export function paidRoute<const Extra extends { request?: RouteConfig['request']
       ...(paid.actingActions && { acting_actions: paid.actingActions }),
     },
     ...extra,
+    middleware: [gate(paid), ...(extra.middleware ?? [])],
     description: `Paid: ${price}; rails ${rails}${paid.card ? '; card fallback offered with rail A' : ''}. ${effectText(paid)}${extra.description ? ` ${extra.description}` : ''}`,
     responses: {
       ...extra.responses,

@@ -61,6 +61,7 @@ export function registerAgentDirectoryRoutes(app: OpenAPIHono<AppEnv>, deps: Age
 
   const register = paidRoute(PAID.agentRegister, deps.gate, {
     request: { headers: RegisterHeaders, body: jsonBody(RegisterBody) },
+    middleware: [readBodyOnce],
     description:
       'Lists an agent in the public directory, or replaces its profile. Ownership is proven with the agent identity proof ' +
       '(`X-Agent-Identifier`, `X-Agent-Timestamp`, `X-Agent-Signature`; docs/api.md): an ERC-8004 agent by its current owner on the Tempo ' +
@@ -79,7 +80,7 @@ export function registerAgentDirectoryRoutes(app: OpenAPIHono<AppEnv>, deps: Age
       ...errorResponses(415),
     },
   });
-  app.openapi(createRoute({ ...register, middleware: [register.middleware, readBodyOnce] }), async (c) => {
+  app.openapi(createRoute(register), async (c) => {
     const body = c.req.valid('json');
     const url = new URL(c.req.url);
     const { registration, created } = await directory.register({

@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
+import { requirePaidCaller } from '../../http/paid-caller.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import type { PaidCallers } from '../employers/paid-caller.js';
@@ -65,6 +66,7 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: Complia
     ),
     async (c) => {
       const body = c.req.valid('json');
+      // Not requirePaidCaller: identity matters only with employerId, and a stale header must not refuse a check without it.
       if (body.employerId !== undefined) {
         ComplianceService.requireActsFor(await deps.paidCallers.resolve(c.req.raw.headers), body.employerId);
         c.var.payment.attribute(body.employerId);
@@ -76,6 +78,7 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: Complia
   app.openapi(
     createRoute(
       paidRoute(PAID.complianceList, deps.gate, {
+        middleware: [requirePaidCaller(deps.paidCallers)],
         description:
           'Wallets whose latest check in the employer\'s ledger is CLEAR and that are on neither the sanctions list nor its blocklist now, ' +
           `most recently checked first. ${IDENTITY}`,
@@ -89,7 +92,7 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: Complia
     async (c) => {
       const { employerId } = c.req.valid('param');
       const { limit } = c.req.valid('query');
-      ComplianceService.requireActsFor(await deps.paidCallers.resolve(c.req.raw.headers), employerId);
+      ComplianceService.requireActsFor(c.var.paidCaller, employerId);
       c.var.payment.attribute(employerId);
       return c.json(await compliance.clearedList(employerId, limit), 200);
     },

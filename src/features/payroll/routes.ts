@@ -4,6 +4,7 @@ import type { Hex } from 'viem';
 import type { AppEnv } from '../../http/context.js';
 import { EmployerIdParams, PaidIdentityHeaders } from '../employers/schema.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
+import { requirePaidCaller } from '../../http/paid-caller.js';
 import { formatUsd, parseUsd } from '../../money.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
@@ -304,9 +305,11 @@ export interface PaidPayrollRouteDeps {
  * history also for the employee themselves. Everyone else gets 404, like a missing record.
  */
 export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPayrollRouteDeps): void {
+  const paidCaller = requirePaidCaller(deps.paidCallers);
   app.openapi(
     createRoute(
       paidRoute(PAID.payrollExecute, deps.gate, {
+        middleware: [paidCaller],
         request: { headers: PaidIdentityHeaders, body: jsonBody(ExecuteBody) },
         responses: {
           200: jsonContent(ExecuteResponse, 'Paid on chain in one batch transaction from the agent wallet.'),
@@ -317,7 +320,7 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
     ),
     async (c) => {
       const { payrollRunId } = c.req.valid('json');
-      const paid = await deps.paidCallers.resolve(c.req.raw.headers);
+      const paid = c.var.paidCaller;
       const run = await deps.payroll.runFor(paid, payrollRunId);
       c.var.payment.attribute(run.employerId);
       const actor = paid.kind === 'user' ? { userId: paid.caller.userId, kind: 'user' as const } : { userId: null, kind: 'agent' as const };
@@ -340,13 +343,14 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
   app.openapi(
     createRoute(
       paidRoute(PAID.payslip, deps.gate, {
+        middleware: [paidCaller],
         request: { headers: PaidIdentityHeaders, params: PayslipParams },
         responses: { 200: jsonContent(PayslipResponse, 'The payslip.'), ...errorResponses(400, 401, 404) },
       }),
     ),
     async (c) => {
       const { runId, employeeId } = c.req.valid('param');
-      const { run, item } = await deps.payroll.payslip(await deps.paidCallers.resolve(c.req.raw.headers), runId, employeeId);
+      const { run, item } = await deps.payroll.payslip(c.var.paidCaller, runId, employeeId);
       c.var.payment.attribute(run.employerId);
       return c.json(
         {
@@ -372,6 +376,7 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
   app.openapi(
     createRoute(
       paidRoute(PAID.employeeHistory, deps.gate, {
+        middleware: [paidCaller],
         request: { headers: PaidIdentityHeaders, params: HistoryParams, query: HistoryQuery },
         responses: { 200: jsonContent(HistoryResponse, 'Newest first.'), ...errorResponses(400, 401, 404) },
       }),
@@ -379,7 +384,7 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
     async (c) => {
       const { id } = c.req.valid('param');
       const { limit } = c.req.valid('query');
-      const { employee, items } = await deps.payroll.history(await deps.paidCallers.resolve(c.req.raw.headers), id, limit);
+      const { employee, items } = await deps.payroll.history(c.var.paidCaller, id, limit);
       c.var.payment.attribute(employee.employerId);
       const payments = items.map((item) => ({
         id: item.id,

@@ -36,7 +36,7 @@ export function registerStreamRoutes(app: OpenAPIHono<AppEnv>, deps: StreamRoute
     }
     await next();
   };
-  app.openapi(createRoute({ ...paid, middleware: [requireWallet, paid.middleware] as const }), (c) =>
+  app.openapi(createRoute({ ...paid, middleware: [requireWallet, ...paid.middleware] }), (c) =>
     c.json(openStubStream(c.req.valid('json')), 200),
   );
 }

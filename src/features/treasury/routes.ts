@@ -5,6 +5,7 @@ import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
 import { notFound } from '../../http/errors.js';
 import { errorResponses, evmAddressSchema, jsonBody, jsonContent } from '../../http/validation.js';
+import { requirePaidCaller } from '../../http/paid-caller.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import type { AiProvider } from '../../providers/ai/index.js';
@@ -147,13 +148,14 @@ const security = [{ bearerAuth: [] }];
 
 export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryRouteDeps): void {
   const operations = new TreasuryOperations(deps);
+  const paidCaller = requirePaidCaller(deps.paidCallers);
 
   /**
    * The paid caller, if it acts for the employer; otherwise 404 exactly as for a missing employer
    * (after payment: the fee is kept, as for every answer below 500).
    */
-  const actingFor = async (c: Context<AppEnv>, employerId: string) => {
-    const paid = await deps.paidCallers.resolve(c.req.raw.headers);
+  const actingFor = (c: Context<AppEnv>, employerId: string) => {
+    const paid = c.var.paidCaller;
     if (!PaidCallers.actsFor(paid, employerId)) throw notFound('Employer');
     c.var.payment.attribute(employerId);
     return paid;
@@ -205,6 +207,7 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
   app.openapi(
     createRoute(
       paidRoute(PAID.treasuryOptimize, deps.gate, {
+        middleware: [paidCaller],
         description:
           'Identity: X-Identity-Token (the employer owner) or X-Agent-Key (its agent). A caller not acting for employerId gets 404, as for a missing employer; the fee is kept. ' +
           'The engine is deterministic; a configured AI provider may only reword the texts.',
@@ -214,7 +217,7 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
     ),
     async (c) => {
       const { employerId, question } = c.req.valid('json');
-      await actingFor(c, employerId);
+      actingFor(c, employerId);
       const asked = question?.trim() ? question.trim() : null;
       return c.json(await operations.optimize(employerId, asked), 200);
     },
@@ -223,6 +226,7 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
   app.openapi(
     createRoute(
       paidRoute(PAID.treasurySession, deps.gate, {
+        middleware: [paidCaller],
         description:
           'Identity: X-Identity-Token (the employer owner) or X-Agent-Key (its agent); otherwise 404 as for a missing employer (fee kept). ' +
           'rebalance takes percentages in allocation or params.targetAllocation and is audited.',
@@ -232,7 +236,7 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
     ),
     async (c) => {
       const body = c.req.valid('json');
-      const paid = await actingFor(c, body.employerId);
+      const paid = actingFor(c, body.employerId);
       const result = await operations.sessionAction(body, paid, { requestId: c.var.requestId, paymentId: c.var.payment.id, redeemed: c.var.payment.redeemed });
       return c.json({ action: body.action, result, timestamp: Date.now() }, 200);
     },

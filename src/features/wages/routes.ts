@@ -2,6 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { ErrorSchema, errorResponses, evmAddressSchema, jsonBody, jsonContent } from '../../http/validation.js';
+import { requirePaidCaller } from '../../http/paid-caller.js';
 import { formatUsd } from '../../money.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute, registerSessionManagement } from '../../payments/routes.js';
@@ -71,6 +72,7 @@ const SalaryStreamSchema = z
 
 export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDeps): void {
   const tickMs = deps.tickMs ?? 1000;
+  const paidCaller = requirePaidCaller(deps.paidCallers);
   // Free for the employee themselves: what the paid tick stream computes from, so the portal can
   // show the balance accruing without paying per second. Starts the stream on first use.
   app.openapi(
@@ -107,6 +109,7 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
   app.openapi(
     createRoute(
       paidRoute(PAID.balanceStream, deps.gate, {
+        middleware: [paidCaller],
         request: { headers: PaidIdentityHeaders, query: BalanceStreamQuery },
         description:
           'Server-sent events, one per second, each a salary balance tick (spec 2.10), billed per event through an MPP session. ' +
@@ -122,7 +125,7 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
     ),
     async (c) => {
       const query = c.req.valid('query');
-      const employee = await deps.wages.employeeFor(await deps.paidCallers.resolve(c.req.raw.headers), query);
+      const employee = await deps.wages.employeeFor(c.var.paidCaller, query);
       c.var.payment.attribute(employee.employerId);
       const basis = await deps.wages.streamBasis(employee);
       return new Response(balanceEvents(deps.wages, basis, tickMs, deps.shutdown), {
@@ -134,6 +137,7 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
   app.openapi(
     createRoute(
       paidRoute(PAID.employeeAdvance, deps.gate, {
+        middleware: [paidCaller],
         request: { headers: PaidIdentityHeaders, body: jsonBody(AdvanceBody) },
         description:
           "Claims the employee's accrued streamed salary to their wallet on the Tempo chain. Callers: the employee, or their employer's owner or agent key.",
@@ -152,7 +156,7 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
     ),
     async (c) => {
       const { employeeAddress } = c.req.valid('json');
-      const employee = await deps.wages.employeeFor(await deps.paidCallers.resolve(c.req.raw.headers), { address: employeeAddress });
+      const employee = await deps.wages.employeeFor(c.var.paidCaller, { address: employeeAddress });
       c.var.payment.attribute(employee.employerId);
       const claim = await deps.wages.advance(employee, c.var.payment);
       return c.json(
