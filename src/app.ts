@@ -72,7 +72,6 @@ import { requestContext } from './http/request-context.js';
 import { validationHook } from './http/validation.js';
 import type { Logger } from './log.js';
 import type { Payments } from './payments/index.js';
-import { registerPendingPaidRoutes } from './payments/routes.js';
 import { createAiProvider } from './providers/ai/index.js';
 import type { DevIdentityProvider } from './providers/identity/dev-idp.js';
 import type { IdentityVerifier } from './providers/identity/verifier.js';
@@ -316,8 +315,6 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
       solanaExplorerUrl: (signature) => solana.explorerUrl(signature),
       tempoExplorerUrl: (txHash) => tempo.explorerUrl(txHash),
     });
-    // Last: every paid route a feature has not registered still answers 402 (spec 4.2).
-    registerPendingPaidRoutes(app, gate);
   }
 
   // MCP front door (spec 4.6): outside the chains block, so its free tools exist without chains.

@@ -1,3 +1,4 @@
+import type { PaidCaller } from '../features/employers/paid-caller.js';
 import type { Logger } from '../log.js';
 
 /** Who is calling an internal route, resolved from the identity-provider JWT (spec 5.3). */
@@ -16,15 +17,15 @@ export interface PaymentContext {
   /** The `payments` row of a single charge, or the channel id of a session payment. */
   id: string;
   /**
-   * The employer this payment is on behalf of, set by a handler once it has checked that employer
-   * (e.g. an agent authorised for it): the receipt then shows in that employer's history.
-   */
-  employerId: string | null;
-  /**
    * True when this call serves a payment settled earlier whose answer was lost (a crash, a timeout)
    * and whose proof came back: a handler that acts finds what it did under `id` before acting again.
    */
   redeemed: boolean;
+  /**
+   * Puts this payment on behalf of an employer the handler has checked (e.g. an agent authorised
+   * for it): the receipt then shows in that employer's history.
+   */
+  attribute(employerId: string): void;
 }
 
 /** What a service that acts needs of the fee behind its call: the payment id, and whether it is redeemed. */
@@ -35,6 +36,8 @@ export interface AppEnv {
     requestId: string;
     log: Logger;
     caller: Caller;
+    /** Who is behind a paid call (set by `requirePaidCaller`). */
+    paidCaller: PaidCaller;
     payment: PaymentContext;
   };
 }

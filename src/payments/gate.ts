@@ -4,6 +4,7 @@ import type { Db } from '../db/client.js';
 import { crashPoint } from '../faults.js';
 import type { AppEnv } from '../http/context.js';
 import { formatUsd } from '../money.js';
+import { paymentContext } from './attribution.js';
 import { readPaymentProof, type PaymentProof } from './carriers.js';
 import type { SessionCall } from './mpp/session.js';
 import type { PaidRoute, Rail, RouteEffect } from './prices.js';
@@ -189,8 +190,8 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
 
   /** An `acts` call (or a redemption) after its fee settled: run the handler; a 5xx refunds the fee. */
   async function serveSettled(c: Context<AppEnv>, next: Next, paymentId: string, receiptHeaders: Record<string, string>, redeemed: boolean) {
-    const context = { id: paymentId, employerId: null as string | null, redeemed };
-    c.set('payment', context);
+    const fee = paymentContext(paymentId, redeemed);
+    c.set('payment', fee.payment);
     const failure = await leased(paymentId, () => runHandler(next));
     if (failure !== null || c.res.status >= 500) {
       await refundFailedCall(c, paymentId, failure === null ? c.res.status : 500);
@@ -198,7 +199,7 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
       return;
     }
     crashPoint('payment.before-served');
-    const kept = await markServed(db, paymentId, { httpStatus: c.res.status, employerId: context.employerId }, deps.onSettled);
+    const kept = await markServed(db, paymentId, { httpStatus: c.res.status, employerId: fee.attributedTo() }, deps.onSettled);
     // Never expected while this request holds the lease: worth a look if it ever happens.
     if (!kept) c.var.log.error({ paymentId }, 'a served payment was no longer settled');
     for (const [name, value] of Object.entries(receiptHeaders)) c.res.headers.set(name, value);
@@ -212,8 +213,8 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
     payment: VerifiedPayment,
     unpaid: (outcome: Exclude<SettlementOutcome, { state: 'settled' }>, httpStatus: number) => Promise<Response>,
   ) {
-    const context = { id: paymentId, employerId: null as string | null, redeemed: false };
-    c.set('payment', context);
+    const fee = paymentContext(paymentId, false);
+    c.set('payment', fee.payment);
     const failure = await leased(paymentId, () => runHandler(next));
     if (failure !== null || c.res.status >= 500) {
       // Nothing moved: the proof goes back unspent, and may be presented again.
@@ -227,7 +228,7 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
       c.res = await unpaid(outcome, status);
       return;
     }
-    await markServed(db, paymentId, { httpStatus: status, employerId: context.employerId, settlement: outcome }, deps.onSettled);
+    await markServed(db, paymentId, { httpStatus: status, employerId: fee.attributedTo(), settlement: outcome }, deps.onSettled);
     for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
   }
 

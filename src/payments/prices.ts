@@ -56,31 +56,36 @@ const route = (
   summary,
 });
 
-export const PRICE_TABLE: readonly PaidRoute[] = [
-  route('GET', '/api/mpp/treasury/yield-rates', usd(1), ALL, 'reads', 'Treasury yield rates'),
-  route('POST', '/api/mpp/payroll/execute', usd(100), A_ONLY, 'acts', 'Execute a prepared payroll run', { card: true }),
-  route('POST', '/api/mpp/employee/advance', usd(50), A_ONLY, 'acts', "Claim an employee's accrued wages"),
-  route('POST', '/api/mpp/compliance/check', usd(5), ALL, 'reads', 'Screen a wallet (sanctions and blocklists)'),
-  route('GET', '/api/mpp/employee/balance/stream', usdMills(1), A_ONLY, 'reads', 'Live salary balance (SSE), billed per tick', { unit: 'tick' }),
-  route('GET', '/api/mpp/payslips/{runId}/{employeeId}', usd(2), A_ONLY, 'reads', 'A payslip'),
-  route('POST', '/api/mpp/memo/decode', usd(1), ALL, 'reads', 'Decode a payroll memo'),
-  route('GET', '/api/mpp/employee/{id}/history', usd(5), A_ONLY, 'reads', "An employee's payment history"),
-  route('POST', '/api/mpp/bridge/offramp', usd(25), A_ONLY, 'acts', 'Cash out to a bank account', { card: true }),
-  route('POST', '/api/mpp/treasury/optimize', usd(10), A_ONLY, 'reads', 'Treasury optimisation advice', { unit: 'session' }),
-  route('GET', '/api/mpp/marketplace/compliance-list/{employerId}', usd(50), A_ONLY, 'reads', "An employer's compliance-cleared wallets"),
-  route('POST', '/api/mpp/escrow/post', usd(10), ALL, 'acts', 'Post an escrow for agent work'),
-  route('POST', '/api/mpp/escrow/deliver', usd(2), ALL, 'acts', 'Deliver escrowed work'),
-  route('POST', '/api/mpp/escrow/deliver-signed', usd(2), A_ONLY, 'acts', 'Deliver escrowed work with a signed transaction'),
-  route('GET', '/api/mpp/escrow/{id}/status', usd(1), ALL, 'reads', 'Escrow status'),
-  route('POST', '/api/mpp/agent/pay', usd(5), ALL, 'acts', 'Agent-to-agent payment from an employer treasury'),
-  route('POST', '/api/mpp/agent/session/treasury', usd(2), A_ONLY, 'reads', 'Treasury session actions', { unit: 'session', actingActions: ['rebalance'] }),
-  route('POST', '/api/x402/streams', usd(5), X402_ONLY, 'acts', 'Open a payroll stream on Solana'),
-  route('POST', '/api/mpp/agents/register', usd(10), ALL, 'acts', 'Register an agent'),
-];
+/** Every paid route by name: handlers register `PAID.agentPay`, not a method and path looked up. */
+export const PAID = {
+  yieldRates: route('GET', '/api/mpp/treasury/yield-rates', usd(1), ALL, 'reads', 'Treasury yield rates'),
+  payrollExecute: route('POST', '/api/mpp/payroll/execute', usd(100), A_ONLY, 'acts', 'Execute a prepared payroll run', { card: true }),
+  employeeAdvance: route('POST', '/api/mpp/employee/advance', usd(50), A_ONLY, 'acts', "Claim an employee's accrued wages"),
+  complianceCheck: route('POST', '/api/mpp/compliance/check', usd(5), ALL, 'reads', 'Screen a wallet (sanctions and blocklists)'),
+  balanceStream: route('GET', '/api/mpp/employee/balance/stream', usdMills(1), A_ONLY, 'reads', 'Live salary balance (SSE), billed per tick', { unit: 'tick' }),
+  payslip: route('GET', '/api/mpp/payslips/{runId}/{employeeId}', usd(2), A_ONLY, 'reads', 'A payslip'),
+  memoDecode: route('POST', '/api/mpp/memo/decode', usd(1), ALL, 'reads', 'Decode a payroll memo'),
+  employeeHistory: route('GET', '/api/mpp/employee/{id}/history', usd(5), A_ONLY, 'reads', "An employee's payment history"),
+  bridgeOfframp: route('POST', '/api/mpp/bridge/offramp', usd(25), A_ONLY, 'acts', 'Cash out to a bank account', { card: true }),
+  treasuryOptimize: route('POST', '/api/mpp/treasury/optimize', usd(10), A_ONLY, 'reads', 'Treasury optimisation advice', { unit: 'session' }),
+  complianceList: route('GET', '/api/mpp/marketplace/compliance-list/{employerId}', usd(50), A_ONLY, 'reads', "An employer's compliance-cleared wallets"),
+  escrowPost: route('POST', '/api/mpp/escrow/post', usd(10), ALL, 'acts', 'Post an escrow for agent work'),
+  escrowDeliver: route('POST', '/api/mpp/escrow/deliver', usd(2), ALL, 'acts', 'Deliver escrowed work'),
+  escrowDeliverSigned: route('POST', '/api/mpp/escrow/deliver-signed', usd(2), A_ONLY, 'acts', 'Deliver escrowed work with a signed transaction'),
+  escrowStatus: route('GET', '/api/mpp/escrow/{id}/status', usd(1), ALL, 'reads', 'Escrow status'),
+  agentPay: route('POST', '/api/mpp/agent/pay', usd(5), ALL, 'acts', 'Agent-to-agent payment from an employer treasury'),
+  treasurySession: route('POST', '/api/mpp/agent/session/treasury', usd(2), A_ONLY, 'reads', 'Treasury session actions', { unit: 'session', actingActions: ['rebalance'] }),
+  streamOpen: route('POST', '/api/x402/streams', usd(5), X402_ONLY, 'acts', 'Open a payroll stream on Solana'),
+  agentRegister: route('POST', '/api/mpp/agents/register', usd(10), ALL, 'acts', 'Register an agent'),
+} as const satisfies Record<string, PaidRoute>;
+
+/** Every paid route, as a list. */
+export const PRICE_TABLE: readonly PaidRoute[] = Object.values(PAID);
 
 /** Stripe's minimum charge: a card offer below it cannot be made (RECIPES.md). */
 export const CARD_MINIMUM = usd(50);
 
+/** The paid route at this method and path, for callers that hold only those (MCP tools). */
 export function findPaidRoute(method: string, path: string): PaidRoute | undefined {
   return PRICE_TABLE.find((r) => r.method === method && r.path === path);
 }

@@ -1,18 +1,20 @@
-import { createRoute, z, type OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
+import type { OpenAPIHono, RouteConfig } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/context.js';
 import { ErrorSchema } from '../http/validation.js';
 import { formatUsd } from '../money.js';
-import { PRICE_TABLE, type PaidRoute } from './prices.js';
+import type { PaidRoute } from './prices.js';
 
 const PROTOCOL: Record<string, string> = { A: 'mpp (Tempo, eip155:4217)', B: 'x402 (Base, eip155:8453)', C: 'x402 (Solana)' };
 
 /**
  * The `createRoute` config of a paid route: its price and rails in the description and in
  * `x-payment`, the 402 response, and the gate as its first middleware (so the 402 comes before any
- * validation). `extra` adds the route's own request and responses.
+ * validation). `extra` adds the route's own request, responses and middleware (run after the gate).
  */
-export function paidRoute<const Extra extends { request?: RouteConfig['request']; responses: RouteConfig['responses']; description?: string }>(
+export function paidRoute<
+  const Extra extends { request?: RouteConfig['request']; responses: RouteConfig['responses']; description?: string; middleware?: MiddlewareHandler<AppEnv>[] },
+>(
   paid: PaidRoute,
   gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>,
   extra: Extra,
@@ -24,7 +26,6 @@ export function paidRoute<const Extra extends { request?: RouteConfig['request']
     path: paid.path,
     tags: ['Paid'],
     summary: paid.summary,
-    middleware: gate(paid),
     'x-payment': {
       price: formatUsd(paid.price),
       currency: 'USD',
@@ -35,6 +36,7 @@ export function paidRoute<const Extra extends { request?: RouteConfig['request']
       ...(paid.actingActions && { acting_actions: paid.actingActions }),
     },
     ...extra,
+    middleware: [gate(paid), ...(extra.middleware ?? [])],
     description: `Paid: ${price}; rails ${rails}${paid.card ? '; card fallback offered with rail A' : ''}. ${effectText(paid)}${extra.description ? ` ${extra.description}` : ''}`,
     responses: {
       ...extra.responses,
@@ -54,31 +56,6 @@ export function effectText(paid: PaidRoute): string {
   const reads = 'the fee is settled after the handler answers below 500 (a 5xx is not charged)';
   if (paid.actingActions) return `Acts for action ${paid.actingActions.join(', ')}: ${acts}; reads otherwise: ${reads}.`;
   return paid.effect === 'acts' ? `Acts: ${acts}.` : `Reads: ${reads}.`;
-}
-
-/**
- * Registers every paid route of the price table that no feature has registered yet: the 402
- * contract holds for all of them now. A paid call to one of these answers 501, which (as a 5xx)
- * is never charged.
- */
-export function registerPendingPaidRoutes(app: OpenAPIHono<AppEnv>, gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>): void {
-  const honoPath = (path: string) => path.replaceAll(/\{(\w+)\}/g, ':$1');
-  for (const paid of PRICE_TABLE) {
-    if (app.routes.some((r) => r.method === paid.method && r.path === honoPath(paid.path))) continue;
-    const names = [...paid.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-    const params = z.object(Object.fromEntries(names.map((name) => [name, z.string().openapi({ param: { name, in: 'path' } })])));
-    const definition = createRoute(
-      paidRoute(paid, gate, {
-        ...(names.length > 0 ? { request: { params } } : {}),
-        description: 'Not yet available: a paid call answers 501 and is not charged.',
-        responses: { 501: { description: 'Not implemented yet (not charged).', content: { 'application/json': { schema: ErrorSchema } } } },
-      }),
-    );
-    app.openapi(definition, (c) =>
-      c.json({ error: `${paid.method} ${paid.path} is not available yet; you were not charged.`, code: 'NOT_IMPLEMENTED' }, 501),
-    );
-    if (paid.method === 'GET' && paid.unit !== 'charge') registerSessionManagement(app, paid, gate);
-  }
 }
 
 /**

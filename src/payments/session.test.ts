@@ -37,7 +37,7 @@ beforeAll(async () => {
     const ticks = Number(c.req.query('ticks') ?? '1');
     // The employer a stream is for, as a feature sets it once it has checked the caller may act for it.
     const employer = c.req.query('employer');
-    if (employer) c.var.payment.employerId = employer;
+    if (employer) c.var.payment.attribute(employer);
     if (c.req.query('fail')) return c.json({ error: 'Broken.', code: 'INTERNAL_ERROR' }, 500);
     const encoder = new TextEncoder();
     const body = new ReadableStream({

@@ -5,7 +5,7 @@ import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
 import { badRequest, notFound } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import { AgentProfile, Directory, DirectoryQuery, ProfileParams, RegisterBody, RegisterHeaders, RegistrationResult } from './schema.js';
 import { AgentDirectoryService, type AgentRegistrationRow, type DirectoryPosition } from './service.js';
@@ -59,8 +59,9 @@ const readBodyOnce: MiddlewareHandler<AppEnv> = async (c, next) => {
 export function registerAgentDirectoryRoutes(app: OpenAPIHono<AppEnv>, deps: AgentDirectoryRouteDeps): void {
   const directory = deps.directory ?? new AgentDirectoryService(deps.database, deps.tempo);
 
-  const register = paidRoute(findPaidRoute('POST', '/api/mpp/agents/register')!, deps.gate, {
+  const register = paidRoute(PAID.agentRegister, deps.gate, {
     request: { headers: RegisterHeaders, body: jsonBody(RegisterBody) },
+    middleware: [readBodyOnce],
     description:
       'Lists an agent in the public directory, or replaces its profile. Ownership is proven with the agent identity proof ' +
       '(`X-Agent-Identifier`, `X-Agent-Timestamp`, `X-Agent-Signature`; docs/api.md): an ERC-8004 agent by its current owner on the Tempo ' +
@@ -79,7 +80,7 @@ export function registerAgentDirectoryRoutes(app: OpenAPIHono<AppEnv>, deps: Age
       ...errorResponses(415),
     },
   });
-  app.openapi(createRoute({ ...register, middleware: [register.middleware, readBodyOnce] }), async (c) => {
+  app.openapi(createRoute(register), async (c) => {
     const body = c.req.valid('json');
     const url = new URL(c.req.url);
     const { registration, created } = await directory.register({

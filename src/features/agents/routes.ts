@@ -6,7 +6,7 @@ import { errorResponse } from '../../http/errors.js';
 import { AppError } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
 import { formatUsd, parseUsd } from '../../money.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import { AGENT_KEY_HEADER } from '../employers/paid-caller.js';
 import type { AgentPayService } from './pay.js';
@@ -248,7 +248,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, deps: AgentRouteDe
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/agent/pay')!, deps.gate, {
+      paidRoute(PAID.agentPay, deps.gate, {
         request: { headers: AgentPayHeaders, body: jsonBody(AgentPayBody) },
         description:
           'Pays from the employer treasury on Tempo for an authorized agent: identity proof, then the spend gates of spec 8.2 in order (pause, per-tx cap, rolling 24 h cap, velocity, allowlist), the treasury balance, the transfer, and the anomaly gate. Every answer below 500 keeps the fee. The same request with the same payment proof, after its answer was lost, answers the payment that fee bought (never a second one).',
@@ -292,7 +292,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, deps: AgentRouteDe
         redeemed: c.var.payment.redeemed,
       });
       // The receipt shows in this employer's history: the agent is authorised for it.
-      c.var.payment.employerId = body.employer_id;
+      c.var.payment.attribute(body.employer_id);
       if (result.replayed) c.header('Idempotent-Replayed', 'true');
       const { call } = result;
       return c.json(

@@ -4,8 +4,9 @@ import { DESTINATION_TYPES } from '../../db/schema.js';
 import type { AppEnv, Caller, FeePayment } from '../../http/context.js';
 import { notFound } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, usdAmountSchema } from '../../http/validation.js';
+import { requirePaidCaller } from '../../http/paid-caller.js';
 import { formatUsd, parseUsd } from '../../money.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import type { PaidCallers } from '../employers/paid-caller.js';
 import { EmployeeIdParams, PaidIdentityHeaders } from '../employers/schema.js';
@@ -263,7 +264,8 @@ export function registerBridgeRoutes(app: OpenAPIHono<AppEnv>, deps: BridgeRoute
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/bridge/offramp')!, deps.gate, {
+      paidRoute(PAID.bridgeOfframp, deps.gate, {
+        middleware: [requirePaidCaller(deps.paidCallers)],
         request: { headers: PaidIdentityHeaders, body: jsonBody(PaidOfframpBody) },
         description: "The employee's own off-ramp (X-Identity-Token of the employee); anyone else gets 404 and keeps nothing but the fee.",
         responses: { 200: jsonContent(OfframpResult, 'Created at the provider; send the deposit to the address given.'), ...offrampErrors },
@@ -271,10 +273,10 @@ export function registerBridgeRoutes(app: OpenAPIHono<AppEnv>, deps: BridgeRoute
     ),
     async (c) => {
       const body = c.req.valid('json');
-      const paid = await deps.paidCallers.resolve(c.req.raw.headers);
+      const paid = c.var.paidCaller;
       if (paid.kind !== 'user') throw notFound('Employee');
       const transfer = await offramp(paid.caller, body.employeeId, body, c.var.payment);
-      c.var.payment.employerId = transfer.employerId;
+      c.var.payment.attribute(transfer.employerId);
       return c.json(presentOfframp(transfer), 200);
     },
   );

@@ -2,7 +2,8 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { requirePaidCaller } from '../../http/paid-caller.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import type { PaidCallers } from '../employers/paid-caller.js';
 import { EmployerIdParams, PaidIdentityHeaders } from '../employers/schema.js';
@@ -51,7 +52,7 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: Complia
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/compliance/check')!, deps.gate, {
+      paidRoute(PAID.complianceCheck, deps.gate, {
         description:
           'Screens the wallet against the sanctions list, the employer\'s blocklist (when `employerId` is given) and a TIP-403 policy; ' +
           `every check is written to the compliance ledger, BLOCKED ones too. ${IDENTITY} Only needed with \`employerId\`.`,
@@ -65,9 +66,10 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: Complia
     ),
     async (c) => {
       const body = c.req.valid('json');
+      // Not requirePaidCaller: identity matters only with employerId, and a stale header must not refuse a check without it.
       if (body.employerId !== undefined) {
         ComplianceService.requireActsFor(await deps.paidCallers.resolve(c.req.raw.headers), body.employerId);
-        c.var.payment.employerId = body.employerId;
+        c.var.payment.attribute(body.employerId);
       }
       return c.json(await compliance.check(body), 200);
     },
@@ -75,7 +77,8 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: Complia
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('GET', '/api/mpp/marketplace/compliance-list/{employerId}')!, deps.gate, {
+      paidRoute(PAID.complianceList, deps.gate, {
+        middleware: [requirePaidCaller(deps.paidCallers)],
         description:
           'Wallets whose latest check in the employer\'s ledger is CLEAR and that are on neither the sanctions list nor its blocklist now, ' +
           `most recently checked first. ${IDENTITY}`,
@@ -89,8 +92,8 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: Complia
     async (c) => {
       const { employerId } = c.req.valid('param');
       const { limit } = c.req.valid('query');
-      ComplianceService.requireActsFor(await deps.paidCallers.resolve(c.req.raw.headers), employerId);
-      c.var.payment.employerId = employerId;
+      ComplianceService.requireActsFor(c.var.paidCaller, employerId);
+      c.var.payment.attribute(employerId);
       return c.json(await compliance.clearedList(employerId, limit), 200);
     },
   );

@@ -4,7 +4,7 @@ import type { AppEnv } from '../../http/context.js';
 import { AppError } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
 import { formatUsd, parseUsd } from '../../money.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import type { SignedAgentRequest } from '../agents/request-proof.js';
 import {
@@ -83,7 +83,7 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/escrow/post')!, deps.gate, {
+      paidRoute(PAID.escrowPost, deps.gate, {
         request: { headers: AgentHeaders, body: jsonBody(PostEscrowBody) },
         description:
           "Locks up to 100.00 USDC of the employer's treasury in a Solana escrow vault for a worker agent, judged against the rubric on delivery. The poster must be an agent authorized for the employer (with its identity proof); pause, per-tx cap, rolling 24 h cap and velocity apply as on agent/pay. Expiry is shortened for workers with a reputation (docs/decisions.md). Answers below 500 keep the fee.",
@@ -113,7 +113,7 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
         feePaymentId: c.var.payment.id,
         redeemed: c.var.payment.redeemed,
       });
-      c.var.payment.employerId = body.employer_id;
+      c.var.payment.attribute(body.employer_id);
       const signatures = publicSignatures(row);
       return c.json(
         {
@@ -144,7 +144,7 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/escrow/deliver')!, deps.gate, {
+      paidRoute(PAID.escrowDeliver, deps.gate, {
         request: { headers: AgentHeaders, body: jsonBody(DeliverBody) },
         description:
           'The worker delivers: the content is fetched once (10 s, 100 KB, no private or loopback addresses at any hop), hashed, recorded on chain, and judged in the background; poll the status route. The worker always proves its identifier (docs/api.md "Agent identity proof"): by its authorization with the employer, else by the key the identifier names (ERC-8004 owner, EVM address, Solana key); an identifier with neither is 401 `PROOF_UNAVAILABLE`.',
@@ -173,7 +173,7 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/escrow/deliver-signed')!, deps.gate, {
+      paidRoute(PAID.escrowDeliverSigned, deps.gate, {
         request: { headers: AgentHeaders, body: jsonBody(DeliverSignedBody) },
         description:
           "For workers holding their own key: a signed transaction with one submit_deliverable instruction for the escrow program (uri_hash = SHA-256 of deliverable_uri, the worker wallet as fee payer and signer). Checked, broadcast once the content is fetched, then judged like deliver. The transaction proves the worker wallet; a worker_agent_identifier other than that wallet's own key (solana:<wallet>) also needs the identity proof headers, as on deliver.",
@@ -209,7 +209,7 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('GET', '/api/mpp/escrow/{id}/status')!, deps.gate, {
+      paidRoute(PAID.escrowStatus, deps.gate, {
         request: { params: EscrowIdParams },
         description: 'Public fields only (spec 2.1): no judge model, no content hash, no employer.',
         responses: {

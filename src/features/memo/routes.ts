@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { Hex } from 'viem';
 import type { AppEnv } from '../../http/context.js';
 import { errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import { decodeMemo, MEMO_PATTERN, MEMO_TYPES } from './codec.js';
 
@@ -33,7 +33,7 @@ const Decoded = z
 export function registerMemoRoutes(app: OpenAPIHono<AppEnv>, deps: { gate: (route: PaidRoute) => MiddlewareHandler<AppEnv> }): void {
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/memo/decode')!, deps.gate, {
+      paidRoute(PAID.memoDecode, deps.gate, {
         request: { body: jsonBody(DecodeBody) },
         responses: { 200: jsonContent(Decoded, 'The memo and its payroll fields (layout in docs/api.md).'), ...errorResponses(400, 415) },
       }),

@@ -25,7 +25,7 @@ let payer: PrivateKeyAccount;
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   t.app.get('/test/for/:employerId/:outcome', t.payments!.gate(ROUTE), (c) => {
-    c.var.payment.employerId = c.req.param('employerId');
+    c.var.payment.attribute(c.req.param('employerId'));
     return c.req.param('outcome') === 'fail' ? c.json({ error: 'broken', code: 'INTERNAL_ERROR' }, 500) : c.json({ ok: true }, 200);
   });
   ownerA = await t.token('receipts-owner-a');

@@ -4,8 +4,9 @@ import type { Hex } from 'viem';
 import type { AppEnv } from '../../http/context.js';
 import { EmployerIdParams, PaidIdentityHeaders } from '../employers/schema.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
+import { requirePaidCaller } from '../../http/paid-caller.js';
 import { formatUsd, parseUsd } from '../../money.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import type { PaidCallers } from '../employers/paid-caller.js';
 import { decodeMemo } from '../memo/codec.js';
@@ -304,9 +305,11 @@ export interface PaidPayrollRouteDeps {
  * history also for the employee themselves. Everyone else gets 404, like a missing record.
  */
 export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPayrollRouteDeps): void {
+  const paidCaller = requirePaidCaller(deps.paidCallers);
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/payroll/execute')!, deps.gate, {
+      paidRoute(PAID.payrollExecute, deps.gate, {
+        middleware: [paidCaller],
         request: { headers: PaidIdentityHeaders, body: jsonBody(ExecuteBody) },
         responses: {
           200: jsonContent(ExecuteResponse, 'Paid on chain in one batch transaction from the agent wallet.'),
@@ -317,9 +320,9 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
     ),
     async (c) => {
       const { payrollRunId } = c.req.valid('json');
-      const paid = await deps.paidCallers.resolve(c.req.raw.headers);
+      const paid = c.var.paidCaller;
       const run = await deps.payroll.runFor(paid, payrollRunId);
-      c.var.payment.employerId = run.employerId;
+      c.var.payment.attribute(run.employerId);
       const actor = paid.kind === 'user' ? { userId: paid.caller.userId, kind: 'user' as const } : { userId: null, kind: 'agent' as const };
       const executed = await deps.payroll.execute(run, actor, c.var.requestId, c.var.payment);
       const employer = await deps.payroll.employerOf(run);
@@ -339,15 +342,16 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('GET', '/api/mpp/payslips/{runId}/{employeeId}')!, deps.gate, {
+      paidRoute(PAID.payslip, deps.gate, {
+        middleware: [paidCaller],
         request: { headers: PaidIdentityHeaders, params: PayslipParams },
         responses: { 200: jsonContent(PayslipResponse, 'The payslip.'), ...errorResponses(400, 401, 404) },
       }),
     ),
     async (c) => {
       const { runId, employeeId } = c.req.valid('param');
-      const { run, item } = await deps.payroll.payslip(await deps.paidCallers.resolve(c.req.raw.headers), runId, employeeId);
-      c.var.payment.employerId = run.employerId;
+      const { run, item } = await deps.payroll.payslip(c.var.paidCaller, runId, employeeId);
+      c.var.payment.attribute(run.employerId);
       return c.json(
         {
           payslip: {
@@ -371,7 +375,8 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('GET', '/api/mpp/employee/{id}/history')!, deps.gate, {
+      paidRoute(PAID.employeeHistory, deps.gate, {
+        middleware: [paidCaller],
         request: { headers: PaidIdentityHeaders, params: HistoryParams, query: HistoryQuery },
         responses: { 200: jsonContent(HistoryResponse, 'Newest first.'), ...errorResponses(400, 401, 404) },
       }),
@@ -379,8 +384,8 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
     async (c) => {
       const { id } = c.req.valid('param');
       const { limit } = c.req.valid('query');
-      const { employee, items } = await deps.payroll.history(await deps.paidCallers.resolve(c.req.raw.headers), id, limit);
-      c.var.payment.employerId = employee.employerId;
+      const { employee, items } = await deps.payroll.history(c.var.paidCaller, id, limit);
+      c.var.payment.attribute(employee.employerId);
       const payments = items.map((item) => ({
         id: item.id,
         amount_usd: usdNumber(item.amount),

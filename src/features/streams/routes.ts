@@ -4,7 +4,7 @@ import type { AppEnv } from '../../http/context.js';
 import { errorResponse } from '../../http/errors.js';
 import { AppError } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import { CreateStreamBody, StreamHandle } from './schema.js';
 import { openStubStream } from './service.js';
@@ -16,7 +16,7 @@ export interface StreamRouteDeps {
 }
 
 export function registerStreamRoutes(app: OpenAPIHono<AppEnv>, deps: StreamRouteDeps): void {
-  const paid = paidRoute(findPaidRoute('POST', '/api/x402/streams')!, deps.gate, {
+  const paid = paidRoute(PAID.streamOpen, deps.gate, {
     request: { body: jsonBody(CreateStreamBody) },
     description:
       'Answers the stream handle of spec 2.2 with `stub: true`: the current implementation is a mock and moves nothing on chain. ' +
@@ -37,7 +37,7 @@ export function registerStreamRoutes(app: OpenAPIHono<AppEnv>, deps: StreamRoute
     }
     await next();
   };
-  app.openapi(createRoute({ ...paid, middleware: [requireWallet, paid.middleware] as const }), (c) =>
+  app.openapi(createRoute({ ...paid, middleware: [requireWallet, ...paid.middleware] }), (c) =>
     c.json(openStubStream(c.req.valid('json')), 200),
   );
 }

@@ -5,7 +5,8 @@ import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
 import { notFound } from '../../errors.js';
 import { errorResponses, evmAddressSchema, jsonBody, jsonContent } from '../../http/validation.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { requirePaidCaller } from '../../http/paid-caller.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import type { AiProvider } from '../../providers/ai/index.js';
 import { PaidCallers } from '../employers/paid-caller.js';
@@ -147,21 +148,22 @@ const security = [{ bearerAuth: [] }];
 
 export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryRouteDeps): void {
   const operations = new TreasuryOperations(deps);
+  const paidCaller = requirePaidCaller(deps.paidCallers);
 
   /**
    * The paid caller, if it acts for the employer; otherwise 404 exactly as for a missing employer
    * (after payment: the fee is kept, as for every answer below 500).
    */
-  const actingFor = async (c: Context<AppEnv>, employerId: string) => {
-    const paid = await deps.paidCallers.resolve(c.req.raw.headers);
+  const actingFor = (c: Context<AppEnv>, employerId: string) => {
+    const paid = c.var.paidCaller;
     if (!PaidCallers.actsFor(paid, employerId)) throw notFound('Employer');
-    c.var.payment.employerId = employerId;
+    c.var.payment.attribute(employerId);
     return paid;
   };
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('GET', '/api/mpp/treasury/yield-rates')!, deps.gate, {
+      paidRoute(PAID.yieldRates, deps.gate, {
         request: { query: YieldRatesQuery },
         responses: {
           200: jsonContent(YieldRates, 'The yield sources and the blended APY of the default allocation.'),
@@ -204,7 +206,8 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/treasury/optimize')!, deps.gate, {
+      paidRoute(PAID.treasuryOptimize, deps.gate, {
+        middleware: [paidCaller],
         description:
           'Identity: X-Identity-Token (the employer owner) or X-Agent-Key (its agent). A caller not acting for employerId gets 404, as for a missing employer; the fee is kept. ' +
           'The engine is deterministic; a configured AI provider may only reword the texts.',
@@ -214,7 +217,7 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
     ),
     async (c) => {
       const { employerId, question } = c.req.valid('json');
-      await actingFor(c, employerId);
+      actingFor(c, employerId);
       const asked = question?.trim() ? question.trim() : null;
       return c.json(await operations.optimize(employerId, asked), 200);
     },
@@ -222,7 +225,8 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/agent/session/treasury')!, deps.gate, {
+      paidRoute(PAID.treasurySession, deps.gate, {
+        middleware: [paidCaller],
         description:
           'Identity: X-Identity-Token (the employer owner) or X-Agent-Key (its agent); otherwise 404 as for a missing employer (fee kept). ' +
           'rebalance takes percentages in allocation or params.targetAllocation and is audited.',
@@ -232,7 +236,7 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
     ),
     async (c) => {
       const body = c.req.valid('json');
-      const paid = await actingFor(c, body.employerId);
+      const paid = actingFor(c, body.employerId);
       const result = await operations.sessionAction(body, paid, { requestId: c.var.requestId, paymentId: c.var.payment.id, redeemed: c.var.payment.redeemed });
       return c.json({ action: body.action, result, timestamp: Date.now() }, 200);
     },

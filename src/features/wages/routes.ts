@@ -2,8 +2,9 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { ErrorSchema, errorResponses, evmAddressSchema, jsonBody, jsonContent } from '../../http/validation.js';
+import { requirePaidCaller } from '../../http/paid-caller.js';
 import { formatUsd } from '../../money.js';
-import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
+import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute, registerSessionManagement } from '../../payments/routes.js';
 import type { PaidCallers } from '../employers/paid-caller.js';
 import { PaidIdentityHeaders } from '../employers/schema.js';
@@ -71,6 +72,7 @@ const SalaryStreamSchema = z
 
 export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDeps): void {
   const tickMs = deps.tickMs ?? 1000;
+  const paidCaller = requirePaidCaller(deps.paidCallers);
   // Free for the employee themselves: what the paid tick stream computes from, so the portal can
   // show the balance accruing without paying per second. Starts the stream on first use.
   app.openapi(
@@ -102,12 +104,12 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
       );
     },
   );
-  const streamRoute = findPaidRoute('GET', '/api/mpp/employee/balance/stream')!;
   // mppx session clients POST vouchers, top-ups and closes to the stream's own URL.
-  registerSessionManagement(app, streamRoute, deps.gate);
+  registerSessionManagement(app, PAID.balanceStream, deps.gate);
   app.openapi(
     createRoute(
-      paidRoute(streamRoute, deps.gate, {
+      paidRoute(PAID.balanceStream, deps.gate, {
+        middleware: [paidCaller],
         request: { headers: PaidIdentityHeaders, query: BalanceStreamQuery },
         description:
           'Server-sent events, one per second, each a salary balance tick (spec 2.10), billed per event through an MPP session. ' +
@@ -123,8 +125,8 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
     ),
     async (c) => {
       const query = c.req.valid('query');
-      const employee = await deps.wages.employeeFor(await deps.paidCallers.resolve(c.req.raw.headers), query);
-      c.var.payment.employerId = employee.employerId;
+      const employee = await deps.wages.employeeFor(c.var.paidCaller, query);
+      c.var.payment.attribute(employee.employerId);
       const basis = await deps.wages.streamBasis(employee);
       return new Response(balanceEvents(deps.wages, basis, tickMs, deps.shutdown), {
         headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform' },
@@ -134,7 +136,8 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
 
   app.openapi(
     createRoute(
-      paidRoute(findPaidRoute('POST', '/api/mpp/employee/advance')!, deps.gate, {
+      paidRoute(PAID.employeeAdvance, deps.gate, {
+        middleware: [paidCaller],
         request: { headers: PaidIdentityHeaders, body: jsonBody(AdvanceBody) },
         description:
           "Claims the employee's accrued streamed salary to their wallet on the Tempo chain. Callers: the employee, or their employer's owner or agent key.",
@@ -153,8 +156,8 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
     ),
     async (c) => {
       const { employeeAddress } = c.req.valid('json');
-      const employee = await deps.wages.employeeFor(await deps.paidCallers.resolve(c.req.raw.headers), { address: employeeAddress });
-      c.var.payment.employerId = employee.employerId;
+      const employee = await deps.wages.employeeFor(c.var.paidCaller, { address: employeeAddress });
+      c.var.payment.attribute(employee.employerId);
       const claim = await deps.wages.advance(employee, c.var.payment);
       return c.json(
         {

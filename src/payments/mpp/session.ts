@@ -9,6 +9,7 @@ import { tempoRpc } from '../../chains/embedded/tempo-rpc.js';
 import type { Db } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
 import { formatUsd } from '../../money.js';
+import { paymentContext } from '../attribution.js';
 import type { PaymentProof } from '../carriers.js';
 import type { PaidRoute } from '../prices.js';
 import { recordSessionUse, type ChannelState, type PgChannelStore } from './session-store.js';
@@ -117,11 +118,11 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
       `the session's accepted vouchers leave ${available} base units; this call costs ${price}: send a voucher for a higher cumulative amount`,
     );
   }
-  const context = { id: channelId, employerId: null as string | null, redeemed: false };
-  c.set('payment', context);
+  const fee = paymentContext(channelId, false);
+  c.set('payment', fee.payment);
   /** Gives the charge back, or records it owed once the channel's close has captured it. */
   const giveBack = (httpStatus: number | null) =>
-    deps.store.refund(channelId, price, { route: routeName, httpStatus, requestId: c.var.requestId, employerId: context.employerId });
+    deps.store.refund(channelId, price, { route: routeName, httpStatus, requestId: c.var.requestId, employerId: fee.attributedTo() });
   try {
     await call.next();
   } catch (error) {
@@ -138,7 +139,7 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
       await recordSessionUse(deps.db, channel, {
         channelId,
         route: routeName,
-        employerId: context.employerId,
+        employerId: fee.attributedTo(),
         charged: price * BigInt(units),
         units,
         receipt: { ...receiptOf(credential.challenge.id, channel) },
