@@ -111,7 +111,6 @@ export const ERRORS = {
 
   // 5xx: ours or an outside system's; a paid call's fee is given back
   INTERNAL_ERROR: { status: 500, meaning: 'An unexpected failure on our side; the log has the details.' },
-  NOT_IMPLEMENTED: { status: 501, meaning: 'The paid route is not available yet; nothing was charged.' },
   BRIDGE_INCONSISTENT: { status: 502, meaning: 'The fiat bridge no longer knows a record we hold.' },
   BROADCAST_FAILED: { status: 502, meaning: 'The transaction did not land.' },
   ESCROW_FUNDING_FAILED: { status: 502, meaning: 'Escrow: funding failed; nothing was locked.' },
