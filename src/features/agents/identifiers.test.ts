@@ -16,7 +16,9 @@ describe('agent identifiers', () => {
   });
 
   it('leave every other form opaque (proven by HMAC only)', () => {
-    const key = solanaKey();
+    // A 44-character key: one more character always decodes to 33 bytes (a random key may have 43,
+    // and 43 + 1 characters can still be 32 bytes).
+    const key = '4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T';
     for (const other of [
       'erc8004:eip155:1:42', // another chain
       'erc8004:tempo:042', // a second spelling of 42
