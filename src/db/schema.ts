@@ -1,7 +1,7 @@
 /**
  * The data model: one table per resource of spec sections 2 and 4.8.
  *
- * Conventions (docs/decisions.md, "Data model"):
+ * Conventions (docs/decisions.md, "Data model conventions"):
  * - Money columns are `numeric(78,0)` holding integer base units of a 6-decimal stablecoin
  *   (1 USD = 1_000_000) and map to `bigint` in TypeScript. No float column holds an amount.
  * - Status columns are text guarded by CHECK constraints, so a typo can never persist a state.

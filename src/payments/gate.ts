@@ -102,7 +102,7 @@ const INLINE_REFUND_MS = 15_000;
 
 /**
  * The outermost middleware of a paid route: without a valid, unused proof the caller gets the 402
- * (before any validation). With one, the proof is claimed, then (docs/decisions.md, issue 24):
+ * (before any validation). With one, the proof is claimed, then (docs/decisions.md, "Charge before acting"):
  * - `acts` routes (and prepaid proofs) settle first: a fee that does not settle answers 402 and
  *   nothing happens; the handler runs after, and a 5xx gets the fee refunded;
  * - `reads` routes run the handler first and settle after an answer below 500; a settlement that

@@ -10,7 +10,7 @@ export type PriceUnit = 'charge' | 'tick' | 'session';
 /**
  * `reads`: the handler changes nothing; the fee is settled after it answers, and a settlement that
  * fails withholds the answer. `acts`: the handler moves money or changes state; the fee is settled
- * before it runs, so nothing happens without a collected fee (docs/decisions.md, issue 24).
+ * before it runs, so nothing happens without a collected fee (docs/decisions.md, "Charge before acting").
  */
 export type RouteEffect = 'reads' | 'acts';
 

@@ -50,7 +50,7 @@ export function paidRoute<
   };
 }
 
-/** How the fee of a route is collected, in its OpenAPI description (docs/decisions.md, issue 24). */
+/** How the fee of a route is collected, in its OpenAPI description (docs/decisions.md, "Charge before acting"). */
 export function effectText(paid: PaidRoute): string {
   const acts = 'the fee is settled before the handler runs (a fee that does not settle answers 402 and nothing happens; a 5xx refunds it)';
   const reads = 'the fee is settled after the handler answers below 500 (a 5xx is not charged)';

@@ -248,7 +248,7 @@ export async function markRefunded(db: Db, row: PaymentRow, reference: string, r
   });
 }
 
-/** A fee a session can no longer give back through its channel (docs/decisions.md, issue 26): a rail A refund owed to the payer. */
+/** A fee a session can no longer give back through its channel (docs/decisions.md, "MPP sessions"): a rail A refund owed to the payer. */
 export interface OwedRefund {
   network: string;
   route: string;

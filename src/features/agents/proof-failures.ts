@@ -5,7 +5,7 @@ import { rateLimited, type RateLimits } from '../../http/rate-limits.js';
  * Refused agent identity proofs, counted per identifier on every instance (the `proofFailures`
  * limit). Proofs are always checked before this runs and only refusals are counted, so a valid
  * proof is never refused because someone else sent bad ones for the same identifier: past the
- * limit, a refusal answers 429 with Retry-After instead of its 401 (docs/decisions.md, issue 27).
+ * limit, a refusal answers 429 with Retry-After instead of its 401 (docs/decisions.md, "Abuse limits on OAuth and proofs").
  */
 export class ProofFailures {
   /** Re-checks inside jobs: nothing to throttle, nobody to tell. */
