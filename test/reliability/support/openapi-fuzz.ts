@@ -429,10 +429,20 @@ export async function send(fetcher: Fetcher, request: Outgoing, { timeoutMs = 15
     const charged = ['payment-receipt', 'payment-response', 'x-payment-response'].some((name) => answered.headers.has(name));
     return { status: answered.status, body, contentType, ms: elapsed(), timedOut, charged };
   } catch (error) {
-    return { status: 0, body: '', contentType: '', ms: elapsed(), timedOut: false, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+    return { status: 0, body: '', contentType: '', ms: elapsed(), timedOut: false, error: describeError(error) };
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** An error with its causes (undici's "fetch failed" says why only in `cause`: a reset, a closed socket). */
+function describeError(error: unknown): string {
+  const parts: string[] = [];
+  for (let current = error; current instanceof Error && parts.length < 4; current = current.cause) {
+    const code = (current as { code?: unknown }).code;
+    parts.push(`${current.name}: ${current.message}${typeof code === 'string' ? ` (${code})` : ''}`);
+  }
+  return parts.join(' <- ') || String(error);
 }
 
 /** Runs `work` over `items` with at most `concurrency` in flight, stopping new work after `deadline` (ms epoch). */
