@@ -1,5 +1,5 @@
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
-import { api, tokenStore } from './api';
+import { api, tokenStore } from './lib/api';
 
 export interface Session {
   user_id: string;

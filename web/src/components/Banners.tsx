@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { api } from '../api';
+import { api } from '../lib/api';
 import { useApi } from '../hooks';
 
 export interface Announcement {

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { api } from '../api';
-import { formatDate } from '../format';
+import { api } from '../lib/api';
+import { formatDate } from '../lib/format';
 import { useApi } from '../hooks';
 
 interface Notification {

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
-import { api } from '../../api';
+import { api } from '../../lib/api';
 import { Async, Empty, ErrorState } from '../../components/States';
-import { formatDate } from '../../format';
+import { formatDate } from '../../lib/format';
 import { useApi } from '../../hooks';
 import { useSession } from '../../session';
 import { AnnouncementForm } from './parts/AnnouncementForm';

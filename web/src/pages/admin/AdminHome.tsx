@@ -1,6 +1,7 @@
 import { useSearchParams } from 'react-router';
 import { Async, Empty, ErrorState, Loading } from '../../components/States';
-import { formatDate, formatUsd } from '../../format';
+import { formatDate } from '../../lib/format';
+import { formatUsd } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { useSession } from '../../session';
 import { DataTable, type Column } from './parts/DataTable';

@@ -2,9 +2,10 @@ import { useEmployerId } from '../../session';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { useId, useRef, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
-import { api, ApiError } from '../../api';
+import { api, ApiError } from '../../lib/api';
 import { Async, Empty } from '../../components/States';
-import { formatDate, formatUsd } from '../../format';
+import { formatDate } from '../../lib/format';
+import { formatUsd } from '../../lib/money';
 import { useApi } from '../../hooks';
 import {
   apiFieldErrors,

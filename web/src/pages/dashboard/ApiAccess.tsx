@@ -2,12 +2,12 @@ import { useEmployerId } from '../../session';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { api } from '../../api';
+import { api } from '../../lib/api';
 import { Async, Empty } from '../../components/States';
-import { formatDate } from '../../format';
+import { formatDate } from '../../lib/format';
+import { formatUsdExact } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { CopyButton, errorText, NoEmployer, SecretOnce } from './more/common';
-import { formatUsdExact } from './more/money';
 import { pricedRoutes, RAIL_NAMES, unitText, type OpenApiDocument } from './more/openapi';
 
 interface AgentKey {

@@ -2,11 +2,11 @@ import { useEmployerId } from '../../session';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { Async, Empty } from '../../components/States';
-import { formatDate } from '../../format';
+import { formatDate } from '../../lib/format';
+import { formatUsdExact } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { Pager } from '../../components/Pager';
 import { Hex, NoEmployer, Pill } from './more/common';
-import { formatUsdExact } from './more/money';
 import { RAIL_NAMES } from './more/openapi';
 
 interface Receipts {

@@ -1,9 +1,9 @@
 import { useEmployerId } from '../../session';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { useState } from 'react';
-import { api, ApiError } from '../../api';
+import { api, ApiError } from '../../lib/api';
 import { Async, Empty } from '../../components/States';
-import { formatDate } from '../../format';
+import { formatDate } from '../../lib/format';
 import { useApi } from '../../hooks';
 import { errorText, NoEmployer, Pill } from './more/common';
 

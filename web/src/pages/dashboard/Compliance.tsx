@@ -1,9 +1,9 @@
 import { useEmployerId } from '../../session';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { useState, type FormEvent } from 'react';
-import { api, ApiError } from '../../api';
+import { api, ApiError } from '../../lib/api';
 import { Async, Empty } from '../../components/States';
-import { formatDate } from '../../format';
+import { formatDate } from '../../lib/format';
 import { useApi, type Loaded } from '../../hooks';
 import { errorText, Hex, NoEmployer, Pill } from './more/common';
 

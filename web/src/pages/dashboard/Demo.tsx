@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { Empty } from '../../components/States';
 import { Hex, Pill } from './more/common';
-import { formatUsdExact } from './more/money';
+import { formatUsdExact } from '../../lib/money';
 import { RAIL_NAMES } from './more/openapi';
 import { readEventStream } from './more/sse';
 

@@ -1,10 +1,10 @@
 import { useEmployerId } from '../../session';
 import { Link } from 'react-router';
 import { Async, Empty, ErrorState, Loading } from '../../components/States';
-import { formatDate, formatUsd } from '../../format';
+import { formatDate } from '../../lib/format';
+import { formatUsd, fromUnits, monthlyUnits, toUnits } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './core/CreateCompany';
-import { fromUnits, monthlyUnits, toUnits } from './core/money';
 import { RunwayChart } from './core/RunwayChart';
 import { StatusPill } from './core/StatusPill';
 import { TreasuryStats } from './core/TreasuryStats';

@@ -1,13 +1,13 @@
 import { useEmployerId } from '../../session';
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { api, newIdempotencyKey } from '../../api';
+import { api, newIdempotencyKey } from '../../lib/api';
 import { ErrorState, Loading } from '../../components/States';
-import { formatBaseUnits, formatUsd, shortAddress } from '../../format';
+import { shortAddress } from '../../lib/format';
+import { formatBaseUnits, formatUsd, fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './core/CreateCompany';
 import { CsvImport, type CsvItem } from './core/CsvImport';
-import { fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from './core/money';
 import { PreflightError } from './core/PreflightError';
 import { StatusPill } from './core/StatusPill';
 import type { ComplianceSummary, Employee, Employer, PayrollRun, Team, Treasury } from './core/types';

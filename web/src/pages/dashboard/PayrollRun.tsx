@@ -1,13 +1,13 @@
 import { useEmployerId } from '../../session';
 import { useEffect, useState, type FormEvent } from 'react';
-import { api } from '../../api';
+import { api } from '../../lib/api';
 import { Link, useParams } from 'react-router';
 import { Empty, ErrorState, Loading } from '../../components/States';
-import { formatDate, formatUsd, shortAddress } from '../../format';
+import { formatDate, shortAddress } from '../../lib/format';
+import { formatUsd, toUnits } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './core/CreateCompany';
 import { decodeMemo, recordHashMatches, type DecodedMemo } from './core/memo';
-import { toUnits } from './core/money';
 import { StatusPill } from './core/StatusPill';
 import type { Team, Transaction } from './core/types';
 import { useRun } from './core/useRun';

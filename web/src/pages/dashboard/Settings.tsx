@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
-import { api, ApiError } from '../../api';
+import { api, ApiError } from '../../lib/api';
 import { ErrorState, Loading } from '../../components/States';
-import { formatDate } from '../../format';
+import { formatDate } from '../../lib/format';
 import { useSession, useEmployerId } from '../../session';
 import { errorText, Hex, NoEmployer } from './more/common';
 

@@ -1,7 +1,8 @@
 import { useEmployerId } from '../../session';
 import { Link, useLocation } from 'react-router';
 import { Async, Empty } from '../../components/States';
-import { formatUsd, shortAddress } from '../../format';
+import { shortAddress } from '../../lib/format';
+import { formatUsd } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './core/CreateCompany';
 import { StatusPill } from './core/StatusPill';

@@ -1,9 +1,9 @@
 import { useEmployerId } from '../../session';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { api, ApiError } from '../../api';
+import { api, ApiError } from '../../lib/api';
 import { NeedsEmployer } from './core/CreateCompany';
-import { normaliseAmountInput } from './core/money';
+import { normaliseAmountInput } from '../../lib/money';
 import type { Employee } from './core/types';
 
 type Field = 'full_name' | 'email' | 'wallet_address' | 'annual_salary_usd';

@@ -2,11 +2,11 @@ import { useEmployerId } from '../../session';
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { Async, Empty } from '../../components/States';
-import { formatDate, formatUsd, shortAddress } from '../../format';
+import { formatDate, shortAddress } from '../../lib/format';
+import { formatUsd, normaliseAmountInput, toUnits, UNITS } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './core/CreateCompany';
 import { fundTreasuryFromFaucet } from './core/faucet';
-import { normaliseAmountInput, toUnits } from './core/money';
 import { StatusPill } from './core/StatusPill';
 import { TreasuryStats } from './core/TreasuryStats';
 import type { DevNetwork, Team, Transactions, Treasury as TreasuryBalances, YieldSummary } from './core/types';
@@ -143,7 +143,7 @@ function TreasuryFor({ employerId }: { employerId: string }) {
   );
 }
 
-const FAUCET_MAX = 1_000_000n * 1_000_000n;
+const FAUCET_MAX = 1_000_000n * UNITS;
 
 /** Local mode: mint test tokens and deposit them into the treasury account (see core/faucet.ts). */
 function FaucetForm({ accountId, onFunded }: { accountId: string; onFunded: () => void }) {

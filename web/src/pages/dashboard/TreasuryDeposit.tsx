@@ -3,11 +3,10 @@ import QRCode from 'qrcode';
 import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
 import { ErrorState, Loading } from '../../components/States';
-import { formatBaseUnits } from '../../format';
+import { formatBaseUnits, normaliseAmountInput, toUnits } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './core/CreateCompany';
 import { TEMPO_NETWORK } from './core/faucet';
-import { normaliseAmountInput, toUnits } from './core/money';
 import type { DevNetwork, Treasury } from './core/types';
 
 const TEMPO_CHAIN_ID = 4217;

@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api } from '../../api';
+import { api } from '../../lib/api';
 import { Empty, ErrorState, Loading } from '../../components/States';
-import { formatDate, formatUsd, shortAddress } from '../../format';
+import { formatDate, shortAddress } from '../../lib/format';
+import { formatUsd } from '../../lib/money';
 import { StatePill } from '../admin/parts/DataTable';
 import { EmployeePicker, recordLabel, useEmployeeChoice } from './parts/EmployeePicker';
 

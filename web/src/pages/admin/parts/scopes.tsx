@@ -1,4 +1,5 @@
-import { formatDate, formatUsd } from '../../../format';
+import { formatDate } from '../../../lib/format';
+import { formatUsd } from '../../../lib/money';
 import { JsonDetails, Mono, StatePill, type Column } from './DataTable';
 
 /** `GET /api/admin?scope=<list scope>` answers a page of items. */

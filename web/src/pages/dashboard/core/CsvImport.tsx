@@ -1,7 +1,7 @@
 import { useId, useState, type ChangeEvent } from 'react';
-import { api } from '../../../api';
+import { api } from '../../../lib/api';
 import { parseCsv } from './csv';
-import { fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from './money';
+import { fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from '../../../lib/money';
 import type { Employee } from './types';
 
 type AiField = 'email' | 'full_name' | 'wallet_address' | 'annual_salary_usd';

@@ -1,4 +1,4 @@
-import { formatUsd } from '../../../format';
+import { formatUsd } from '../../../lib/money';
 import type { Treasury } from './types';
 
 /** Available, locked and total treasury balances. */

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api } from '../../../api';
+import { api } from '../../../lib/api';
 import type { PayrollRun, Runs, Transaction, Transactions } from './types';
 
 const FINAL = new Set(['confirmed', 'failed']);

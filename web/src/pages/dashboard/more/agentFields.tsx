@@ -1,6 +1,6 @@
 import { useId, useState, type ReactNode } from 'react';
-import { ApiError } from '../../../api';
-import { plainDecimal, USD_INPUT } from './money';
+import { ApiError } from '../../../lib/api';
+import { USD_INPUT, plainDecimal } from '../../../lib/money';
 
 export interface Authorization {
   id: string;

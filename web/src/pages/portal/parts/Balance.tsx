@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useState } from 'react';
 import { Async } from '../../../components/States';
-import { formatBaseUnits, formatDate, shortAddress } from '../../../format';
+import { formatDate, shortAddress } from '../../../lib/format';
+import { formatBaseUnits, formatMicroUsd } from '../../../lib/money';
 import type { Loaded } from '../../../hooks';
-import { formatMicroUsd } from './money';
 import { accruedAt, readStream, type StreamLookup } from './stream';
 
 /** `GET /api/employees/{id}/balance`. */

@@ -1,7 +1,7 @@
 import { useState } from 'react';
-import { api } from '../../../api';
+import { api } from '../../../lib/api';
 import { Async } from '../../../components/States';
-import { formatDate } from '../../../format';
+import { formatDate } from '../../../lib/format';
 import { useApi } from '../../../hooks';
 import { StatePill } from '../../admin/parts/DataTable';
 

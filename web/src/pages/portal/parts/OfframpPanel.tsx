@@ -1,10 +1,10 @@
 import { useId, useState } from 'react';
-import { api, ApiError } from '../../../api';
+import { api, ApiError } from '../../../lib/api';
 import { Async, Empty } from '../../../components/States';
-import { formatBaseUnits, formatDate, formatUsd, shortAddress } from '../../../format';
+import { formatDate, shortAddress } from '../../../lib/format';
+import { formatBaseUnits, formatUsd, validAmount } from '../../../lib/money';
 import { useApi } from '../../../hooks';
 import { StatePill } from '../../admin/parts/DataTable';
-import { validAmount } from './money';
 
 type DestinationType = 'ach' | 'sepa' | 'spei' | 'pix';
 
