@@ -18,8 +18,8 @@ import {
   type Authorization,
   type FieldErrors,
   type LimitValues,
-} from './more/agentFields';
-import { errorText, NoEmployer, Pill, SecretOnce } from './more/common';
+} from './components/agentFields';
+import { errorText, NoEmployer, Pill, SecretOnce } from './components/common';
 
 interface PauseResult {
   success: boolean;

@@ -7,8 +7,8 @@ import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../lib/format';
 import { formatUsdExact } from '../../lib/money';
 import { useApi } from '../../hooks';
-import { CopyButton, errorText, NoEmployer, SecretOnce } from './more/common';
-import { pricedRoutes, RAIL_NAMES, unitText, type OpenApiDocument } from './more/openapi';
+import { CopyButton, errorText, NoEmployer, SecretOnce } from './components/common';
+import { pricedRoutes, RAIL_NAMES, unitText, type OpenApiDocument } from './components/openapi';
 
 interface AgentKey {
   employer_id: string;

@@ -6,8 +6,8 @@ import { formatDate } from '../../lib/format';
 import { formatUsdExact } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { Pager } from '../../components/Pager';
-import { Hex, NoEmployer, Pill } from './more/common';
-import { RAIL_NAMES } from './more/openapi';
+import { Hex, NoEmployer, Pill } from './components/common';
+import { RAIL_NAMES } from './components/openapi';
 
 interface Receipts {
   employer_id: string;

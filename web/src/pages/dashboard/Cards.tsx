@@ -5,7 +5,7 @@ import { api, ApiError } from '../../lib/api';
 import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../lib/format';
 import { useApi } from '../../hooks';
-import { errorText, NoEmployer, Pill } from './more/common';
+import { errorText, NoEmployer, Pill } from './components/common';
 
 interface Employee {
   id: string;

@@ -5,7 +5,7 @@ import { api, ApiError } from '../../lib/api';
 import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../lib/format';
 import { useApi, type Loaded } from '../../hooks';
-import { errorText, Hex, NoEmployer, Pill } from './more/common';
+import { errorText, Hex, NoEmployer, Pill } from './components/common';
 
 interface Overview {
   employer_id: string;

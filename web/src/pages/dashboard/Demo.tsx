@@ -1,10 +1,10 @@
 import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { Empty } from '../../components/States';
-import { Hex, Pill } from './more/common';
+import { Hex, Pill } from './components/common';
 import { formatUsdExact } from '../../lib/money';
-import { RAIL_NAMES } from './more/openapi';
-import { readEventStream } from './more/sse';
+import { RAIL_NAMES } from './components/openapi';
+import { readEventStream } from './components/sse';
 
 interface StepEvent {
   step: number;

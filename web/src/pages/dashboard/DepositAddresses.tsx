@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { Async } from '../../components/States';
 import { useApi } from '../../hooks';
-import { apiAbortable, errorText, Hex, NoEmployer, Pill } from './more/common';
+import { apiAbortable, errorText, Hex, NoEmployer, Pill } from './components/common';
 
 interface Master {
   employer_id: string;

@@ -4,11 +4,11 @@ import { Async, Empty, ErrorState, Loading } from '../../components/States';
 import { formatDate } from '../../lib/format';
 import { formatUsd, fromUnits, monthlyUnits, toUnits } from '../../lib/money';
 import { useApi } from '../../hooks';
-import { NeedsEmployer } from './core/CreateCompany';
-import { RunwayChart } from './core/RunwayChart';
-import { StatusPill } from './core/StatusPill';
-import { TreasuryStats } from './core/TreasuryStats';
-import type { Runs, Team, Transactions, Treasury } from './core/types';
+import { NeedsEmployer } from './components/CreateCompany';
+import { RunwayChart } from './components/RunwayChart';
+import { StatusPill } from './components/StatusPill';
+import { TreasuryStats } from './components/TreasuryStats';
+import type { Runs, Team, Transactions, Treasury } from './components/types';
 
 /** /dashboard: the treasury at a glance, the next payroll, recent activity and the runway. */
 export function Overview() {

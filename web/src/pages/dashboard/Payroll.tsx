@@ -5,9 +5,9 @@ import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../lib/format';
 import { formatUsd } from '../../lib/money';
 import { useApi } from '../../hooks';
-import { NeedsEmployer } from './core/CreateCompany';
-import { StatusPill } from './core/StatusPill';
-import type { Runs } from './core/types';
+import { NeedsEmployer } from './components/CreateCompany';
+import { StatusPill } from './components/StatusPill';
+import type { Runs } from './components/types';
 
 const PAGE_SIZE = 25;
 

@@ -6,11 +6,11 @@ import { ErrorState, Loading } from '../../components/States';
 import { shortAddress } from '../../lib/format';
 import { formatBaseUnits, formatUsd, fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from '../../lib/money';
 import { useApi } from '../../hooks';
-import { NeedsEmployer } from './core/CreateCompany';
-import { CsvImport, type CsvItem } from './core/CsvImport';
-import { PreflightError } from './core/PreflightError';
-import { StatusPill } from './core/StatusPill';
-import type { ComplianceSummary, Employee, Employer, PayrollRun, Team, Treasury } from './core/types';
+import { NeedsEmployer } from './components/CreateCompany';
+import { CsvImport, type CsvItem } from './components/CsvImport';
+import { PreflightError } from './components/PreflightError';
+import { StatusPill } from './components/StatusPill';
+import type { ComplianceSummary, Employee, Employer, PayrollRun, Team, Treasury } from './components/types';
 
 /** Why payroll cannot pay this employee now (the server's own rules), or null. */
 function unpayableReason(e: Employee): string | null {

@@ -6,11 +6,11 @@ import { Empty, ErrorState, Loading } from '../../components/States';
 import { formatDate, shortAddress } from '../../lib/format';
 import { formatUsd, toUnits } from '../../lib/money';
 import { useApi } from '../../hooks';
-import { NeedsEmployer } from './core/CreateCompany';
-import { decodeMemo, recordHashMatches, type DecodedMemo } from './core/memo';
-import { StatusPill } from './core/StatusPill';
-import type { Team, Transaction } from './core/types';
-import { useRun } from './core/useRun';
+import { NeedsEmployer } from './components/CreateCompany';
+import { decodeMemo, recordHashMatches, type DecodedMemo } from './components/memo';
+import { StatusPill } from './components/StatusPill';
+import type { Team, Transaction } from './components/types';
+import { useRun } from './components/useRun';
 
 /** /dashboard/payroll/:runId: the run's status (polled every 3 s until final) and each payment. */
 export function PayrollRun() {

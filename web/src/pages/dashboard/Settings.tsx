@@ -4,7 +4,7 @@ import { api, ApiError } from '../../lib/api';
 import { ErrorState, Loading } from '../../components/States';
 import { formatDate } from '../../lib/format';
 import { useSession, useEmployerId } from '../../session';
-import { errorText, Hex, NoEmployer } from './more/common';
+import { errorText, Hex, NoEmployer } from './components/common';
 
 interface Employer {
   id: string;

@@ -4,9 +4,9 @@ import { Async, Empty } from '../../components/States';
 import { shortAddress } from '../../lib/format';
 import { formatUsd } from '../../lib/money';
 import { useApi } from '../../hooks';
-import { NeedsEmployer } from './core/CreateCompany';
-import { StatusPill } from './core/StatusPill';
-import type { Employee, Team as TeamList } from './core/types';
+import { NeedsEmployer } from './components/CreateCompany';
+import { StatusPill } from './components/StatusPill';
+import type { Employee, Team as TeamList } from './components/types';
 
 /** The label of an employee's state: removed, paused, awaiting review, or active. */
 export function employeeState(e: Employee): string {

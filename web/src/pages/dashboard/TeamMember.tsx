@@ -7,9 +7,9 @@ import { formatDate, shortAddress } from '../../lib/format';
 import { formatUsd, fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from '../../lib/money';
 import { useApi, type Loaded } from '../../hooks';
 import { ConfirmButton } from '../../components/ConfirmButton';
-import { NeedsEmployer } from './core/CreateCompany';
-import { StatusPill } from './core/StatusPill';
-import type { Employee, Team, Transactions } from './core/types';
+import { NeedsEmployer } from './components/CreateCompany';
+import { StatusPill } from './components/StatusPill';
+import type { Employee, Team, Transactions } from './components/types';
 import { employeeState } from './Team';
 
 /** /dashboard/team/:employeeId: details, salary, pause, wallet review, removal (PATCH .../team/{employeeId}). */

@@ -5,11 +5,11 @@ import { Async, Empty } from '../../components/States';
 import { formatDate, shortAddress } from '../../lib/format';
 import { formatUsd, normaliseAmountInput, toUnits, UNITS } from '../../lib/money';
 import { useApi } from '../../hooks';
-import { NeedsEmployer } from './core/CreateCompany';
-import { fundTreasuryFromFaucet } from './core/faucet';
-import { StatusPill } from './core/StatusPill';
-import { TreasuryStats } from './core/TreasuryStats';
-import type { DevNetwork, Team, Transactions, Treasury as TreasuryBalances, YieldSummary } from './core/types';
+import { NeedsEmployer } from './components/CreateCompany';
+import { fundTreasuryFromFaucet } from './components/faucet';
+import { StatusPill } from './components/StatusPill';
+import { TreasuryStats } from './components/TreasuryStats';
+import type { DevNetwork, Team, Transactions, Treasury as TreasuryBalances, YieldSummary } from './components/types';
 
 /** /dashboard/treasury: balances, yield, recent payments, deposit; the faucet in local mode. */
 export function Treasury() {
@@ -145,7 +145,7 @@ function TreasuryFor({ employerId }: { employerId: string }) {
 
 const FAUCET_MAX = 1_000_000n * UNITS;
 
-/** Local mode: mint test tokens and deposit them into the treasury account (see core/faucet.ts). */
+/** Local mode: mint test tokens and deposit them into the treasury account (see components/faucet.ts). */
 function FaucetForm({ accountId, onFunded }: { accountId: string; onFunded: () => void }) {
   const [amount, setAmount] = useState('1000');
   const [error, setError] = useState<string | null>(null);

@@ -5,9 +5,9 @@ import { Link } from 'react-router';
 import { ErrorState, Loading } from '../../components/States';
 import { formatBaseUnits, normaliseAmountInput, toUnits } from '../../lib/money';
 import { useApi } from '../../hooks';
-import { NeedsEmployer } from './core/CreateCompany';
-import { TEMPO_NETWORK } from './core/faucet';
-import type { DevNetwork, Treasury } from './core/types';
+import { NeedsEmployer } from './components/CreateCompany';
+import { TEMPO_NETWORK } from './components/faucet';
+import type { DevNetwork, Treasury } from './components/types';
 
 const TEMPO_CHAIN_ID = 4217;
 const SELECTOR = { approve: '095ea7b3', deposit: 'e2bbb158' };

@@ -3,8 +3,8 @@ import { api } from '../../lib/api';
 import { Empty, ErrorState, Loading } from '../../components/States';
 import { formatDate, shortAddress } from '../../lib/format';
 import { formatUsd } from '../../lib/money';
-import { StatePill } from '../admin/parts/DataTable';
-import { EmployeePicker, recordLabel, useEmployeeChoice } from './parts/EmployeePicker';
+import { StatePill } from '../admin/components/DataTable';
+import { EmployeePicker, recordLabel, useEmployeeChoice } from './components/EmployeePicker';
 
 type ActivityType = 'payroll_payment' | 'advance' | 'offramp' | 'virtual_inflow';
 

@@ -4,7 +4,7 @@ import { Async, Empty } from '../../../components/States';
 import { formatDate, shortAddress } from '../../../lib/format';
 import { formatBaseUnits, formatUsd, validAmount } from '../../../lib/money';
 import { useApi } from '../../../hooks';
-import { StatePill } from '../../admin/parts/DataTable';
+import { StatePill } from '../../admin/components/DataTable';
 
 type DestinationType = 'ach' | 'sepa' | 'spei' | 'pix';
 

@@ -3,7 +3,7 @@ import { api } from '../../../lib/api';
 import { Async } from '../../../components/States';
 import { formatDate } from '../../../lib/format';
 import { useApi } from '../../../hooks';
-import { StatePill } from '../../admin/parts/DataTable';
+import { StatePill } from '../../admin/components/DataTable';
 
 interface CardResult {
   employee_id: string;
