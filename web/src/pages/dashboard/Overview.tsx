@@ -8,7 +8,7 @@ import { NeedsEmployer } from './components/CreateCompany';
 import { RunwayChart } from './components/RunwayChart';
 import { StatusPill } from './components/StatusPill';
 import { TreasuryStats } from './components/TreasuryStats';
-import type { Runs, Team, Transactions, Treasury } from './components/types';
+import type { Runs, Team, Transactions, Treasury } from '../../lib/api';
 
 /** /dashboard: the treasury at a glance, the next payroll, recent activity and the runway. */
 export function Overview() {

@@ -7,7 +7,7 @@ import { formatUsd } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { StatusPill } from './components/StatusPill';
-import type { Runs } from './components/types';
+import type { Runs } from '../../lib/api';
 
 const PAGE_SIZE = 25;
 

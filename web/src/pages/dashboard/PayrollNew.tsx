@@ -8,7 +8,7 @@ import { NeedsEmployer } from './components/CreateCompany';
 import { PayrollChooseStep } from './components/PayrollChooseStep';
 import { PayrollPreviewStep } from './components/PayrollPreviewStep';
 import { PayrollSubmitStep } from './components/PayrollSubmitStep';
-import type { Employee, Employer, Team } from './components/types';
+import type { Employee, Employer, Team } from '../../lib/api';
 import { usePayrollDraft } from './components/usePayrollDraft';
 
 /** /dashboard/payroll/new: choose (or import) → preview with pre-flight checks → submit. */

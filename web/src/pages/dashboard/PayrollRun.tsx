@@ -9,7 +9,7 @@ import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { decodeMemo, recordHashMatches, type DecodedMemo } from './components/memo';
 import { StatusPill } from './components/StatusPill';
-import type { Team, Transaction } from './components/types';
+import type { Team, Transaction } from '../../lib/api';
 import { useRun } from './components/useRun';
 
 /** /dashboard/payroll/:runId: the run's status (polled every 3 s until final) and each payment. */

@@ -6,7 +6,7 @@ import { formatUsd } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { StatusPill } from './components/StatusPill';
-import type { Employee, Team as TeamList } from './components/types';
+import type { Employee, Team as TeamList } from '../../lib/api';
 
 /** The label of an employee's state: removed, paused, awaiting review, or active. */
 export function employeeState(e: Employee): string {

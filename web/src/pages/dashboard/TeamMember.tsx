@@ -9,7 +9,7 @@ import { useApi, type Loaded } from '../../hooks';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { NeedsEmployer } from './components/CreateCompany';
 import { StatusPill } from './components/StatusPill';
-import type { Employee, Team, Transactions } from './components/types';
+import type { Employee, Team, Transactions } from '../../lib/api';
 import { employeeState } from './Team';
 
 /** /dashboard/team/:employeeId: details, salary, pause, wallet review, removal (PATCH .../team/{employeeId}). */

@@ -9,7 +9,7 @@ import { NeedsEmployer } from './components/CreateCompany';
 import { fundTreasuryFromFaucet } from './components/faucet';
 import { StatusPill } from './components/StatusPill';
 import { TreasuryStats } from './components/TreasuryStats';
-import type { DevNetwork, Team, Transactions, Treasury as TreasuryBalances, YieldSummary } from './components/types';
+import type { DevNetwork, Team, Transactions, Treasury as TreasuryBalances, YieldSummary } from '../../lib/api';
 
 /** /dashboard/treasury: balances, yield, recent payments, deposit; the faucet in local mode. */
 export function Treasury() {

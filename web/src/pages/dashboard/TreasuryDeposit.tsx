@@ -7,7 +7,7 @@ import { formatBaseUnits, normaliseAmountInput, toUnits } from '../../lib/money'
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { TEMPO_NETWORK } from './components/faucet';
-import type { DevNetwork, Treasury } from './components/types';
+import type { DevNetwork, Treasury } from '../../lib/api';
 
 const TEMPO_CHAIN_ID = 4217;
 const SELECTOR = { approve: '095ea7b3', deposit: 'e2bbb158' };

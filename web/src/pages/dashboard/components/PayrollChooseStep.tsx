@@ -3,7 +3,7 @@ import { Link } from 'react-router';
 import { shortAddress } from '../../../lib/format';
 import { formatBaseUnits, formatUsd } from '../../../lib/money';
 import { CsvImport } from './CsvImport';
-import type { Employee } from './types';
+import type { Employee } from '../../../lib/api';
 import { unpayableReason, type PayrollDraft } from './usePayrollDraft';
 
 export interface StepProps {

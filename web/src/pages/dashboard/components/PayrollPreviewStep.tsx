@@ -5,7 +5,7 @@ import { formatBaseUnits, toUnits } from '../../../lib/money';
 import type { StepProps } from './PayrollChooseStep';
 import { PreflightError } from './PreflightError';
 import { StatusPill } from './StatusPill';
-import type { ComplianceSummary, Treasury } from './types';
+import type { ComplianceSummary, Treasury } from '../../../lib/api';
 
 /** Step 2 of the payroll wizard: the chosen payments beside the treasury balance and compliance status. */
 export function PayrollPreviewStep({ employerId, signsItself, draft, headingRef }: Omit<StepProps, 'employees'>) {

@@ -3,7 +3,7 @@ import { useNavigate } from 'react-router';
 import { api, newIdempotencyKey } from '../../../lib/api';
 import { fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from '../../../lib/money';
 import type { CsvItem } from './CsvImport';
-import type { Employee, PayrollRun } from './types';
+import type { Employee, PayrollRun, PreparedPayrollRun } from '../../../lib/api';
 
 /**
  * Why payroll cannot pay this employee now, or null. The server's own rules (payroll/service.ts);
@@ -21,13 +21,6 @@ export function unpayableReason(e: Employee): string | null {
 export interface Line {
   selected: boolean;
   amount: string;
-}
-
-export interface Prepared {
-  payroll_run_id: string;
-  total_amount_usd: string;
-  recipient_count: number;
-  calldata: { chain_id: number; to: string; data: string; function: string };
 }
 
 export interface DraftAmount {
@@ -71,7 +64,7 @@ export function usePayrollDraft(employerId: string, employees: Employee[], signs
   const [stepError, setStepError] = useState<string | null>(null);
   const [submitError, setSubmitError] = useState<Error | null>(null);
   const [busy, setBusy] = useState(false);
-  const [prepared, setPrepared] = useState<Prepared | null>(null);
+  const [prepared, setPrepared] = useState<PreparedPayrollRun | null>(null);
   const [decision, setDecision] = useState<{ key: string; id: string } | null>(null);
   const [txHash, setTxHash] = useState('');
   const { items, periodStart, periodEnd } = draft;
@@ -114,7 +107,7 @@ export function usePayrollDraft(employerId: string, employees: Employee[], signs
   const prepare = () =>
     guarded(async () => {
       const body = { items, ...(periodStart ? { pay_period_start: periodStart } : {}), ...(periodEnd ? { pay_period_end: periodEnd } : {}) };
-      setPrepared(await api<Prepared>(`/api/employers/${employerId}/payroll`, { method: 'POST', body, headers: { 'idempotency-key': newIdempotencyKey() } }));
+      setPrepared(await api<PreparedPayrollRun>(`/api/employers/${employerId}/payroll`, { method: 'POST', body, headers: { 'idempotency-key': newIdempotencyKey() } }));
       setStep(2);
     });
 

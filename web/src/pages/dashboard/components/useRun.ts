@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api } from '../../../lib/api';
-import type { PayrollRun, Runs, Transaction, Transactions } from './types';
+import type { PayrollRun, Runs, Transaction, Transactions } from '../../../lib/api';
 
 const FINAL = new Set(['confirmed', 'failed']);
 const MAX_PAGES = 50;
