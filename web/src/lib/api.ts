@@ -66,3 +66,6 @@ export type Treasury = Schemas['EmployerTreasury'];
 export type YieldSummary = Schemas['EmployerYieldSummary'];
 export type ComplianceSummary = Schemas['ComplianceOverview'];
 export type DevNetwork = Schemas['DevChains']['networks'][number];
+
+/** Any named shape of the API's document, for the pages' one-off reads. */
+export type Schema<Name extends keyof Schemas> = Schemas[Name];

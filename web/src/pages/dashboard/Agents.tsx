@@ -2,7 +2,7 @@ import { useEmployerId } from '../../session';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { useId, useRef, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
-import { api, ApiError } from '../../lib/api';
+import { api, ApiError, type Schema } from '../../lib/api';
 import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../lib/format';
 import { formatUsd } from '../../lib/money';
@@ -21,19 +21,8 @@ import {
 } from './components/agentFields';
 import { errorText, NoEmployer, Pill, SecretOnce } from './components/common';
 
-interface PauseResult {
-  success: boolean;
-  paused_count: number;
-  paused_at: string;
-  pause_reason: string;
-  paused_authorizations: { id: string; label: string }[];
-}
-interface ResumeResult {
-  success: boolean;
-  resumed_count: number;
-  resumed_at: string;
-  resumed_authorizations: { id: string; label: string }[];
-}
+type PauseResult = Schema<'PauseAllResult'>;
+type ResumeResult = Schema<'ResumeAllResult'>;
 type WithSecret = Authorization & { hmac_secret: string | null };
 
 const SCHEME_LABELS: Record<Authorization['identity_scheme'], string> = {

@@ -2,7 +2,7 @@ import { useEmployerId } from '../../session';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { api } from '../../lib/api';
+import { api, type Schema } from '../../lib/api';
 import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../lib/format';
 import { formatUsdExact } from '../../lib/money';
@@ -10,13 +10,7 @@ import { useApi } from '../../hooks';
 import { CopyButton, errorText, NoEmployer, SecretOnce } from './components/common';
 import { pricedRoutes, RAIL_NAMES, unitText, type OpenApiDocument } from './components/openapi';
 
-interface AgentKey {
-  employer_id: string;
-  agent_key: string;
-  prefix: string;
-  rotated: boolean;
-  created_at: string;
-}
+type AgentKey = Schema<'AgentKey'>;
 
 /** API access: the agent key (shown once), how to connect an MCP client, and the live price table. */
 export function ApiAccess() {

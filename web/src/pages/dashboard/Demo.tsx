@@ -5,23 +5,10 @@ import { Hex, Pill } from './components/common';
 import { formatUsdExact } from '../../lib/money';
 import { RAIL_NAMES } from './components/openapi';
 import { readEventStream } from './components/sse';
+import type { Schema } from '../../lib/api';
 
-interface StepEvent {
-  step: number;
-  kind: 'info' | 'request' | 'payment' | 'result' | 'error';
-  message: string;
-  route?: string;
-  rail?: 'A' | 'B' | 'C';
-  status?: number;
-  amount_usd?: string;
-  reference?: string;
-  data?: unknown;
-}
-interface DoneEvent {
-  steps: number;
-  spent_usd: string;
-  calls: number;
-}
+type StepEvent = Schema<'DemoStepEvent'>;
+type DoneEvent = Schema<'DemoDoneEvent'>;
 type Phase = 'idle' | 'connecting' | 'running' | 'done' | 'stopped' | 'failed';
 
 const KIND_TONES: Record<StepEvent['kind'], 'ok' | 'warn' | 'err' | undefined> = {

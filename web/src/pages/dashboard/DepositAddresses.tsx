@@ -4,19 +4,9 @@ import { Link } from 'react-router';
 import { Async } from '../../components/States';
 import { useApi } from '../../hooks';
 import { apiAbortable, errorText, Hex, NoEmployer, Pill } from './components/common';
+import type { Schema } from '../../lib/api';
 
-interface Master {
-  employer_id: string;
-  registered: boolean;
-  virtual_master_id: string | null;
-  virtual_master_address: string;
-  virtual_master_salt: string | null;
-  virtual_master_tx_hash: string | null;
-  next_start_nonce: string;
-  zero_bytes: number;
-  budget_per_request: number;
-  mining: boolean;
-}
+type Master = Schema<'VirtualMaster'>;
 
 type Phase = 'mining' | 'waiting' | 'stopped' | 'failed' | 'done';
 interface Run {
