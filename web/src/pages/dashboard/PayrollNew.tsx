@@ -1,14 +1,13 @@
 import { useEmployerId } from '../../session';
 import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
-import { api } from '../../lib/api';
+import { api, type Employee, type Employer, type Team } from '../../lib/api';
 import { ErrorState, Loading } from '../../components/States';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { PayrollChooseStep } from './components/PayrollChooseStep';
 import { PayrollPreviewStep } from './components/PayrollPreviewStep';
 import { PayrollSubmitStep } from './components/PayrollSubmitStep';
-import type { Employee, Employer, Team } from '../../lib/api';
 import { usePayrollDraft } from './components/usePayrollDraft';
 
 /** /dashboard/payroll/new: choose (or import) → preview with pre-flight checks → submit. */

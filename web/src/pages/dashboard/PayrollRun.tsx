@@ -1,6 +1,6 @@
 import { useEmployerId } from '../../session';
 import { useEffect, useState, type FormEvent } from 'react';
-import { api } from '../../lib/api';
+import { api, type Team, type Transaction } from '../../lib/api';
 import { Link, useParams } from 'react-router';
 import { Empty, ErrorState, Loading } from '../../components/States';
 import { formatDate, shortAddress } from '../../lib/format';
@@ -9,7 +9,6 @@ import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { decodeMemo, recordHashMatches, type DecodedMemo } from './components/memo';
 import { StatusPill } from './components/StatusPill';
-import type { Team, Transaction } from '../../lib/api';
 import { useRun } from './components/useRun';
 
 /** /dashboard/payroll/:runId: the run's status (polled every 3 s until final) and each payment. */

@@ -1,7 +1,7 @@
 import { useEmployerId } from '../../session';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { api, ApiError } from '../../lib/api';
+import { api, ApiError, type Employee, type Team, type Transactions } from '../../lib/api';
 import { Async, Empty, ErrorState, Loading } from '../../components/States';
 import { formatDate, shortAddress } from '../../lib/format';
 import { formatUsd, fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from '../../lib/money';
@@ -9,7 +9,6 @@ import { useApi, type Loaded } from '../../hooks';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { NeedsEmployer } from './components/CreateCompany';
 import { StatusPill } from './components/StatusPill';
-import type { Employee, Team, Transactions } from '../../lib/api';
 import { employeeState } from './Team';
 
 /** /dashboard/team/:employeeId: details, salary, pause, wallet review, removal (PATCH .../team/{employeeId}). */

@@ -1,8 +1,7 @@
 import { useId, useState, type ChangeEvent } from 'react';
-import { api } from '../../../lib/api';
+import { api, type Employee } from '../../../lib/api';
 import { parseCsv } from './csv';
 import { fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from '../../../lib/money';
-import type { Employee } from '../../../lib/api';
 
 type AiField = 'email' | 'full_name' | 'wallet_address' | 'annual_salary_usd';
 type Field = AiField | 'amount';

@@ -1,6 +1,5 @@
-import { api } from '../../../lib/api';
+import { api, type DevNetwork } from '../../../lib/api';
 import { usdToUnits } from '../../../lib/money';
-import type { DevNetwork } from '../../../lib/api';
 
 export const TEMPO_NETWORK = 'eip155:4217';
 

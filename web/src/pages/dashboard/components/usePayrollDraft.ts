@@ -1,9 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
-import { api, newIdempotencyKey } from '../../../lib/api';
+import { api, newIdempotencyKey, type Employee, type PayrollRun, type PreparedPayrollRun } from '../../../lib/api';
 import { fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from '../../../lib/money';
 import type { CsvItem } from './CsvImport';
-import type { Employee, PayrollRun, PreparedPayrollRun } from '../../../lib/api';
 
 /**
  * Why payroll cannot pay this employee now, or null. The server's own rules (payroll/service.ts);
