@@ -130,30 +130,7 @@ function MasterBody({ employerId }: { employerId: string }) {
         <h2 id="master-heading">Virtual master</h2>
         {current.registered ? <Pill tone="ok">Registered</Pill> : <Pill tone="warn">Not registered</Pill>}
       </div>
-      <dl className="more-dl">
-        {current.registered && (
-          <>
-            <dt>Master id</dt>
-            <dd className="more-mono">{current.virtual_master_id}</dd>
-          </>
-        )}
-        <dt>Master address</dt>
-        <dd className="more-mono more-break">{current.virtual_master_address}</dd>
-        {current.registered && (
-          <>
-            <dt>Registration transaction</dt>
-            <dd className="more-mono more-break">{current.virtual_master_tx_hash ?? 'Recorded on chain (hash not kept)'}</dd>
-            <dt>Salt</dt>
-            <dd>
-              <Hex value={current.virtual_master_salt} />
-            </dd>
-          </>
-        )}
-        <dt>Proof of work</dt>
-        <dd>
-          {current.zero_bytes} leading zero {current.zero_bytes === 1 ? 'byte' : 'bytes'} (about {COUNT.format(expectedNonces(current.zero_bytes))} tries on average, {COUNT.format(current.budget_per_request)} per request)
-        </dd>
-      </dl>
+      <MasterDetails master={current} />
       {!current.registered && (
         <>
           {current.mining && !busy && <p className="muted">The server is mining for this employer right now; registering will continue after it.</p>}
@@ -177,6 +154,36 @@ function MasterBody({ employerId }: { employerId: string }) {
         </p>
       )}
     </section>
+  );
+}
+
+/** The master's address, its registration once made, and the proof of work it takes. */
+function MasterDetails({ master }: { master: Master }) {
+  return (
+    <dl className="more-dl">
+      {master.registered && (
+        <>
+          <dt>Master id</dt>
+          <dd className="more-mono">{master.virtual_master_id}</dd>
+        </>
+      )}
+      <dt>Master address</dt>
+      <dd className="more-mono more-break">{master.virtual_master_address}</dd>
+      {master.registered && (
+        <>
+          <dt>Registration transaction</dt>
+          <dd className="more-mono more-break">{master.virtual_master_tx_hash ?? 'Recorded on chain (hash not kept)'}</dd>
+          <dt>Salt</dt>
+          <dd>
+            <Hex value={master.virtual_master_salt} />
+          </dd>
+        </>
+      )}
+      <dt>Proof of work</dt>
+      <dd>
+        {master.zero_bytes} leading zero {master.zero_bytes === 1 ? 'byte' : 'bytes'} (about {COUNT.format(expectedNonces(master.zero_bytes))} tries on average, {COUNT.format(master.budget_per_request)} per request)
+      </dd>
+    </dl>
   );
 }
 
