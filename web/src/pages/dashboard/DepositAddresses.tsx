@@ -131,23 +131,7 @@ function MasterBody({ employerId }: { employerId: string }) {
         {current.registered ? <Pill tone="ok">Registered</Pill> : <Pill tone="warn">Not registered</Pill>}
       </div>
       <MasterDetails master={current} />
-      {!current.registered && (
-        <>
-          {current.mining && !busy && <p className="muted">The server is mining for this employer right now; registering will continue after it.</p>}
-          {run && <Progress run={run} master={current} />}
-          <div className="row">
-            <button type="button" className="button" disabled={busy} onClick={() => void register(current)}>
-              {busy ? 'Registering…' : run?.phase === 'stopped' || BigInt(current.next_start_nonce) > 0n ? 'Register (resume)' : 'Register'}
-            </button>
-            {busy && (
-              <button type="button" className="button secondary" onClick={cancel}>
-                Cancel
-              </button>
-            )}
-          </div>
-          {!run && BigInt(current.next_start_nonce) > 0n && <p className="muted more-small">{COUNT.format(BigInt(current.next_start_nonce))} nonces already tried; registering resumes from there.</p>}
-        </>
-      )}
+      {!current.registered && <RegisterControls master={current} run={run} busy={busy} onRegister={() => void register(current)} onCancel={cancel} />}
       {current.registered && run?.phase === 'done' && (
         <p className="more-ok" role="status">
           Registered: employees now have deposit addresses.
@@ -184,6 +168,27 @@ function MasterDetails({ master }: { master: Master }) {
         {master.zero_bytes} leading zero {master.zero_bytes === 1 ? 'byte' : 'bytes'} (about {COUNT.format(expectedNonces(master.zero_bytes))} tries on average, {COUNT.format(master.budget_per_request)} per request)
       </dd>
     </dl>
+  );
+}
+
+/** Register (or resume, from the nonce reached so far) and cancel, with the mining progress. */
+function RegisterControls({ master, run, busy, onRegister, onCancel }: { master: Master; run: Run | null; busy: boolean; onRegister: () => void; onCancel: () => void }) {
+  return (
+    <>
+      {master.mining && !busy && <p className="muted">The server is mining for this employer right now; registering will continue after it.</p>}
+      {run && <Progress run={run} master={master} />}
+      <div className="row">
+        <button type="button" className="button" disabled={busy} onClick={onRegister}>
+          {busy ? 'Registering…' : run?.phase === 'stopped' || BigInt(master.next_start_nonce) > 0n ? 'Register (resume)' : 'Register'}
+        </button>
+        {busy && (
+          <button type="button" className="button secondary" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+      {!run && BigInt(master.next_start_nonce) > 0n && <p className="muted more-small">{COUNT.format(BigInt(master.next_start_nonce))} nonces already tried; registering resumes from there.</p>}
+    </>
   );
 }
 
