@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api, ApiError } from './api';
+import { api, ApiError } from './lib/api';
 
 export interface Loaded<T> {
   data: T | null;

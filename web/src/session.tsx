@@ -1,13 +1,7 @@
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
-import { api, tokenStore } from './api';
+import { api, tokenStore, type Schema } from './lib/api';
 
-export interface Session {
-  user_id: string;
-  email: string | null;
-  is_platform_admin: boolean;
-  owned_employer_id: string | null;
-  employee_ids: string[];
-}
+export type Session = Schema<'Session'>;
 
 interface SessionState {
   session: Session | null;

@@ -1,16 +1,9 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { api } from '../api';
+import { api, type Schema } from '../lib/api';
 import { useApi } from '../hooks';
 
-export interface Announcement {
-  id: string;
-  title: string;
-  body: string;
-  severity: 'info' | 'success' | 'warning' | 'error';
-  link_url: string | null;
-  link_label: string | null;
-}
+export type Announcement = Schema<'Announcement'>;
 
 /** System announcements for the caller (spec 6): on page load and every 60 s; dismissing is permanent. */
 export function Banners() {

@@ -1,19 +1,10 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { api } from '../api';
-import { formatDate } from '../format';
+import { api, type Schema } from '../lib/api';
+import { formatDate } from '../lib/format';
 import { useApi } from '../hooks';
 
-interface Notification {
-  id: string;
-  type: string;
-  severity: string;
-  title: string;
-  body: string;
-  link: string | null;
-  read: boolean;
-  created_at: string;
-}
+type Notification = Schema<'Notification'>;
 
 /** The employer's notification bell (spec 6): unread count, the latest 20, mark all read. */
 export function Bell({ employerId }: { employerId: string }) {

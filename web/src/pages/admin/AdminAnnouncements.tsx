@@ -1,11 +1,11 @@
 import { useEffect, useRef, useState } from 'react';
-import { api } from '../../api';
+import { api } from '../../lib/api';
 import { Async, Empty, ErrorState } from '../../components/States';
-import { formatDate } from '../../format';
+import { formatDate } from '../../lib/format';
 import { useApi } from '../../hooks';
 import { useSession } from '../../session';
-import { AnnouncementForm } from './parts/AnnouncementForm';
-import { STATES, type AdminAnnouncement, type AdminAnnouncementList, type AnnouncementState } from './parts/announcements';
+import { AnnouncementForm } from './components/AnnouncementForm';
+import { STATES, type AdminAnnouncement, type AdminAnnouncementList, type AnnouncementState } from './components/announcements';
 import { Pager } from '../../components/Pager';
 
 const LIMIT = 20;

@@ -1,9 +1,10 @@
 import { useSearchParams } from 'react-router';
 import { Async, Empty, ErrorState, Loading } from '../../components/States';
-import { formatDate, formatUsd } from '../../format';
+import { formatDate } from '../../lib/format';
+import { formatUsd } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { useSession } from '../../session';
-import { DataTable, type Column } from './parts/DataTable';
+import { DataTable, type Column } from './components/DataTable';
 import { Pager } from '../../components/Pager';
 import {
   AUDIT_COLUMNS,
@@ -16,8 +17,8 @@ import {
   type AdminPage,
   type JobsPage,
   type Overview,
-} from './parts/scopes';
-import { Tabs, type TabDef } from './parts/Tabs';
+} from './components/scopes';
+import { Tabs, type TabDef } from './components/Tabs';
 
 type TabKey = 'overview' | 'employers' | 'payroll_runs' | 'escrows' | 'jobs' | 'email_outbox' | 'audit_log';
 

@@ -2,9 +2,10 @@ import { useEmployerId } from '../../session';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { useId, useRef, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
-import { api, ApiError } from '../../api';
+import { api, ApiError, type Schema } from '../../lib/api';
 import { Async, Empty } from '../../components/States';
-import { formatDate, formatUsd } from '../../format';
+import { formatDate } from '../../lib/format';
+import { formatUsd } from '../../lib/money';
 import { useApi } from '../../hooks';
 import {
   apiFieldErrors,
@@ -17,22 +18,12 @@ import {
   type Authorization,
   type FieldErrors,
   type LimitValues,
-} from './more/agentFields';
-import { errorText, NoEmployer, Pill, SecretOnce } from './more/common';
+} from './components/agentFields';
+import { errorText, NoEmployer, Pill, SecretOnce } from './components/common';
 
-interface PauseResult {
-  success: boolean;
-  paused_count: number;
-  paused_at: string;
-  pause_reason: string;
-  paused_authorizations: { id: string; label: string }[];
-}
-interface ResumeResult {
-  success: boolean;
-  resumed_count: number;
-  resumed_at: string;
-  resumed_authorizations: { id: string; label: string }[];
-}
+type PauseResult = Schema<'PauseAllResult'>;
+type ResumeResult = Schema<'ResumeAllResult'>;
+type PauseOutcome = { kind: 'paused'; data: PauseResult } | { kind: 'resumed'; data: ResumeResult } | null;
 type WithSecret = Authorization & { hmac_secret: string | null };
 
 const SCHEME_LABELS: Record<Authorization['identity_scheme'], string> = {
@@ -97,16 +88,11 @@ function PauseAll({ employerId, authorizations, onChanged }: { employerId: strin
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState<'pause' | 'resume' | null>(null);
   const [reasonError, setReasonError] = useState<string | null>(null);
-  const [result, setResult] = useState<{ kind: 'paused'; data: PauseResult } | { kind: 'resumed'; data: ResumeResult } | null>(null);
+  const [result, setResult] = useState<PauseOutcome>(null);
   const [error, setError] = useState<string | null>(null);
   const reasonRef = useRef<HTMLInputElement>(null);
 
-  const active = (authorizations ?? []).filter((a) => !a.revoked_at);
-  const paused = active.filter((a) => a.paused_at);
-  const allPaused = (active.length > 0 && paused.length === active.length) || (result?.kind === 'paused' && paused.length === active.length);
-  const reasons = [...new Set(paused.map((a) => a.pause_reason ?? ''))].filter(Boolean);
-  const shownReason = result?.kind === 'paused' ? result.data.pause_reason : reasons.length === 1 ? reasons[0] : null;
-  const pausedSince = paused.map((a) => a.paused_at!).sort()[0] ?? (result?.kind === 'paused' ? result.data.paused_at : null);
+  const summary = pauseSummary(authorizations, result);
 
   const pause = async (event: FormEvent) => {
     event.preventDefault();
@@ -145,41 +131,10 @@ function PauseAll({ employerId, authorizations, onChanged }: { employerId: strin
     }
   };
 
-  let state;
-  if (allPaused) {
-    state = (
-      <div className="more-callout more-callout-err more-paused" role="status">
-        <p className="more-paused-title">
-          All agents paused
-        </p>
-        <p>
-          {active.length === 0 ? 'No agent was active to pause. ' : `${paused.length} of ${active.length} ${active.length === 1 ? 'agent is' : 'agents are'} paused; every payment they attempt is refused. `}
-          {pausedSince && <>Since {formatDate(pausedSince)}. </>}
-          {shownReason && <>Reason: “{shownReason}”.</>}
-        </p>
-      </div>
-    );
-  } else if (paused.length > 0) {
-    state = (
-      <div className="more-callout more-callout-warn" role="status">
-        <p className="more-paused-title">
-          {paused.length} of {active.length} agents paused
-        </p>
-        <p>Agents added after the last pause are active. Pause all again to stop them too.</p>
-      </div>
-    );
-  } else {
-    state = (
-      <p role="status" className="more-ok">
-        {authorizations === null ? 'Reading the agents…' : active.length === 0 ? 'No active agents.' : `All ${active.length} ${active.length === 1 ? 'agent is' : 'agents are'} active.`}
-      </p>
-    );
-  }
-
   return (
-    <section className={`card${allPaused ? ' more-card-alert' : ''}`} aria-labelledby="pause-heading">
+    <section className={`card${summary.allPaused ? ' more-card-alert' : ''}`} aria-labelledby="pause-heading">
       <h2 id="pause-heading">Emergency pause</h2>
-      {state}
+      <PauseState summary={summary} reading={authorizations === null} />
       <form className="inline-form" onSubmit={(e) => void pause(e)} noValidate>
         <label htmlFor="pause-reason">Reason</label>
         <input
@@ -221,6 +176,50 @@ function PauseAll({ employerId, authorizations, onChanged }: { employerId: strin
   );
 }
 
+/** Which of the active agents are paused, since when and why (the last pause's answer until the list reloads). */
+function pauseSummary(authorizations: Authorization[] | null, result: PauseOutcome) {
+  const active = (authorizations ?? []).filter((a) => !a.revoked_at);
+  const paused = active.filter((a) => a.paused_at);
+  const allPaused = (active.length > 0 && paused.length === active.length) || (result?.kind === 'paused' && paused.length === active.length);
+  const reasons = [...new Set(paused.map((a) => a.pause_reason ?? ''))].filter(Boolean);
+  const shownReason = result?.kind === 'paused' ? result.data.pause_reason : reasons.length === 1 ? reasons[0] : null;
+  const pausedSince = paused.map((a) => a.paused_at!).sort()[0] ?? (result?.kind === 'paused' ? result.data.paused_at : null);
+  return { active, paused, allPaused, shownReason, pausedSince };
+}
+
+/** The pause banner: all paused (with since when and why), some paused, or all active. */
+function PauseState({ summary: { active, paused, allPaused, shownReason, pausedSince }, reading }: { summary: ReturnType<typeof pauseSummary>; reading: boolean }) {
+  if (allPaused) {
+    return (
+      <div className="more-callout more-callout-err more-paused" role="status">
+        <p className="more-paused-title">
+          All agents paused
+        </p>
+        <p>
+          {active.length === 0 ? 'No agent was active to pause. ' : `${paused.length} of ${active.length} ${active.length === 1 ? 'agent is' : 'agents are'} paused; every payment they attempt is refused. `}
+          {pausedSince && <>Since {formatDate(pausedSince)}. </>}
+          {shownReason && <>Reason: “{shownReason}”.</>}
+        </p>
+      </div>
+    );
+  }
+  if (paused.length > 0) {
+    return (
+      <div className="more-callout more-callout-warn" role="status">
+        <p className="more-paused-title">
+          {paused.length} of {active.length} agents paused
+        </p>
+        <p>Agents added after the last pause are active. Pause all again to stop them too.</p>
+      </div>
+    );
+  }
+  return (
+    <p role="status" className="more-ok">
+      {reading ? 'Reading the agents…' : active.length === 0 ? 'No active agents.' : `All ${active.length} ${active.length === 1 ? 'agent is' : 'agents are'} active.`}
+    </p>
+  );
+}
+
 function AuthorizationCard({ employerId, authorization: a, onChanged }: { employerId: string; authorization: Authorization; onChanged: () => void }) {
   const [editing, setEditing] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
@@ -249,62 +248,7 @@ function AuthorizationCard({ employerId, authorization: a, onChanged }: { employ
           {a.cap_halved_at && !revoked && <Pill tone="warn">Cap halved</Pill>}
         </span>
       </div>
-      <dl className="more-dl">
-        <dt>Identifier</dt>
-        <dd className="more-mono more-break">{a.agent_identifier}</dd>
-        <dt>Identity proof</dt>
-        <dd>{SCHEME_LABELS[a.identity_scheme] ?? a.identity_scheme}</dd>
-        <dt>Per-transaction cap</dt>
-        <dd>
-          {formatUsd(a.per_tx_cap_usd)}
-          {a.per_tx_cap_original_usd && (
-            <span className="more-tone-warn">
-              {' '}
-              (halved from {formatUsd(a.per_tx_cap_original_usd)}
-              {a.cap_halved_at ? ` on ${formatDate(a.cap_halved_at)}` : ''} after unusual spending)
-            </span>
-          )}
-        </dd>
-        <dt>Per-day cap</dt>
-        <dd>{formatUsd(a.per_day_cap_usd)}</dd>
-        {(a.elevated_per_tx_cap_usd || a.elevated_per_day_cap_usd) && (
-          <>
-            <dt>Elevated caps</dt>
-            <dd>
-              {a.elevated_per_tx_cap_usd ? `${formatUsd(a.elevated_per_tx_cap_usd)} per transaction` : 'per transaction unchanged'}, {a.elevated_per_day_cap_usd ? `${formatUsd(a.elevated_per_day_cap_usd)} per day` : 'per day unchanged'}
-            </dd>
-          </>
-        )}
-        <dt>Velocity</dt>
-        <dd>
-          {a.velocity_per_minute} {a.velocity_per_minute === 1 ? 'payment' : 'payments'} per minute
-        </dd>
-        <dt>Allowed recipients</dt>
-        <dd>
-          {a.allowed_recipients === null || a.allowed_recipients.length === 0 ? (
-            'Any recipient'
-          ) : (
-            <ul className="more-plain-list">
-              {a.allowed_recipients.map((r) => (
-                <li key={r} className="more-mono more-break">
-                  {r}
-                </li>
-              ))}
-            </ul>
-          )}
-        </dd>
-        {a.paused_at && (
-          <>
-            <dt>Paused</dt>
-            <dd>
-              {formatDate(a.paused_at)}
-              {a.pause_reason ? `: “${a.pause_reason}”` : ''}
-            </dd>
-          </>
-        )}
-        <dt>{revoked ? 'Revoked' : 'Added'}</dt>
-        <dd>{formatDate(revoked ? a.revoked_at : a.created_at)}</dd>
-      </dl>
+      <AuthorizationDetails authorization={a} />
       {secret && (
         <SecretOnce
           label="HMAC secret"
@@ -370,6 +314,69 @@ function AuthorizationCard({ employerId, authorization: a, onChanged }: { employ
         </p>
       )}
     </article>
+  );
+}
+
+/** What an agent may spend, whom it may pay, and its pause or revocation. */
+function AuthorizationDetails({ authorization: a }: { authorization: Authorization }) {
+  const revoked = Boolean(a.revoked_at);
+  return (
+    <dl className="more-dl">
+      <dt>Identifier</dt>
+      <dd className="more-mono more-break">{a.agent_identifier}</dd>
+      <dt>Identity proof</dt>
+      <dd>{SCHEME_LABELS[a.identity_scheme] ?? a.identity_scheme}</dd>
+      <dt>Per-transaction cap</dt>
+      <dd>
+        {formatUsd(a.per_tx_cap_usd)}
+        {a.per_tx_cap_original_usd && (
+          <span className="more-tone-warn">
+            {' '}
+            (halved from {formatUsd(a.per_tx_cap_original_usd)}
+            {a.cap_halved_at ? ` on ${formatDate(a.cap_halved_at)}` : ''} after unusual spending)
+          </span>
+        )}
+      </dd>
+      <dt>Per-day cap</dt>
+      <dd>{formatUsd(a.per_day_cap_usd)}</dd>
+      {(a.elevated_per_tx_cap_usd || a.elevated_per_day_cap_usd) && (
+        <>
+          <dt>Elevated caps</dt>
+          <dd>
+            {a.elevated_per_tx_cap_usd ? `${formatUsd(a.elevated_per_tx_cap_usd)} per transaction` : 'per transaction unchanged'}, {a.elevated_per_day_cap_usd ? `${formatUsd(a.elevated_per_day_cap_usd)} per day` : 'per day unchanged'}
+          </dd>
+        </>
+      )}
+      <dt>Velocity</dt>
+      <dd>
+        {a.velocity_per_minute} {a.velocity_per_minute === 1 ? 'payment' : 'payments'} per minute
+      </dd>
+      <dt>Allowed recipients</dt>
+      <dd>
+        {a.allowed_recipients === null || a.allowed_recipients.length === 0 ? (
+          'Any recipient'
+        ) : (
+          <ul className="more-plain-list">
+            {a.allowed_recipients.map((r) => (
+              <li key={r} className="more-mono more-break">
+                {r}
+              </li>
+            ))}
+          </ul>
+        )}
+      </dd>
+      {a.paused_at && (
+        <>
+          <dt>Paused</dt>
+          <dd>
+            {formatDate(a.paused_at)}
+            {a.pause_reason ? `: “${a.pause_reason}”` : ''}
+          </dd>
+        </>
+      )}
+      <dt>{revoked ? 'Revoked' : 'Added'}</dt>
+      <dd>{formatDate(revoked ? a.revoked_at : a.created_at)}</dd>
+    </dl>
   );
 }
 

@@ -2,21 +2,15 @@ import { useEmployerId } from '../../session';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { api } from '../../api';
+import { api, type Schema } from '../../lib/api';
 import { Async, Empty } from '../../components/States';
-import { formatDate } from '../../format';
+import { formatDate } from '../../lib/format';
+import { formatUsdExact } from '../../lib/money';
 import { useApi } from '../../hooks';
-import { CopyButton, errorText, NoEmployer, SecretOnce } from './more/common';
-import { formatUsdExact } from './more/money';
-import { pricedRoutes, RAIL_NAMES, unitText, type OpenApiDocument } from './more/openapi';
+import { CopyButton, errorText, NoEmployer, SecretOnce } from './components/common';
+import { pricedRoutes, RAIL_NAMES, unitText, type OpenApiDocument } from './components/openapi';
 
-interface AgentKey {
-  employer_id: string;
-  agent_key: string;
-  prefix: string;
-  rotated: boolean;
-  created_at: string;
-}
+type AgentKey = Schema<'AgentKey'>;
 
 /** API access: the agent key (shown once), how to connect an MCP client, and the live price table. */
 export function ApiAccess() {

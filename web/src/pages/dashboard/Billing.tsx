@@ -2,41 +2,16 @@ import { useEmployerId } from '../../session';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { Async, Empty } from '../../components/States';
-import { formatDate } from '../../format';
+import { formatDate } from '../../lib/format';
+import { formatUsdExact } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { Pager } from '../../components/Pager';
-import { Hex, NoEmployer, Pill } from './more/common';
-import { formatUsdExact } from './more/money';
-import { RAIL_NAMES } from './more/openapi';
+import { Hex, NoEmployer, Pill } from './components/common';
+import { RAIL_NAMES } from './components/openapi';
+import type { Schema } from '../../lib/api';
 
-interface Receipts {
-  employer_id: string;
-  totals: { rail: string; count: number; amount_usd: string }[];
-  receipts: { id: string; route: string; rail: string; payer: string | null; amount_usd: string; reference: string | null; status: string; created_at: string }[];
-  page: number;
-  limit: number;
-  total: number;
-}
-
-interface Sessions {
-  employer_id: string;
-  sessions: {
-    channel_id: string;
-    payer: string;
-    route: string;
-    status: string;
-    deposit_usd: string;
-    accepted_usd: string;
-    spent_usd: string;
-    settled_usd: string;
-    opened_at: string;
-    updated_at: string;
-    closed_at: string | null;
-  }[];
-  page: number;
-  limit: number;
-  total: number;
-}
+type Receipts = Schema<'MppReceipts'>;
+type Sessions = Schema<'MppSessions'>;
 
 const LIMIT = 25;
 const railName = (rail: string) => RAIL_NAMES[rail] ?? (rail === 'card' ? 'Card' : rail);

@@ -1,33 +1,14 @@
 import { useEmployerId } from '../../session';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { useState } from 'react';
-import { api, ApiError } from '../../api';
+import { api, ApiError, type Employee, type Schema, type Team } from '../../lib/api';
 import { Async, Empty } from '../../components/States';
-import { formatDate } from '../../format';
+import { formatDate } from '../../lib/format';
 import { useApi } from '../../hooks';
-import { errorText, NoEmployer, Pill } from './more/common';
+import { errorText, NoEmployer, Pill } from './components/common';
 
-interface Employee {
-  id: string;
-  full_name: string;
-  email: string;
-  kyc_status: string;
-  wallet_address: string | null;
-}
-interface Team {
-  employees: Employee[];
-  total: number;
-}
-interface CardStatus {
-  employee_id: string;
-  card: { id: string; status: string; last4: string | null; created_at: string } | null;
-}
-interface KycLink {
-  employee_id: string;
-  kyc_status: string;
-  kyc_link: string;
-  expires_at: string | null;
-}
+type CardStatus = Schema<'EmployeeCard'>;
+type KycLink = Schema<'KycLink'>;
 
 const KYC_LABELS: Record<string, string> = {
   not_started: 'Not started',

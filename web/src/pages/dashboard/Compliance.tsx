@@ -1,47 +1,14 @@
 import { useEmployerId } from '../../session';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { useState, type FormEvent } from 'react';
-import { api, ApiError } from '../../api';
+import { api, ApiError, type ComplianceSummary as Overview, type Schema } from '../../lib/api';
 import { Async, Empty } from '../../components/States';
-import { formatDate } from '../../format';
+import { formatDate } from '../../lib/format';
 import { useApi, type Loaded } from '../../hooks';
-import { errorText, Hex, NoEmployer, Pill } from './more/common';
+import { errorText, Hex, NoEmployer, Pill } from './components/common';
 
-interface Overview {
-  employer_id: string;
-  summary: { employees: number; checked: number; clear: number; blocked: number; unchecked: number; blocklist_entries: number };
-  employees: {
-    id: string;
-    full_name: string;
-    wallet_address: string | null;
-    latest_result: 'CLEAR' | 'BLOCKED' | null;
-    latest_checked_at: string | null;
-    manual_review_status: 'none' | 'pending' | 'approved' | 'rejected';
-    blocked_now: string | null;
-  }[];
-  audit_log: {
-    id: string;
-    action: string;
-    actor_kind: string;
-    actor_user_id: string | null;
-    target_type: string | null;
-    target_id: string | null;
-    details: Record<string, unknown>;
-    created_at: string;
-  }[];
-}
-interface Blocklist {
-  entries: { id: string; wallet_address: string; reason: string | null; source: string; created_at: string }[];
-}
-interface Explanation {
-  wallet_address: string;
-  status: 'CLEARED' | 'BLOCKED' | 'UNKNOWN';
-  checked_at: string | null;
-  reasons: string[];
-  explanation: string;
-  recommended_actions: string[];
-  source: 'model' | 'heuristic';
-}
+type Blocklist = Schema<'Blocklist'>;
+type Explanation = Schema<'AiComplianceExplanation'>;
 
 const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 

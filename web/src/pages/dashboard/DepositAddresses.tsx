@@ -3,20 +3,10 @@ import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { Async } from '../../components/States';
 import { useApi } from '../../hooks';
-import { apiAbortable, errorText, Hex, NoEmployer, Pill } from './more/common';
+import { apiAbortable, errorText, Hex, NoEmployer, Pill } from './components/common';
+import type { Schema } from '../../lib/api';
 
-interface Master {
-  employer_id: string;
-  registered: boolean;
-  virtual_master_id: string | null;
-  virtual_master_address: string;
-  virtual_master_salt: string | null;
-  virtual_master_tx_hash: string | null;
-  next_start_nonce: string;
-  zero_bytes: number;
-  budget_per_request: number;
-  mining: boolean;
-}
+type Master = Schema<'VirtualMaster'>;
 
 type Phase = 'mining' | 'waiting' | 'stopped' | 'failed' | 'done';
 interface Run {
@@ -140,53 +130,65 @@ function MasterBody({ employerId }: { employerId: string }) {
         <h2 id="master-heading">Virtual master</h2>
         {current.registered ? <Pill tone="ok">Registered</Pill> : <Pill tone="warn">Not registered</Pill>}
       </div>
-      <dl className="more-dl">
-        {current.registered && (
-          <>
-            <dt>Master id</dt>
-            <dd className="more-mono">{current.virtual_master_id}</dd>
-          </>
-        )}
-        <dt>Master address</dt>
-        <dd className="more-mono more-break">{current.virtual_master_address}</dd>
-        {current.registered && (
-          <>
-            <dt>Registration transaction</dt>
-            <dd className="more-mono more-break">{current.virtual_master_tx_hash ?? 'Recorded on chain (hash not kept)'}</dd>
-            <dt>Salt</dt>
-            <dd>
-              <Hex value={current.virtual_master_salt} />
-            </dd>
-          </>
-        )}
-        <dt>Proof of work</dt>
-        <dd>
-          {current.zero_bytes} leading zero {current.zero_bytes === 1 ? 'byte' : 'bytes'} (about {COUNT.format(expectedNonces(current.zero_bytes))} tries on average, {COUNT.format(current.budget_per_request)} per request)
-        </dd>
-      </dl>
-      {!current.registered && (
-        <>
-          {current.mining && !busy && <p className="muted">The server is mining for this employer right now; registering will continue after it.</p>}
-          {run && <Progress run={run} master={current} />}
-          <div className="row">
-            <button type="button" className="button" disabled={busy} onClick={() => void register(current)}>
-              {busy ? 'Registering…' : run?.phase === 'stopped' || BigInt(current.next_start_nonce) > 0n ? 'Register (resume)' : 'Register'}
-            </button>
-            {busy && (
-              <button type="button" className="button secondary" onClick={cancel}>
-                Cancel
-              </button>
-            )}
-          </div>
-          {!run && BigInt(current.next_start_nonce) > 0n && <p className="muted more-small">{COUNT.format(BigInt(current.next_start_nonce))} nonces already tried; registering resumes from there.</p>}
-        </>
-      )}
+      <MasterDetails master={current} />
+      {!current.registered && <RegisterControls master={current} run={run} busy={busy} onRegister={() => void register(current)} onCancel={cancel} />}
       {current.registered && run?.phase === 'done' && (
         <p className="more-ok" role="status">
           Registered: employees now have deposit addresses.
         </p>
       )}
     </section>
+  );
+}
+
+/** The master's address, its registration once made, and the proof of work it takes. */
+function MasterDetails({ master }: { master: Master }) {
+  return (
+    <dl className="more-dl">
+      {master.registered && (
+        <>
+          <dt>Master id</dt>
+          <dd className="more-mono">{master.virtual_master_id}</dd>
+        </>
+      )}
+      <dt>Master address</dt>
+      <dd className="more-mono more-break">{master.virtual_master_address}</dd>
+      {master.registered && (
+        <>
+          <dt>Registration transaction</dt>
+          <dd className="more-mono more-break">{master.virtual_master_tx_hash ?? 'Recorded on chain (hash not kept)'}</dd>
+          <dt>Salt</dt>
+          <dd>
+            <Hex value={master.virtual_master_salt} />
+          </dd>
+        </>
+      )}
+      <dt>Proof of work</dt>
+      <dd>
+        {master.zero_bytes} leading zero {master.zero_bytes === 1 ? 'byte' : 'bytes'} (about {COUNT.format(expectedNonces(master.zero_bytes))} tries on average, {COUNT.format(master.budget_per_request)} per request)
+      </dd>
+    </dl>
+  );
+}
+
+/** Register (or resume, from the nonce reached so far) and cancel, with the mining progress. */
+function RegisterControls({ master, run, busy, onRegister, onCancel }: { master: Master; run: Run | null; busy: boolean; onRegister: () => void; onCancel: () => void }) {
+  return (
+    <>
+      {master.mining && !busy && <p className="muted">The server is mining for this employer right now; registering will continue after it.</p>}
+      {run && <Progress run={run} master={master} />}
+      <div className="row">
+        <button type="button" className="button" disabled={busy} onClick={onRegister}>
+          {busy ? 'Registering…' : run?.phase === 'stopped' || BigInt(master.next_start_nonce) > 0n ? 'Register (resume)' : 'Register'}
+        </button>
+        {busy && (
+          <button type="button" className="button secondary" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+      {!run && BigInt(master.next_start_nonce) > 0n && <p className="muted more-small">{COUNT.format(BigInt(master.next_start_nonce))} nonces already tried; registering resumes from there.</p>}
+    </>
   );
 }
 

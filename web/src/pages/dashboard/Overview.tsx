@@ -1,14 +1,14 @@
 import { useEmployerId } from '../../session';
 import { Link } from 'react-router';
 import { Async, Empty, ErrorState, Loading } from '../../components/States';
-import { formatDate, formatUsd } from '../../format';
-import { useApi } from '../../hooks';
-import { NeedsEmployer } from './core/CreateCompany';
-import { fromUnits, monthlyUnits, toUnits } from './core/money';
-import { RunwayChart } from './core/RunwayChart';
-import { StatusPill } from './core/StatusPill';
-import { TreasuryStats } from './core/TreasuryStats';
-import type { Runs, Team, Transactions, Treasury } from './core/types';
+import { formatDate } from '../../lib/format';
+import { formatUsd, fromUnits, monthlyUnits, toUnits } from '../../lib/money';
+import { useApi, type Loaded } from '../../hooks';
+import { NeedsEmployer } from './components/CreateCompany';
+import { RunwayChart } from './components/RunwayChart';
+import { StatusPill } from './components/StatusPill';
+import { TreasuryStats } from './components/TreasuryStats';
+import type { Runs, Team, Transactions, Treasury } from '../../lib/api';
 
 /** /dashboard: the treasury at a glance, the next payroll, recent activity and the runway. */
 export function Overview() {
@@ -87,51 +87,58 @@ function OverviewFor({ employerId }: { employerId: string }) {
         </section>
       </div>
 
-      <section aria-labelledby="activity-heading" className="card">
-        <h2 id="activity-heading">Recent activity</h2>
-        <div className="grid core-two">
-          <div>
-            <h3 className="core-h3">Payroll runs</h3>
-            <Async loaded={runs}>
-              {(runsData) =>
-                runsData.runs.length === 0 ? (
-                  <Empty>
-                    No payroll runs yet. <Link to="/dashboard/payroll/new">Start one</Link>.
-                  </Empty>
-                ) : (
-                  <ul className="core-list">
-                    {runsData.runs.map((run) => (
-                      <li key={run.id}>
-                        <Link to={`/dashboard/payroll/${run.id}`}>{formatUsd(run.total_amount_usd)}</Link> to {run.recipient_count}{' '}
-                        <StatusPill status={run.status} /> <span className="muted">{formatDate(run.created_at)}</span>
-                      </li>
-                    ))}
-                  </ul>
-                )
-              }
-            </Async>
-          </div>
-          <div>
-            <h3 className="core-h3">Payments</h3>
-            <Async loaded={transactions}>
-              {(transactionsData) =>
-                transactionsData.transactions.length === 0 ? (
-                  <Empty>No payments yet.</Empty>
-                ) : (
-                  <ul className="core-list">
-                    {transactionsData.transactions.map((t) => (
-                      <li key={t.id}>
-                        {formatUsd(t.amount_usd)} to {names.get(t.employee_id) ?? 'a former employee'} <StatusPill status={t.status} />{' '}
-                        <span className="muted">{formatDate(t.finalized_at ?? t.created_at)}</span>
-                      </li>
-                    ))}
-                  </ul>
-                )
-              }
-            </Async>
-          </div>
-        </div>
-      </section>
+      <RecentActivity runs={runs} transactions={transactions} names={names} />
     </>
+  );
+}
+
+/** The latest payroll runs and payments side by side. */
+function RecentActivity({ runs, transactions, names }: { runs: Loaded<Runs>; transactions: Loaded<Transactions>; names: Map<string, string> }) {
+  return (
+    <section aria-labelledby="activity-heading" className="card">
+      <h2 id="activity-heading">Recent activity</h2>
+      <div className="grid core-two">
+        <div>
+          <h3 className="core-h3">Payroll runs</h3>
+          <Async loaded={runs}>
+            {(runsData) =>
+              runsData.runs.length === 0 ? (
+                <Empty>
+                  No payroll runs yet. <Link to="/dashboard/payroll/new">Start one</Link>.
+                </Empty>
+              ) : (
+                <ul className="core-list">
+                  {runsData.runs.map((run) => (
+                    <li key={run.id}>
+                      <Link to={`/dashboard/payroll/${run.id}`}>{formatUsd(run.total_amount_usd)}</Link> to {run.recipient_count}{' '}
+                      <StatusPill status={run.status} /> <span className="muted">{formatDate(run.created_at)}</span>
+                    </li>
+                  ))}
+                </ul>
+              )
+            }
+          </Async>
+        </div>
+        <div>
+          <h3 className="core-h3">Payments</h3>
+          <Async loaded={transactions}>
+            {(transactionsData) =>
+              transactionsData.transactions.length === 0 ? (
+                <Empty>No payments yet.</Empty>
+              ) : (
+                <ul className="core-list">
+                  {transactionsData.transactions.map((t) => (
+                    <li key={t.id}>
+                      {formatUsd(t.amount_usd)} to {names.get(t.employee_id) ?? 'a former employee'} <StatusPill status={t.status} />{' '}
+                      <span className="muted">{formatDate(t.finalized_at ?? t.created_at)}</span>
+                    </li>
+                  ))}
+                </ul>
+              )
+            }
+          </Async>
+        </div>
+      </div>
+    </section>
   );
 }

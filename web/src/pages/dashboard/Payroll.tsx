@@ -2,11 +2,12 @@ import { useEmployerId } from '../../session';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { Async, Empty } from '../../components/States';
-import { formatDate, formatUsd } from '../../format';
+import { formatDate } from '../../lib/format';
+import { formatUsd } from '../../lib/money';
 import { useApi } from '../../hooks';
-import { NeedsEmployer } from './core/CreateCompany';
-import { StatusPill } from './core/StatusPill';
-import type { Runs } from './core/types';
+import { NeedsEmployer } from './components/CreateCompany';
+import { StatusPill } from './components/StatusPill';
+import type { Runs } from '../../lib/api';
 
 const PAGE_SIZE = 25;
 

@@ -1,16 +1,15 @@
 import { useEmployerId } from '../../session';
 import { useEffect, useState, type FormEvent } from 'react';
-import { api } from '../../api';
+import { api, type PayrollRun as PayrollRunRecord, type Team, type Transaction } from '../../lib/api';
 import { Link, useParams } from 'react-router';
 import { Empty, ErrorState, Loading } from '../../components/States';
-import { formatDate, formatUsd, shortAddress } from '../../format';
+import { formatDate, shortAddress } from '../../lib/format';
+import { formatUsd, toUnits } from '../../lib/money';
 import { useApi } from '../../hooks';
-import { NeedsEmployer } from './core/CreateCompany';
-import { decodeMemo, recordHashMatches, type DecodedMemo } from './core/memo';
-import { toUnits } from './core/money';
-import { StatusPill } from './core/StatusPill';
-import type { Team, Transaction } from './core/types';
-import { useRun } from './core/useRun';
+import { NeedsEmployer } from './components/CreateCompany';
+import { decodeMemo, recordHashMatches, type DecodedMemo } from './components/memo';
+import { StatusPill } from './components/StatusPill';
+import { useRun, type LoadedRun } from './components/useRun';
 
 /** /dashboard/payroll/:runId: the run's status (polled every 3 s until final) and each payment. */
 export function PayrollRun() {
@@ -58,87 +57,100 @@ export function PayrollRun() {
     <>
       {back}
       <h1>Payroll run</h1>
-      <section className="card" aria-labelledby="run-status-heading">
-        <h2 id="run-status-heading" className="row">
-          Status{' '}
-          <span aria-live="polite" data-testid="run-status">
-            <StatusPill status={run.status} />
-          </span>
-        </h2>
-        {!loaded.final && (
-          <p className="muted" role="status">
-            <span className="spinner" aria-hidden="true" /> {run.status === 'draft' ? 'Waiting for the signed transaction.' : 'Waiting for the chain; this page refreshes every 3 seconds.'}
-          </p>
-        )}
-        {run.failure_reason && (
-          <p className="field-error" role="alert">
-            Failed: {run.failure_reason}
-          </p>
-        )}
-        {loaded.error && <p className="field-error">Refreshing failed: {loaded.error.message}</p>}
-        {run.status === 'draft' && <RecordHash employerId={employerId} runId={run.id} onDone={loaded.reload} />}
-        <dl className="core-details">
-          <dt>Total</dt>
-          <dd>{formatUsd(run.total_amount_usd)}</dd>
-          <dt>Recipients</dt>
-          <dd>{run.recipient_count}</dd>
-          <dt>Pay period</dt>
-          <dd>{run.pay_period_start || run.pay_period_end ? `${run.pay_period_start ?? '…'} – ${run.pay_period_end ?? '…'}` : '—'}</dd>
-          <dt>Submitted by</dt>
-          <dd>{run.submitted_by ?? '—'}</dd>
-          <dt>Created</dt>
-          <dd>{formatDate(run.created_at)}</dd>
-          <dt>Submitted</dt>
-          <dd>{formatDate(run.submitted_at)}</dd>
-          <dt>Finalised</dt>
-          <dd>{formatDate(run.finalized_at)}</dd>
-          <dt>Transaction</dt>
-          <dd className="core-break">{run.tx_hash ? <code>{run.tx_hash}</code> : '—'}</dd>
-          <dt>Block</dt>
-          <dd>{run.block_number ?? '—'}</dd>
-          <dt>Run id</dt>
-          <dd className="core-break">
-            <code>{run.id}</code>
-          </dd>
-        </dl>
-      </section>
-
-      <section className="card" aria-labelledby="items-heading">
-        <h2 id="items-heading">Payments</h2>
-        {items.length === 0 ? (
-          <Empty>No payments found for this run.</Empty>
-        ) : (
-          <ul className="core-items">
-            {items.map((item) => (
-              <li key={item.id} className="core-item">
-                <div className="row core-space-between">
-                  <strong>{names.get(item.employee_id) ?? shortAddress(item.employee_id)}</strong>
-                  <span>
-                    {formatUsd(item.amount_usd)} <StatusPill status={item.status} />
-                  </span>
-                </div>
-                <p className="muted core-break">
-                  {item.chain === 'tempo' ? 'Tempo' : 'Solana'} wallet <code>{item.wallet_address}</code>
-                  {item.tx_hash && (
-                    <>
-                      {' '}
-                      · tx <code title={item.tx_hash}>{shortAddress(item.tx_hash)}</code>
-                    </>
-                  )}
-                </p>
-                {item.reason && <p className="field-error">{item.reason}</p>}
-                {item.memo && (
-                  <details>
-                    <summary>Memo</summary>
-                    <MemoView item={item} />
-                  </details>
-                )}
-              </li>
-            ))}
-          </ul>
-        )}
-      </section>
+      <RunStatus employerId={employerId} run={run} loaded={loaded} />
+      <RunPayments items={items} names={names} />
     </>
+  );
+}
+
+/** The run's status, its figures, and (for a draft) where the owner records the signed transaction. */
+function RunStatus({ employerId, run, loaded }: { employerId: string; run: PayrollRunRecord; loaded: LoadedRun }) {
+  return (
+    <section className="card" aria-labelledby="run-status-heading">
+      <h2 id="run-status-heading" className="row">
+        Status{' '}
+        <span aria-live="polite" data-testid="run-status">
+          <StatusPill status={run.status} />
+        </span>
+      </h2>
+      {!loaded.final && (
+        <p className="muted" role="status">
+          <span className="spinner" aria-hidden="true" /> {run.status === 'draft' ? 'Waiting for the signed transaction.' : 'Waiting for the chain; this page refreshes every 3 seconds.'}
+        </p>
+      )}
+      {run.failure_reason && (
+        <p className="field-error" role="alert">
+          Failed: {run.failure_reason}
+        </p>
+      )}
+      {loaded.error && <p className="field-error">Refreshing failed: {loaded.error.message}</p>}
+      {run.status === 'draft' && <RecordHash employerId={employerId} runId={run.id} onDone={loaded.reload} />}
+      <dl className="core-details">
+        <dt>Total</dt>
+        <dd>{formatUsd(run.total_amount_usd)}</dd>
+        <dt>Recipients</dt>
+        <dd>{run.recipient_count}</dd>
+        <dt>Pay period</dt>
+        <dd>{run.pay_period_start || run.pay_period_end ? `${run.pay_period_start ?? '…'} – ${run.pay_period_end ?? '…'}` : '—'}</dd>
+        <dt>Submitted by</dt>
+        <dd>{run.submitted_by ?? '—'}</dd>
+        <dt>Created</dt>
+        <dd>{formatDate(run.created_at)}</dd>
+        <dt>Submitted</dt>
+        <dd>{formatDate(run.submitted_at)}</dd>
+        <dt>Finalised</dt>
+        <dd>{formatDate(run.finalized_at)}</dd>
+        <dt>Transaction</dt>
+        <dd className="core-break">{run.tx_hash ? <code>{run.tx_hash}</code> : '—'}</dd>
+        <dt>Block</dt>
+        <dd>{run.block_number ?? '—'}</dd>
+        <dt>Run id</dt>
+        <dd className="core-break">
+          <code>{run.id}</code>
+        </dd>
+      </dl>
+    </section>
+  );
+}
+
+/** Each payment of the run, with its wallet, transaction and memo. */
+function RunPayments({ items, names }: { items: Transaction[]; names: Map<string, string> }) {
+  return (
+    <section className="card" aria-labelledby="items-heading">
+      <h2 id="items-heading">Payments</h2>
+      {items.length === 0 ? (
+        <Empty>No payments found for this run.</Empty>
+      ) : (
+        <ul className="core-items">
+          {items.map((item) => (
+            <li key={item.id} className="core-item">
+              <div className="row core-space-between">
+                <strong>{names.get(item.employee_id) ?? shortAddress(item.employee_id)}</strong>
+                <span>
+                  {formatUsd(item.amount_usd)} <StatusPill status={item.status} />
+                </span>
+              </div>
+              <p className="muted core-break">
+                {item.chain === 'tempo' ? 'Tempo' : 'Solana'} wallet <code>{item.wallet_address}</code>
+                {item.tx_hash && (
+                  <>
+                    {' '}
+                    · tx <code title={item.tx_hash}>{shortAddress(item.tx_hash)}</code>
+                  </>
+                )}
+              </p>
+              {item.reason && <p className="field-error">{item.reason}</p>}
+              {item.memo && (
+                <details>
+                  <summary>Memo</summary>
+                  <MemoView item={item} />
+                </details>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }
 

@@ -1,20 +1,11 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
-import { api, ApiError } from '../../api';
+import { api, ApiError, type Employer } from '../../lib/api';
 import { ErrorState, Loading } from '../../components/States';
-import { formatDate } from '../../format';
+import { formatDate } from '../../lib/format';
 import { useSession, useEmployerId } from '../../session';
-import { errorText, Hex, NoEmployer } from './more/common';
+import { errorText, Hex, NoEmployer } from './components/common';
 
-interface Employer {
-  id: string;
-  name: string;
-  admin_wallet: string | null;
-  employer_account_id: string | null;
-  tip403_policy_id: number | null;
-  created_at: string;
-  created: boolean;
-}
 
 const SUB_PAGES = [
   { to: '/dashboard/settings/billing', title: 'Billing', text: 'Receipts of paid API calls made for you, and MPP payment sessions.' },

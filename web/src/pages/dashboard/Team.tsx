@@ -1,11 +1,12 @@
 import { useEmployerId } from '../../session';
 import { Link, useLocation } from 'react-router';
 import { Async, Empty } from '../../components/States';
-import { formatUsd, shortAddress } from '../../format';
+import { shortAddress } from '../../lib/format';
+import { formatUsd } from '../../lib/money';
 import { useApi } from '../../hooks';
-import { NeedsEmployer } from './core/CreateCompany';
-import { StatusPill } from './core/StatusPill';
-import type { Employee, Team as TeamList } from './core/types';
+import { NeedsEmployer } from './components/CreateCompany';
+import { StatusPill } from './components/StatusPill';
+import type { Employee, Team as TeamList } from '../../lib/api';
 
 /** The label of an employee's state: removed, paused, awaiting review, or active. */
 export function employeeState(e: Employee): string {

@@ -1,10 +1,9 @@
 import { useEmployerId } from '../../session';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { api, ApiError } from '../../api';
-import { NeedsEmployer } from './core/CreateCompany';
-import { normaliseAmountInput } from './core/money';
-import type { Employee } from './core/types';
+import { api, ApiError, type Employee } from '../../lib/api';
+import { NeedsEmployer } from './components/CreateCompany';
+import { normaliseAmountInput } from '../../lib/money';
 
 type Field = 'full_name' | 'email' | 'wallet_address' | 'annual_salary_usd';
 const FIELDS: { name: Field; label: string; type: string; autoComplete: string; required: boolean; hint?: string; inputMode?: 'decimal' }[] = [

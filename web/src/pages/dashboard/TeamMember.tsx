@@ -1,15 +1,14 @@
 import { useEmployerId } from '../../session';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { api, ApiError } from '../../api';
+import { api, ApiError, type Employee, type Team, type Transactions } from '../../lib/api';
 import { Async, Empty, ErrorState, Loading } from '../../components/States';
-import { formatDate, formatUsd, shortAddress } from '../../format';
+import { formatDate, shortAddress } from '../../lib/format';
+import { formatUsd, fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from '../../lib/money';
 import { useApi, type Loaded } from '../../hooks';
 import { ConfirmButton } from '../../components/ConfirmButton';
-import { NeedsEmployer } from './core/CreateCompany';
-import { fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from './core/money';
-import { StatusPill } from './core/StatusPill';
-import type { Employee, Team, Transactions } from './core/types';
+import { NeedsEmployer } from './components/CreateCompany';
+import { StatusPill } from './components/StatusPill';
 import { employeeState } from './Team';
 
 /** /dashboard/team/:employeeId: details, salary, pause, wallet review, removal (PATCH .../team/{employeeId}). */

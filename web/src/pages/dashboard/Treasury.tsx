@@ -2,14 +2,14 @@ import { useEmployerId } from '../../session';
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { Async, Empty } from '../../components/States';
-import { formatDate, formatUsd, shortAddress } from '../../format';
-import { useApi } from '../../hooks';
-import { NeedsEmployer } from './core/CreateCompany';
-import { fundTreasuryFromFaucet } from './core/faucet';
-import { normaliseAmountInput, toUnits } from './core/money';
-import { StatusPill } from './core/StatusPill';
-import { TreasuryStats } from './core/TreasuryStats';
-import type { DevNetwork, Team, Transactions, Treasury as TreasuryBalances, YieldSummary } from './core/types';
+import { formatDate, shortAddress } from '../../lib/format';
+import { formatUsd, normaliseAmountInput, toUnits, UNITS } from '../../lib/money';
+import { useApi, type Loaded } from '../../hooks';
+import { NeedsEmployer } from './components/CreateCompany';
+import { fundTreasuryFromFaucet } from './components/faucet';
+import { StatusPill } from './components/StatusPill';
+import { TreasuryStats } from './components/TreasuryStats';
+import type { DevNetwork, Team, Transactions, Treasury as TreasuryBalances, YieldSummary } from '../../lib/api';
 
 /** /dashboard/treasury: balances, yield, recent payments, deposit; the faucet in local mode. */
 export function Treasury() {
@@ -21,10 +21,7 @@ export function Treasury() {
 function TreasuryFor({ employerId }: { employerId: string }) {
   const treasury = useApi<TreasuryBalances>(`/api/employers/${employerId}/treasury`);
   const yieldSummary = useApi<YieldSummary>('/api/yield');
-  const transactions = useApi<Transactions>('/api/transactions?limit=10');
-  const team = useApi<Team>(`/api/employers/${employerId}/team?limit=500`);
   const devChains = useApi<{ networks: DevNetwork[] }>('/api/dev/chains'); // 404 outside local mode
-  const names = new Map(team.data?.employees.map((e) => [e.id, e.full_name]));
   const refresh = () => {
     treasury.reload();
     yieldSummary.reload();
@@ -55,97 +52,113 @@ function TreasuryFor({ employerId }: { employerId: string }) {
 
       {devChains.data && treasury.data && <FaucetForm accountId={treasury.data.employer_account_id} onFunded={refresh} />}
 
-      <section className="card" aria-labelledby="yield-heading">
-        <h2 id="yield-heading">Yield</h2>
-        <Async loaded={yieldSummary}>
-          {(yieldSummaryData) => (
-            <>
-              <dl className="grid core-stats">
-                <div>
-                  <dt className="muted">Blended APY</dt>
-                  <dd className="stat">{yieldSummaryData.apy_percent.toFixed(2)}%</dd>
-                </div>
-                <div>
-                  <dt className="muted">Projected yearly yield</dt>
-                  <dd className="stat">{formatUsd(yieldSummaryData.projected_annual_yield_usd)}</dd>
-                </div>
-              </dl>
-              <div className="table-wrap core-scroll">
-                <table>
-                  <caption className="core-caption">Yield sources and your allocation</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Source</th>
-                      <th scope="col" className="num">
-                        APY
-                      </th>
-                      <th scope="col" className="num">
-                        Allocation
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {yieldSummaryData.sources.map((s) => (
-                      <tr key={s.name}>
-                        <td>{s.name.replace(/-/g, ' ')}</td>
-                        <td className="num">{(s.apy_bps / 100).toFixed(2)}%</td>
-                        <td className="num">{(s.allocation_bps / 100).toFixed(2)}%</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            </>
-          )}
-        </Async>
-      </section>
-
-      <section className="card" aria-labelledby="treasury-tx-heading">
-        <h2 id="treasury-tx-heading">Recent payments</h2>
-        <Async loaded={transactions}>
-          {(transactionsData) =>
-            transactionsData.transactions.length === 0 ? (
-              <Empty>No payments from the treasury yet.</Empty>
-            ) : (
-              <div className="table-wrap core-scroll">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Date</th>
-                      <th scope="col">To</th>
-                      <th scope="col" className="num">
-                        Amount
-                      </th>
-                      <th scope="col">Status</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {transactionsData.transactions.map((t) => (
-                      <tr key={t.id}>
-                        <td>
-                          <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>{formatDate(t.finalized_at ?? t.created_at)}</Link>
-                        </td>
-                        <td>{names.get(t.employee_id) ?? <code>{shortAddress(t.wallet_address)}</code>}</td>
-                        <td className="num">{formatUsd(t.amount_usd)}</td>
-                        <td>
-                          <StatusPill status={t.status} />
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )
-          }
-        </Async>
-      </section>
+      <YieldSection yieldSummary={yieldSummary} />
+      <RecentPayments employerId={employerId} />
     </>
   );
 }
 
-const FAUCET_MAX = 1_000_000n * 1_000_000n;
+/** The blended APY, a year's projected yield, and the sources the balance is allocated to. */
+function YieldSection({ yieldSummary }: { yieldSummary: Loaded<YieldSummary> }) {
+  return (
+    <section className="card" aria-labelledby="yield-heading">
+      <h2 id="yield-heading">Yield</h2>
+      <Async loaded={yieldSummary}>
+        {(yieldSummaryData) => (
+          <>
+            <dl className="grid core-stats">
+              <div>
+                <dt className="muted">Blended APY</dt>
+                <dd className="stat">{yieldSummaryData.apy_percent.toFixed(2)}%</dd>
+              </div>
+              <div>
+                <dt className="muted">Projected yearly yield</dt>
+                <dd className="stat">{formatUsd(yieldSummaryData.projected_annual_yield_usd)}</dd>
+              </div>
+            </dl>
+            <div className="table-wrap core-scroll">
+              <table>
+                <caption className="core-caption">Yield sources and your allocation</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Source</th>
+                    <th scope="col" className="num">
+                      APY
+                    </th>
+                    <th scope="col" className="num">
+                      Allocation
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {yieldSummaryData.sources.map((s) => (
+                    <tr key={s.name}>
+                      <td>{s.name.replace(/-/g, ' ')}</td>
+                      <td className="num">{(s.apy_bps / 100).toFixed(2)}%</td>
+                      <td className="num">{(s.allocation_bps / 100).toFixed(2)}%</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </>
+        )}
+      </Async>
+    </section>
+  );
+}
 
-/** Local mode: mint test tokens and deposit them into the treasury account (see core/faucet.ts). */
+/** The latest payments out of the treasury, each linking to its run. */
+function RecentPayments({ employerId }: { employerId: string }) {
+  const transactions = useApi<Transactions>('/api/transactions?limit=10');
+  const team = useApi<Team>(`/api/employers/${employerId}/team?limit=500`);
+  const names = new Map(team.data?.employees.map((e) => [e.id, e.full_name]));
+  return (
+    <section className="card" aria-labelledby="treasury-tx-heading">
+      <h2 id="treasury-tx-heading">Recent payments</h2>
+      <Async loaded={transactions}>
+        {(transactionsData) =>
+          transactionsData.transactions.length === 0 ? (
+            <Empty>No payments from the treasury yet.</Empty>
+          ) : (
+            <div className="table-wrap core-scroll">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Date</th>
+                    <th scope="col">To</th>
+                    <th scope="col" className="num">
+                      Amount
+                    </th>
+                    <th scope="col">Status</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {transactionsData.transactions.map((t) => (
+                    <tr key={t.id}>
+                      <td>
+                        <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>{formatDate(t.finalized_at ?? t.created_at)}</Link>
+                      </td>
+                      <td>{names.get(t.employee_id) ?? <code>{shortAddress(t.wallet_address)}</code>}</td>
+                      <td className="num">{formatUsd(t.amount_usd)}</td>
+                      <td>
+                        <StatusPill status={t.status} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Async>
+    </section>
+  );
+}
+
+const FAUCET_MAX = 1_000_000n * UNITS;
+
+/** Local mode: mint test tokens and deposit them into the treasury account (see components/faucet.ts). */
 function FaucetForm({ accountId, onFunded }: { accountId: string; onFunded: () => void }) {
   const [amount, setAmount] = useState('1000');
   const [error, setError] = useState<string | null>(null);

@@ -3,12 +3,11 @@ import QRCode from 'qrcode';
 import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
 import { ErrorState, Loading } from '../../components/States';
-import { formatBaseUnits } from '../../format';
+import { formatBaseUnits, normaliseAmountInput, toUnits } from '../../lib/money';
 import { useApi } from '../../hooks';
-import { NeedsEmployer } from './core/CreateCompany';
-import { TEMPO_NETWORK } from './core/faucet';
-import { normaliseAmountInput, toUnits } from './core/money';
-import type { DevNetwork, Treasury } from './core/types';
+import { NeedsEmployer } from './components/CreateCompany';
+import { TEMPO_NETWORK } from './components/faucet';
+import type { DevNetwork, Treasury } from '../../lib/api';
 
 const TEMPO_CHAIN_ID = 4217;
 const SELECTOR = { approve: '095ea7b3', deposit: 'e2bbb158' };
@@ -81,11 +80,10 @@ function CopyButton({ text, label }: { text: string; label: string }) {
   );
 }
 
-function DepositDetails({ treasury, contract, chainId, local }: { treasury: Treasury; contract: string | null; chainId: number; local: boolean }) {
+/** The treasury contract to deposit into, as text and as a QR code (when this server publishes it). */
+function ContractAddress({ treasury, contract, chainId, local }: { treasury: Treasury; contract: string | null; chainId: number; local: boolean }) {
   const [qr, setQr] = useState<string | null>(null);
   const [qrError, setQrError] = useState<string | null>(null);
-  const [amount, setAmount] = useState('1000');
-  const units = toUnits(normaliseAmountInput(amount));
 
   useEffect(() => {
     if (!contract) return;
@@ -97,6 +95,48 @@ function DepositDetails({ treasury, contract, chainId, local }: { treasury: Trea
       live = false;
     };
   }, [contract]);
+
+  return (
+    <section className="card" aria-labelledby="deposit-address-heading">
+      <h2 id="deposit-address-heading">Treasury contract</h2>
+      {contract ? (
+        <div className="core-deposit">
+          <div className="core-qr">
+            {qr ? <img src={qr} width={220} height={220} alt={`QR code of the treasury contract address ${contract}`} /> : qrError ? <p className="field-error">{qrError}</p> : <Loading label="Drawing the QR code…" />}
+          </div>
+          <dl className="core-details">
+            <dt>Address</dt>
+            <dd className="core-break">
+              <code data-testid="deposit-address">{contract}</code>
+            </dd>
+            <dt>Network</dt>
+            <dd>
+              Tempo{local ? ' (local)' : ''}, eip155:{chainId}
+            </dd>
+            <dt>Token</dt>
+            <dd className="core-break">
+              <code>{treasury.token}</code> (6 decimals)
+            </dd>
+            <dt>Your account id</dt>
+            <dd>{treasury.employer_account_id}</dd>
+          </dl>
+          <div className="row">
+            <CopyButton text={contract} label="Copy address" />
+          </div>
+        </div>
+      ) : (
+        <p>
+          The treasury contract&apos;s address is not published by this server&apos;s API outside local mode. Your account id is <strong>{treasury.employer_account_id}</strong> and the token is{' '}
+          <code className="core-break">{treasury.token}</code>; ask your operator for the PayrollTreasury address.
+        </p>
+      )}
+    </section>
+  );
+}
+
+function DepositDetails({ treasury, contract, chainId, local }: { treasury: Treasury; contract: string | null; chainId: number; local: boolean }) {
+  const [amount, setAmount] = useState('1000');
+  const units = toUnits(normaliseAmountInput(amount));
 
   const approveData = contract && units ? `0x${SELECTOR.approve}${addressWord(contract)}${word(units)}` : null;
   const depositData = units ? `0x${SELECTOR.deposit}${word(BigInt(treasury.employer_account_id))}${word(units)}` : null;
@@ -113,40 +153,7 @@ function DepositDetails({ treasury, contract, chainId, local }: { treasury: Trea
         </p>
       </div>
 
-      <section className="card" aria-labelledby="deposit-address-heading">
-        <h2 id="deposit-address-heading">Treasury contract</h2>
-        {contract ? (
-          <div className="core-deposit">
-            <div className="core-qr">
-              {qr ? <img src={qr} width={220} height={220} alt={`QR code of the treasury contract address ${contract}`} /> : qrError ? <p className="field-error">{qrError}</p> : <Loading label="Drawing the QR code…" />}
-            </div>
-            <dl className="core-details">
-              <dt>Address</dt>
-              <dd className="core-break">
-                <code data-testid="deposit-address">{contract}</code>
-              </dd>
-              <dt>Network</dt>
-              <dd>
-                Tempo{local ? ' (local)' : ''}, eip155:{chainId}
-              </dd>
-              <dt>Token</dt>
-              <dd className="core-break">
-                <code>{treasury.token}</code> (6 decimals)
-              </dd>
-              <dt>Your account id</dt>
-              <dd>{treasury.employer_account_id}</dd>
-            </dl>
-            <div className="row">
-              <CopyButton text={contract} label="Copy address" />
-            </div>
-          </div>
-        ) : (
-          <p>
-            The treasury contract&apos;s address is not published by this server&apos;s API outside local mode. Your account id is <strong>{treasury.employer_account_id}</strong> and the token is{' '}
-            <code className="core-break">{treasury.token}</code>; ask your operator for the PayrollTreasury address.
-          </p>
-        )}
-      </section>
+      <ContractAddress treasury={treasury} contract={contract} chainId={chainId} local={local} />
 
       <section className="card" aria-labelledby="deposit-calls-heading">
         <h2 id="deposit-calls-heading">The two calls</h2>

@@ -1,12 +1,12 @@
 import { Link } from 'react-router';
 import { Empty } from '../../components/States';
 import { useApi } from '../../hooks';
-import { AdvancePanel } from './parts/AdvancePanel';
-import { BalanceCard, useStream, type WalletBalance } from './parts/Balance';
-import { CardPanel } from './parts/CardPanel';
-import { DepositAddressPanel } from './parts/DepositAddressPanel';
-import { EmployeePicker, useEmployeeChoice } from './parts/EmployeePicker';
-import { OfframpPanel } from './parts/OfframpPanel';
+import { AdvancePanel } from './components/AdvancePanel';
+import { BalanceCard, useStream, type WalletBalance } from './components/Balance';
+import { CardPanel } from './components/CardPanel';
+import { DepositAddressPanel } from './components/DepositAddressPanel';
+import { EmployeePicker, useEmployeeChoice } from './components/EmployeePicker';
+import { OfframpPanel } from './components/OfframpPanel';
 
 /** `/portal`: the employee's pay: live balance, advance, cash-out, card and deposit address. */
 export function Portal() {

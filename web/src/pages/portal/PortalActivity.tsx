@@ -1,26 +1,17 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api } from '../../api';
+import { api, type Schema } from '../../lib/api';
 import { Empty, ErrorState, Loading } from '../../components/States';
-import { formatDate, formatUsd, shortAddress } from '../../format';
-import { StatePill } from '../admin/parts/DataTable';
-import { EmployeePicker, recordLabel, useEmployeeChoice } from './parts/EmployeePicker';
+import { formatDate, shortAddress } from '../../lib/format';
+import { formatUsd } from '../../lib/money';
+import { StatePill } from '../admin/components/DataTable';
+import { EmployeePicker, recordLabel, useEmployeeChoice } from './components/EmployeePicker';
 
-type ActivityType = 'payroll_payment' | 'advance' | 'offramp' | 'virtual_inflow';
+type ActivityType = Schema<'ActivityCard'>['type'];
 
 /** One card of `GET /api/portal/activity`. */
-interface ActivityCard {
-  type: ActivityType;
-  id: string;
-  amount: string;
-  amount_base_units: string;
-  occurred_at: string;
-  details: Record<string, unknown> & { direction?: 'in' | 'out'; employee_id?: string };
-}
+type ActivityCard = Schema<'ActivityCard'> & { details: { direction?: 'in' | 'out'; employee_id?: string } };
 
-interface ActivityPage {
-  activity: ActivityCard[];
-  next_cursor: string | null;
-}
+type ActivityPage = Omit<Schema<'ActivityPage'>, 'activity'> & { activity: ActivityCard[] };
 
 const PAGE = 20;
 const TITLES: Record<ActivityType, string> = {

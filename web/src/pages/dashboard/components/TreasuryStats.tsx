@@ -1,5 +1,5 @@
-import { formatUsd } from '../../../format';
-import type { Treasury } from './types';
+import { formatUsd } from '../../../lib/money';
+import type { Treasury } from '../../../lib/api';
 
 /** Available, locked and total treasury balances. */
 export function TreasuryStats({ treasury }: { treasury: Treasury }) {

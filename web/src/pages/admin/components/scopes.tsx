@@ -1,4 +1,6 @@
-import { formatDate, formatUsd } from '../../../format';
+import type { Schema } from '../../../lib/api';
+import { formatDate } from '../../../lib/format';
+import { formatUsd } from '../../../lib/money';
 import { JsonDetails, Mono, StatePill, type Column } from './DataTable';
 
 /** `GET /api/admin?scope=<list scope>` answers a page of items. */
@@ -12,110 +14,16 @@ export interface AdminPage<T> {
   available?: boolean;
 }
 
-export interface EmployerRow {
-  id: string;
-  name: string;
-  owner_user_id: string;
-  admin_wallet: string | null;
-  employer_account_id: string | null;
-  tip403_policy_id: number | null;
-  agent_key_prefix: string | null;
-  active_employees: number;
-  created_at: string;
-}
-
-export interface PayrollRunRow {
-  id: string;
-  employer_id: string;
-  employer_name: string | null;
-  status: string;
-  total_usd: string;
-  recipient_count: number;
-  submitted_by: string | null;
-  tx_hash: string | null;
-  block_number: number | null;
-  failure_reason: string | null;
-  created_at: string;
-  submitted_at: string | null;
-  finalized_at: string | null;
-}
-
-export interface EscrowRow {
-  id: string;
-  employer_id: string;
-  status: string;
-  amount_usd: string;
-  poster_agent_identifier: string | null;
-  worker_agent_identifier: string | null;
-  worker_wallet_address: string | null;
-  worker_reputation_tier: string | null;
-  expires_at: string;
-  deliverable_uri: string | null;
-  deliverable_bytes: number | null;
-  validator_verdict: string | null;
-  validator_confidence: number | null;
-  sanitizer_flagged: boolean | null;
-  escalated_at: string | null;
-  escalation_reason: string | null;
-  created_at: string;
-}
-
-export interface JobRow {
-  id: string;
-  name: string;
-  state: string;
-  retry_count: number;
-  retry_limit: number;
-  singleton_key: string | null;
-  created_at: string | null;
-  start_after: string | null;
-  started_at: string | null;
-  completed_at: string | null;
-  error?: unknown;
-  data?: unknown;
-}
-
-export interface JobsPage extends AdminPage<JobRow> {
-  counts?: { name: string; state: string; count: number }[];
-}
-
-export interface EmailRow {
-  id: string;
-  to_address: string;
-  subject: string;
-  body_text: string;
-  status: string;
-  attempts: number;
-  last_error: string | null;
-  created_at: string;
-  sent_at: string | null;
-}
-
-export interface AuditRow {
-  id: string;
-  actor_user_id: string | null;
-  actor_kind: string;
-  action: string;
-  employer_id: string | null;
-  target_type: string | null;
-  target_id: string | null;
-  details: Record<string, unknown>;
-  request_id: string | null;
-  created_at: string;
-}
-
-export interface Overview {
-  scope: 'overview';
-  generated_at: string;
-  counts: {
-    employers: number;
-    employees: Record<string, number>;
-    payroll_runs: Record<string, number>;
-    payments: { rail: string; status: string; count: number; amount_usd: string }[];
-    emails: Record<string, number>;
-    reputation_writes: Record<string, number>;
-  };
-}
+// The rows of each scope, from the API's own schemas.
+export type EmployerRow = Schema<'AdminEmployers'>['items'][number];
+export type PayrollRunRow = Schema<'AdminPayrollRuns'>['items'][number];
+export type EscrowRow = Schema<'AdminEscrows'>['items'][number];
+export type JobRow = Schema<'AdminJobs'>['items'][number];
+type FailedJobRow = Schema<'AdminFailedJobs'>['items'][number];
+export type JobsPage = Schema<'AdminJobs'>;
+export type EmailRow = Schema<'AdminEmails'>['items'][number];
+export type AuditRow = Schema<'AdminAudit'>['items'][number];
+export type Overview = Schema<'AdminOverview'>;
 
 const usd = (value: string | null | undefined) => (value ? formatUsd(value) : '—');
 const text = (value: string | number | null | undefined) => (value === null || value === undefined || value === '' ? <span className="muted">—</span> : String(value));
@@ -171,7 +79,7 @@ export const JOB_COLUMNS: Column<JobRow>[] = [
   { key: 'id', label: 'Id', render: (r) => <Mono value={r.id} /> },
 ];
 
-export const FAILED_JOB_COLUMNS: Column<JobRow>[] = [
+export const FAILED_JOB_COLUMNS: Column<FailedJobRow>[] = [
   ...JOB_COLUMNS.filter((c) => c.key !== 'started'),
   { key: 'error', label: 'Last error', render: (r) => <JsonDetails value={r.error} summary="Error" /> },
   { key: 'data', label: 'Input', render: (r) => <JsonDetails value={r.data} summary="Input" /> },

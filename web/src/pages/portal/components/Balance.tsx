@@ -1,20 +1,13 @@
 import { useCallback, useEffect, useState } from 'react';
 import { Async } from '../../../components/States';
-import { formatBaseUnits, formatDate, shortAddress } from '../../../format';
+import { formatDate, shortAddress } from '../../../lib/format';
+import { formatBaseUnits, formatMicroUsd } from '../../../lib/money';
 import type { Loaded } from '../../../hooks';
-import { formatMicroUsd } from './money';
 import { accruedAt, readStream, type StreamLookup } from './stream';
+import type { Schema } from '../../../lib/api';
 
 /** `GET /api/employees/{id}/balance`. */
-export interface WalletBalance {
-  employee_id: string;
-  wallet_address: string | null;
-  network: string;
-  token: string;
-  balance: string;
-  balance_usd: string;
-  as_of: string;
-}
+export type WalletBalance = Schema<'WalletBalance'>;
 
 const REFRESH_MS = 15_000;
 const TICK_MS = 500;

@@ -1,27 +1,8 @@
 import { useId, useState, type ReactNode } from 'react';
-import { ApiError } from '../../../api';
-import { plainDecimal, USD_INPUT } from './money';
+import { ApiError, type Schema } from '../../../lib/api';
+import { USD_INPUT, plainDecimal } from '../../../lib/money';
 
-export interface Authorization {
-  id: string;
-  employer_id: string;
-  label: string;
-  agent_identifier: string;
-  identity_scheme: 'hmac' | 'erc8004' | 'ed25519' | 'evm' | 'none';
-  per_tx_cap_usd: string;
-  per_day_cap_usd: string;
-  velocity_per_minute: number;
-  allowed_recipients: string[] | null;
-  elevated_per_tx_cap_usd: string | null;
-  elevated_per_day_cap_usd: string | null;
-  paused_at: string | null;
-  pause_reason: string | null;
-  per_tx_cap_original_usd: string | null;
-  cap_halved_at: string | null;
-  revoked_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export type Authorization = Schema<'AgentAuthorization'>;
 
 /** The editable limits, as the form holds them (strings). */
 export interface LimitValues {

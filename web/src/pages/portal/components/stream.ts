@@ -1,4 +1,4 @@
-import { api } from '../../../api';
+import { api } from '../../../lib/api';
 
 /** The employee's salary stream (rate and start of accrual) for the live balance. */
 export interface StreamInfo {

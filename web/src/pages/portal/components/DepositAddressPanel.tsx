@@ -2,18 +2,10 @@ import QRCode from 'qrcode';
 import { useEffect, useState } from 'react';
 import { Async, Loading } from '../../../components/States';
 import { useApi } from '../../../hooks';
+import type { Schema } from '../../../lib/api';
 
 /** `GET /api/portal/deposit-address`. */
-interface DepositAddress {
-  employee_id: string;
-  employer_id: string;
-  available: boolean;
-  address: string | null;
-  virtual_master_id: string | null;
-  user_tag: string;
-  network: string;
-  warning: string;
-}
+type DepositAddress = Schema<'DepositAddress'>;
 
 const NETWORK_NAMES: Record<string, string> = { 'eip155:4217': 'Tempo' };
 

@@ -1,6 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api } from '../../../api';
-import type { PayrollRun, Runs, Transaction, Transactions } from './types';
+import { api, type PayrollRun, type Runs, type Transaction, type Transactions } from '../../../lib/api';
 
 const FINAL = new Set(['confirmed', 'failed']);
 const MAX_PAGES = 50;

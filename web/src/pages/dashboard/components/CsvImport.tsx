@@ -1,19 +1,13 @@
 import { useId, useState, type ChangeEvent } from 'react';
-import { api } from '../../../api';
+import { api, type Employee, type Schema } from '../../../lib/api';
 import { parseCsv } from './csv';
-import { fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from './money';
-import type { Employee } from './types';
+import { fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from '../../../lib/money';
 
 type AiField = 'email' | 'full_name' | 'wallet_address' | 'annual_salary_usd';
 type Field = AiField | 'amount';
 type Mapping = Record<Field, string | null>;
 
-interface ParseCsvResult {
-  mapping: Record<string, string | null>;
-  confidence: Record<string, number>;
-  unmapped_columns: string[];
-  source: string;
-}
+type ParseCsvResult = Schema<'AiParseCsvResult'>;
 
 const FIELD_LABELS: Record<Field, string> = {
   email: 'Email column',
@@ -152,31 +146,7 @@ export function CsvImport({ employerId, employees, onApply }: { employerId: stri
           {error}
         </p>
       )}
-      {mapping && (
-        <fieldset className="core-fieldset">
-          <legend>Column mapping {suggestion && <span className="muted">(suggested by {suggestion.source === 'model' ? 'the AI model' : 'the rules'}; change any)</span>}</legend>
-          <div className="grid core-mapping">
-            {ORDER.map((field) => {
-              const confidence = field !== 'amount' ? suggestion?.confidence[field] : undefined;
-              return (
-                <div key={field}>
-                  <label htmlFor={`${id}-${field}`}>{FIELD_LABELS[field]}</label>
-                  <select id={`${id}-${field}`} value={mapping[field] ?? ''} onChange={(e) => setMapping({ ...mapping, [field]: e.target.value || null })}>
-                    <option value="">(none)</option>
-                    {headers.map((h) => (
-                      <option key={h} value={h}>
-                        {h}
-                      </option>
-                    ))}
-                  </select>
-                  {confidence !== undefined && confidence > 0 && <p className="muted core-hint">Suggested with {Math.round(confidence * 100)}% confidence.</p>}
-                </div>
-              );
-            })}
-          </div>
-          {suggestion && suggestion.unmapped_columns.length > 0 && <p className="muted">Not used: {suggestion.unmapped_columns.join(', ')}.</p>}
-        </fieldset>
-      )}
+      {mapping && <MappingFields id={id} headers={headers} mapping={mapping} suggestion={suggestion} onChange={setMapping} />}
       {resolved && (
         <div className="stack" aria-live="polite">
           <p>
@@ -198,5 +168,34 @@ export function CsvImport({ employerId, employees, onApply }: { employerId: stri
         </div>
       )}
     </div>
+  );
+}
+
+/** One column picker per field, each showing how sure the suggestion was. */
+function MappingFields({ id, headers, mapping, suggestion, onChange }: { id: string; headers: string[]; mapping: Mapping; suggestion: ParseCsvResult | null; onChange: (mapping: Mapping) => void }) {
+  return (
+    <fieldset className="core-fieldset">
+      <legend>Column mapping {suggestion && <span className="muted">(suggested by {suggestion.source === 'model' ? 'the AI model' : 'the rules'}; change any)</span>}</legend>
+      <div className="grid core-mapping">
+        {ORDER.map((field) => {
+          const confidence = field !== 'amount' ? suggestion?.confidence[field] : undefined;
+          return (
+            <div key={field}>
+              <label htmlFor={`${id}-${field}`}>{FIELD_LABELS[field]}</label>
+              <select id={`${id}-${field}`} value={mapping[field] ?? ''} onChange={(e) => onChange({ ...mapping, [field]: e.target.value || null })}>
+                <option value="">(none)</option>
+                {headers.map((h) => (
+                  <option key={h} value={h}>
+                    {h}
+                  </option>
+                ))}
+              </select>
+              {confidence !== undefined && confidence > 0 && <p className="muted core-hint">Suggested with {Math.round(confidence * 100)}% confidence.</p>}
+            </div>
+          );
+        })}
+      </div>
+      {suggestion && suggestion.unmapped_columns.length > 0 && <p className="muted">Not used: {suggestion.unmapped_columns.join(', ')}.</p>}
+    </fieldset>
   );
 }

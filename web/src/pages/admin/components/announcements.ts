@@ -1,3 +1,5 @@
+import type { Schema } from '../../../lib/api';
+
 export const SEVERITIES = ['info', 'success', 'warning', 'error'] as const;
 export const AUDIENCES = ['all', 'employers', 'employees', 'admins'] as const;
 export const STATES = ['draft', 'scheduled', 'active', 'expired'] as const;
@@ -6,29 +8,8 @@ export type Audience = (typeof AUDIENCES)[number];
 export type AnnouncementState = (typeof STATES)[number];
 
 /** The platform admin's view of an announcement (`GET /api/admin/announcements`). */
-export interface AdminAnnouncement {
-  id: string;
-  title: string;
-  body: string;
-  severity: Severity;
-  audience: Audience;
-  state: AnnouncementState;
-  published_at: string | null;
-  expires_at: string | null;
-  link_url: string | null;
-  link_label: string | null;
-  created_by: string;
-  dismissals: number;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface AdminAnnouncementList {
-  page: number;
-  limit: number;
-  total: number;
-  announcements: AdminAnnouncement[];
-}
+export type AdminAnnouncement = Schema<'AdminAnnouncement'>;
+export type AdminAnnouncementList = Schema<'AdminAnnouncementList'>;
 
 /** What the form edits; `expires_at` in the `datetime-local` input's format (local time). */
 export interface AnnouncementDraft {

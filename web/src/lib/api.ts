@@ -1,3 +1,5 @@
+import type { components } from './api-types';
+
 /** The API's error body: `{error, code, field?, ...details}` (docs/api.md "Conventions"), all of it kept in `details`. */
 export class ApiError extends Error {
   constructor(
@@ -48,3 +50,22 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
 export function newIdempotencyKey(): string {
   return crypto.randomUUID();
 }
+
+type Schemas = components['schemas'];
+
+// The response shapes the pages read, from the API's own schemas (lib/api-types.ts, generated: `npm run gen:api-types`).
+export type Employee = Schemas['Employee'];
+export type Team = Schemas['Team'];
+export type Employer = Schemas['Employer'];
+export type PayrollRun = Schemas['PayrollRun'];
+export type PreparedPayrollRun = Schemas['PreparedPayrollRun'];
+export type Runs = Schemas['PayrollRuns'];
+export type Transaction = Schemas['PayrollTransaction'];
+export type Transactions = Schemas['PayrollTransactions'];
+export type Treasury = Schemas['EmployerTreasury'];
+export type YieldSummary = Schemas['EmployerYieldSummary'];
+export type ComplianceSummary = Schemas['ComplianceOverview'];
+export type DevNetwork = Schemas['DevChains']['networks'][number];
+
+/** Any named shape of the API's document, for the pages' one-off reads. */
+export type Schema<Name extends keyof Schemas> = Schemas[Name];

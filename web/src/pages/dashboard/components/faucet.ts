@@ -1,5 +1,5 @@
-import { api } from '../../../api';
-import type { DevNetwork } from './types';
+import { api, type DevNetwork } from '../../../lib/api';
+import { usdToUnits } from '../../../lib/money';
 
 export const TEMPO_NETWORK = 'eip155:4217';
 
@@ -32,7 +32,7 @@ export async function fundTreasuryFromFaucet(accountId: string, amount: string, 
   onStep?.('Minting test tokens…');
   const minted = await api<{ tx_hash: string }>('/api/dev/faucet', { method: 'POST', body: { network: TEMPO_NETWORK, address: account.address, amount } });
 
-  const units = amountToUnits(amount);
+  const units = usdToUnits(amount);
   const abi = parseAbi(['function approve(address spender, uint256 amount) returns (bool)', 'function deposit(uint256 accountId, uint256 amount)']);
   const wallet = createWalletClient({ account, chain, transport: http() });
   const reader = createPublicClient({ chain, transport: http() });
@@ -45,9 +45,4 @@ export async function fundTreasuryFromFaucet(accountId: string, amount: string, 
   const deposit = await wallet.writeContract({ address: treasury as `0x${string}`, abi, functionName: 'deposit', args: [BigInt(accountId), units] });
   if ((await reader.waitForTransactionReceipt({ hash: deposit })).status !== 'success') throw new Error('The deposit was reverted.');
   return { mintTx: minted.tx_hash, depositTx: deposit };
-}
-
-function amountToUnits(amount: string): bigint {
-  const [whole = '0', fraction = ''] = amount.split('.');
-  return BigInt(whole) * 1_000_000n + BigInt((fraction + '000000').slice(0, 6));
 }

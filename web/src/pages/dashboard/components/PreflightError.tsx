@@ -1,5 +1,6 @@
-import { formatUsd, shortAddress } from '../../../format';
-import { ApiError } from '../../../api';
+import { shortAddress } from '../../../lib/format';
+import { formatUsd } from '../../../lib/money';
+import { ApiError } from '../../../lib/api';
 
 /** The payroll routes' 422s (and other failures), spelled out: who cannot be paid and why. */
 export function PreflightError({ error, names }: { error: Error; names: Map<string, string> }) {

@@ -1,5 +1,5 @@
 import { useId } from 'react';
-import { formatBaseUnits } from '../../../format';
+import { formatBaseUnits } from '../../../lib/money';
 
 const MONTHS = 12;
 const WIDTH = 360;

@@ -1,32 +1,14 @@
 import { useId, useState } from 'react';
-import { api, ApiError } from '../../../api';
+import { api, ApiError, type Schema } from '../../../lib/api';
 import { Async, Empty } from '../../../components/States';
-import { formatBaseUnits, formatDate, formatUsd, shortAddress } from '../../../format';
+import { formatDate, shortAddress } from '../../../lib/format';
+import { formatBaseUnits, formatUsd, validAmount } from '../../../lib/money';
 import { useApi } from '../../../hooks';
-import { StatePill } from '../../admin/parts/DataTable';
-import { validAmount } from './money';
+import { StatePill } from '../../admin/components/DataTable';
 
-type DestinationType = 'ach' | 'sepa' | 'spei' | 'pix';
-
-interface BankAccount {
-  id: string;
-  bank_account_id: string;
-  destination_type: DestinationType;
-  last4: string | null;
-  label: string | null;
-  created_at: string;
-}
-
-interface Offramp {
-  success: boolean;
-  transfer_id: string;
-  bridge_transfer_id: string | null;
-  status: string;
-  amount: string;
-  destination_type: DestinationType;
-  created_at: string;
-  deposit_instructions: { network: string; token: string; from_address: string; to_address: string; amount: string } | null;
-}
+type DestinationType = Schema<'BankAccount'>['destination_type'];
+type BankAccount = Schema<'BankAccount'>;
+type Offramp = Schema<'OfframpTransfer'>;
 
 const DESTINATIONS: Record<DestinationType, { name: string; fields: { key: string; label: string }[] }> = {
   ach: {

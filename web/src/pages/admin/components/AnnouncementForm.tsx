@@ -1,5 +1,5 @@
 import { useId, useState, type ReactNode } from 'react';
-import { api, ApiError } from '../../../api';
+import { api, ApiError } from '../../../lib/api';
 import { BannerPreview } from './BannerPreview';
 import {
   AUDIENCES,

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { api, ApiError } from '../../../api';
+import { api, ApiError } from '../../../lib/api';
 import { useSession } from '../../../session';
 
 /** For a signed-in user who owns no employer yet: POST /api/employers, then re-read the session. */

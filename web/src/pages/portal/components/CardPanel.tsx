@@ -1,14 +1,11 @@
 import { useState } from 'react';
-import { api } from '../../../api';
+import { api, type Schema } from '../../../lib/api';
 import { Async } from '../../../components/States';
-import { formatDate } from '../../../format';
+import { formatDate } from '../../../lib/format';
 import { useApi } from '../../../hooks';
-import { StatePill } from '../../admin/parts/DataTable';
+import { StatePill } from '../../admin/components/DataTable';
 
-interface CardResult {
-  employee_id: string;
-  card: null | { id: string; status: string; last4: string | null; created_at: string };
-}
+type CardResult = Schema<'EmployeeCard'>;
 
 /** `GET, POST /api/employees/{id}/card`: the card's status, or a request for one. */
 export function CardPanel({ employeeId }: { employeeId: string }) {

@@ -1,6 +1,6 @@
 import { useEffect, useId, useState, type ReactNode } from 'react';
 import { Link } from 'react-router';
-import { ApiError, tokenStore } from '../../../api';
+import { ApiError, tokenStore } from '../../../lib/api';
 import { Empty } from '../../../components/States';
 
 /** The employer the signed-in owner runs, or null (then the page shows {@link NoEmployer}). */
