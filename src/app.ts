@@ -69,6 +69,7 @@ import { AppError } from './errors.js';
 import { idempotency } from './http/idempotency.js';
 import { RateLimits, rateLimitRules } from './http/rate-limits.js';
 import { requestContext } from './http/request-context.js';
+import { drainUnreadBody } from './http/unread-body.js';
 import { validationHook } from './http/validation.js';
 import type { Logger } from './log.js';
 import type { Payments } from './payments/index.js';
@@ -194,6 +195,7 @@ export function buildApp(deps: AppDependencies, services: Services = createServi
         ),
     }),
   );
+  app.use('/api/*', drainUnreadBody());
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
