@@ -1,8 +1,7 @@
 import { Writable } from 'node:stream';
-import { createSolanaRpcFromTransport, createDefaultRpcTransport } from '@solana/kit';
 import { createPublicClient, http } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redactedEvmTransport, redactedSolanaTransport } from './chains/redacted-transports.js';
+import { redactedEvmTransport } from './chains/redacted-transports.js';
 import { loadConfig } from './config.js';
 import { createLogger } from './log.js';
 import { SecretRedactor } from './secrets.js';
@@ -30,13 +29,12 @@ describe('secrets never shown', () => {
 
   beforeAll(async () => {
     // An RPC that refuses every call and echoes the path it was called on, as hosted RPCs do.
-    server = await serveOnLoopback(async (request) => new Response(`unauthorized: ${new URL(request.url).pathname}${new URL(request.url).search}`, { status: 401, statusText: `no key ${new URL(request.url).search}` }));
+    server = await serveOnLoopback(async (request) => new Response(`unauthorized: ${new URL(request.url).pathname}`, { status: 401 }));
     rpcUrl = `${server.url}/v2/${RPC_KEY}`;
     redactor = new SecretRedactor(
       loadConfig({
         APP_MODE: 'local',
         TEMPO_RPC_URL: rpcUrl,
-        SOLANA_RPC_URL: `${server.url}/?api-key=${RPC_KEY}`,
         EVM_SERVICE_KEY: EVM_KEY,
         DATABASE_URL: `postgres://app:${DB_PASSWORD}@db.internal:5432/payroll`,
       }).secrets,
@@ -51,13 +49,6 @@ describe('secrets never shown', () => {
     const shown = everythingIn(error);
     expect(shown).not.toContain(RPC_KEY);
     expect(shown).toContain('[TEMPO_RPC_URL]');
-  });
-
-  it("a Solana RPC's error never shows the key in its query", async () => {
-    const rpc = createSolanaRpcFromTransport(redactedSolanaTransport(createDefaultRpcTransport({ url: `${server.url}/?api-key=${RPC_KEY}` }), redactor));
-    const error = await rpc.getSlot().send().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(Error);
-    expect(everythingIn(error)).not.toContain(RPC_KEY);
   });
 
   it('log lines show no configured secret, wherever it sits (message, error, nested field, headers)', async () => {

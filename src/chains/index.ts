@@ -10,7 +10,7 @@ import type { LocalChains } from './embedded/index.js';
 import { embeddedSolanaTransport } from './embedded/solana-transport.js';
 import { evmConnection } from './evm/connection.js';
 import { NonceLedger } from './evm/nonces.js';
-import { redactedEvmTransport, redactedSolanaTransport } from './redacted-transports.js';
+import { redactedEvmTransport } from './redacted-transports.js';
 import { TempoChain, type TempoContracts } from './evm/tempo-chain.js';
 import { EvmTokenChain } from './evm/token-chain.js';
 import { SolanaChain } from './solana/solana-chain.js';
@@ -54,7 +54,7 @@ export async function liveChainPorts(live: Config['live'], database: Database, r
     ),
     base: new EvmTokenChain(evmConnection({ chain: base, transport: redactedEvmTransport(http(baseRpcUrl), redactor), signer, nonces, pollingInterval: 1000 }), 'eip155:8453', live.baseUsdcAddress),
     solana: await SolanaChain.create({
-      transport: redactedSolanaTransport(createDefaultRpcTransport({ url: solanaRpcUrl }), redactor),
+      transport: createDefaultRpcTransport({ url: solanaRpcUrl }),
       network: live.solanaNetwork,
       mint: live.solanaUsdcMint as Address,
       seed: solanaServiceSeed,

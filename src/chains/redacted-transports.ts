@@ -1,11 +1,11 @@
-import type { RpcTransport } from '@solana/kit';
 import type { Transport } from 'viem';
 import type { SecretRedactor } from '../secrets.js';
 
 /**
- * RPC transports whose errors never carry the endpoint's credentials: viem's and Solana's HTTP errors
- * name the URL, and a hosted RPC's URL holds its API key. Cleaned here, at the adapter boundary, an
- * error can travel on into a payment refusal or a log line as it is.
+ * An EVM RPC transport whose errors never carry the endpoint's credentials: viem's HTTP errors name
+ * the URL and the request, and a hosted RPC's URL holds its API key. Cleaned here, at the adapter
+ * boundary, an error can travel on into a payment refusal or a log line as it is. (@solana/kit's
+ * transport errors carry the status and message only, never the URL: it needs no wrapper.)
  */
 export function redactedEvmTransport(transport: Transport, redactor: SecretRedactor): Transport {
   return ((options) => {
@@ -19,14 +19,4 @@ export function redactedEvmTransport(transport: Transport, redactor: SecretRedac
     };
     return { ...inner, request };
   }) as Transport;
-}
-
-export function redactedSolanaTransport(transport: RpcTransport, redactor: SecretRedactor): RpcTransport {
-  return (async (config) => {
-    try {
-      return await transport(config);
-    } catch (error) {
-      throw redactor.redactError(error);
-    }
-  }) as RpcTransport;
 }
