@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
-import type { SecretRedactor } from './secrets.js';
+import type { Config } from './config.js';
+import { SecretRedactor } from './secrets.js';
 
 export type { Logger };
 
@@ -24,4 +25,9 @@ export function createLogger(level: string, secrets?: SecretRedactor, destinatio
     ...(secrets && !secrets.isEmpty ? { hooks: { streamWrite: (line: string) => secrets.redact(line) } } : {}),
   };
   return destination ? pino(options, destination) : pino(options);
+}
+
+/** The service's logger as src/main.ts runs it: the configured level, every configured secret redacted. */
+export function serviceLogger(config: Pick<Config, 'logLevel' | 'secrets'>, destination?: DestinationStream): Logger {
+  return createLogger(config.logLevel, new SecretRedactor(config.secrets), destination);
 }

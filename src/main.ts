@@ -1,6 +1,5 @@
 import { ConfigError, loadConfig } from './config.js';
-import { createLogger } from './log.js';
-import { SecretRedactor } from './secrets.js';
+import { serviceLogger } from './log.js';
 import { startService } from './service.js';
 
 let config;
@@ -12,7 +11,7 @@ try {
   process.exit(1);
 }
 
-const log = createLogger(config.logLevel, new SecretRedactor(config.secrets));
+const log = serviceLogger(config);
 const started = performance.now();
 const service = await startService(config, log).catch((error: unknown) => {
   log.fatal({ err: error }, 'start-up failed');

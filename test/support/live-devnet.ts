@@ -8,11 +8,10 @@ import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { deployLiveContracts } from '../../src/chains/contracts/deploy-live.js';
-import { loadConfig, loadDeployConfig } from '../../src/config.js';
+import { loadConfig, loadDeployConfig, type Config } from '../../src/config.js';
 import { startDevnet, type RunningDevnet } from '../../src/devnet/devnet.js';
 import type { DevnetInfo } from '../../src/devnet/server.js';
-import { createLogger } from '../../src/log.js';
-import { SecretRedactor } from '../../src/secrets.js';
+import { serviceLogger } from '../../src/log.js';
 import { startService, type RunningService } from '../../src/service.js';
 import { createTestDatabaseTarget } from './database.js';
 import { freePort } from './service-process.js';
@@ -109,7 +108,7 @@ export async function startLiveDevnet(options: LiveDevnetOptions = {}): Promise<
     const env = options.env ? options.env(defaults) : defaults;
     const logs: string[] = [];
     const config = loadConfig(env);
-    const service: RunningService = await startService(config, capturingLogger(logs, new SecretRedactor(config.secrets)));
+    const service: RunningService = await startService(config, capturingLogger(logs, config));
     stops.push(() => service.close());
     return { url: service.url, logs, env, devnet, idToken: idp.idToken, stop };
   } catch (error) {
@@ -121,15 +120,15 @@ export async function startLiveDevnet(options: LiveDevnetOptions = {}): Promise<
 const IDP_ISSUER = 'https://idp.example.test';
 const IDP_AUDIENCE = 'payroll-live-devnet';
 
-/** The service's logger (src/log.ts, secrets redacted as in src/main.ts) writing its lines into `lines`. */
-function capturingLogger(lines: string[], secrets: SecretRedactor) {
+/** The service's logger (src/log.ts `serviceLogger`, as src/main.ts runs it) writing its lines into `lines`. */
+function capturingLogger(lines: string[], config: Config) {
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       lines.push(...chunk.toString().split('\n').filter(Boolean));
       done();
     },
   });
-  return createLogger('info', secrets, sink);
+  return serviceLogger(config, sink);
 }
 
 async function devnetFaucet(devnetUrl: string, network: string, address: string, amount: string): Promise<void> {
