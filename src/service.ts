@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { buildApp, createServices, type App, type Services } from './app.js';
+import { buildApp, type App } from './app.js';
 import { openEmbeddedChains, type LocalChains } from './chains/embedded/index.js';
 import { openDevnetChains } from './devnet/remote.js';
 import { embeddedChainPorts, liveChainPorts, type Chains } from './chains/index.js';
@@ -7,33 +7,13 @@ import { checkLiveChains } from './chains/live-checks.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { migrate } from './db/migrate.js';
-import { ComplianceService } from './features/compliance/service.js';
 import { fundDemo, seedDemo } from './features/demo/seed.js';
-import { Faucet } from './features/dev/faucet.js';
 import { readinessChecks } from './features/ops/readiness.js';
 import { createObservability } from './features/ops/observability.js';
 import { reportingSettled } from './features/ops/business-metrics.js';
-import { defineBridgeJobs } from './features/bridge/jobs.js';
-import { defineWagesJobs } from './features/wages/jobs.js';
-import { WagesService } from './features/wages/service.js';
-import { BridgeService, bridgeProviderFor } from './features/bridge/service.js';
-import { createEmailTransport, defineEmailJobs } from './features/email/jobs.js';
+import { createEmailTransport } from './features/email/jobs.js';
 import { defineJobs } from './jobs/definitions.js';
-import { defineAgentJobs } from './features/agents/jobs.js';
-import { AgentPayService } from './features/agents/pay.js';
-import { AgentRequestVerifier } from './features/agents/request-proof.js';
-import { SecretBox } from './features/agents/secret-box.js';
-import { AgentsService } from './features/agents/service.js';
-import { defineEscrowJobs } from './features/escrow/jobs.js';
-import { VirtualInflowIndexer, inflowTokens } from './features/virtual-addresses/indexer.js';
-import { defineVirtualAddressJobs } from './features/virtual-addresses/jobs.js';
-import { EscrowService, escrowOptionsFrom } from './features/escrow/service.js';
-import { LOCAL_ESCROW_PROGRAM_ID } from './chains/embedded/escrow-program.js';
-import { createAiProvider } from './providers/ai/index.js';
-import { defineReputationJobs } from './features/reputation/jobs.js';
-import { ReputationService, attestSettledPayment, enqueueReputationWrite } from './features/reputation/service.js';
-import { PayrollService } from './features/payroll/service.js';
-import { TreasuryService } from './features/treasury/service.js';
+import { attestSettledPayment } from './features/reputation/service.js';
 import { JobRunner } from './jobs/runner.js';
 import { armCrashPoint } from './faults.js';
 import { listen } from './http/server.js';
@@ -42,6 +22,7 @@ import { SecretRedactor } from './secrets.js';
 import { openPayments } from './payments/index.js';
 import { DevIdentityProvider } from './providers/identity/dev-idp.js';
 import { createIdentityVerifier } from './providers/identity/verifier.js';
+import { createServices, type Services } from './services.js';
 
 export interface RunningService {
   app: App;
@@ -110,52 +91,25 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const onSettled = reportingSettled(attestSettledPayment, events);
     const payments = await openPayments({ config, database, chains, embedded: embeddedChains, onSettled, log });
 
-    const services = createServices({ config, database });
-    // Settles payroll runs left submitted (a crash mid-execute, an owner's transaction in flight).
-    const treasury = new TreasuryService(chains.tempo, services.employers);
-    const payrollReconciler = new PayrollService(database, services.employers, treasury, chains.tempo, null);
-    defineJobs(jobs, {
+    const services = createServices({ config, database, log, verifyIdentity, observability, chains, embeddedChains });
+    const onChain = services.onChain!; // present: the chain ports are given
+    defineJobs(jobs, services, {
       database,
-      payroll: payrollReconciler,
+      email: createEmailTransport({ mode: config.mode, smtpUrl: config.live.smtpUrl, emailFrom: config.live.emailFrom }),
       payrollStaleSeconds: config.faults.takeoverSeconds,
       paymentReconciler: payments.reconciler,
       evmConnections: [chains.tempo.connection, chains.base.connection],
       events,
     });
-    defineWagesJobs(jobs, { wages: new WagesService(database, services.employers, treasury, chains.tempo) });
-    defineBridgeJobs(jobs, { bridge: new BridgeService(database, services.employers, chains.tempo, bridgeProviderFor(config, database, chains.tempo)) });
-    // Local mode: the outbox is the mailbox (admins read it); live mode sends through SMTP.
-    defineEmailJobs(jobs, { database, transport: createEmailTransport({ mode: config.mode, smtpUrl: config.live.smtpUrl, emailFrom: config.live.emailFrom }) });
-    const reputation = new ReputationService(database, chains, { serviceSlug: config.serviceSlug, leaseSeconds: config.faults.takeoverSeconds });
-    defineReputationJobs(jobs, { reputation });
-    const agents = new AgentsService(database, services.employers, new SecretBox({ configured: config.agentSecretsKey, dataDir: config.dataDir }));
-    const reputationPort = { tierOf: (identity: Parameters<ReputationService['tierOf']>[0]) => reputation.tierOf(identity), enqueue: enqueueReputationWrite };
-    const agentVerifier = new AgentRequestVerifier(database, agents, chains.tempo);
-    defineAgentJobs(jobs, { database, agentPay: new AgentPayService(database, agentVerifier, services.employers, chains.tempo, reputationPort, log), events });
-    const escrow = new EscrowService(
-      database,
-      agentVerifier,
-      services.employers,
-      chains.tempo,
-      chains.solana,
-      reputation,
-      createAiProvider(config.ai, log),
-      escrowOptionsFrom(config, LOCAL_ESCROW_PROGRAM_ID),
-      log.child({ component: 'escrow' }),
-    );
-    defineEscrowJobs(jobs, { escrow, events });
-    defineVirtualAddressJobs(jobs, {
-      indexer: new VirtualInflowIndexer(database, chains.tempo, inflowTokens(config.mode, chains.tempo.token), { confirmations: config.virtualInflows.confirmations }),
-    });
     // A process that died between recording a payroll batch and broadcasting it left those bytes
     // unsent: send them before this process signs anything else with that wallet and takes their nonce.
-    await payrollReconciler.reconcileStale(0);
+    await onChain.payroll.reconcileStale(0);
     if (config.jobsEnabled) await jobs.start();
 
-    log.info(await new ComplianceService(database, services.employers, chains.tempo, config.serviceSlug).syncSanctionsList(), 'sanctions list synced');
+    log.info(await onChain.compliance.syncSanctionsList(), 'sanctions list synced');
     if (config.mode === 'local') {
       const { employerId } = await seedDemo(services, database);
-      if (embeddedChains) await fundDemo(employerId, treasury, chains, new Faucet(embeddedChains));
+      if (onChain.faucet) await fundDemo(employerId, onChain.treasury, chains, onChain.faucet);
     }
 
     // Aborted when shutdown begins: every event stream ends with its final event (AppDependencies.shutdown).
@@ -170,7 +124,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
         devIdentityProvider,
         embeddedChains,
         chains,
-      payments,
+        payments,
         observability,
         readiness: readinessChecks(database, config.jobsEnabled ? jobs : undefined),
       },

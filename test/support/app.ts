@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildApp, createServices, type App, type AppDependencies, type Services } from '../../src/app.js';
+import { buildApp, type App, type AppDependencies } from '../../src/app.js';
+import { createServices, type Services } from '../../src/services.js';
 import { openEmbeddedChains, type EmbeddedChains, type LocalChains } from '../../src/chains/embedded/index.js';
 import { openDevnetChains } from '../../src/devnet/remote.js';
 import { embeddedChainPorts, type Chains } from '../../src/chains/index.js';
@@ -92,7 +93,6 @@ export async function startTestApp(
   const database = await openDatabase({ url: target.url, dataDir: null });
   await migrate(database);
   const idp = await DevIdentityProvider.open({ dataDir, issuer: config.idp.issuer, audience: config.idp.audience });
-  const services = createServices({ config, database });
   const embeddedChains = options.chains ? await openEmbeddedChains(database, { virtualMasterZeroBytes: config.virtualMaster.zeroBytes }) : undefined;
   const localChains = devnet ? await openDevnetChains(devnet.url, database) : embeddedChains;
   const chains = localChains && (await embeddedChainPorts(localChains));
@@ -113,6 +113,7 @@ export async function startTestApp(
     readiness: readinessChecks(database),
     observability,
   };
+  const services = createServices({ ...deps, observability });
   const app = buildApp(deps, services);
   return {
     app,

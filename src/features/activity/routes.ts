@@ -1,7 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { badRequest, notFound } from '../../errors.js';
 import { errorResponses, jsonContent } from '../../http/validation.js';
 import { formatUsd } from '../../money.js';
@@ -66,7 +67,8 @@ const present = (row: ActivityRow) => ({
  * employee's cards, newest first, merged from payroll payments, wage advances, off-ramps and
  * virtual-address inflows. Only the caller's own employee records count.
  */
-export function registerActivityRoutes(app: OpenAPIHono<AppEnv>, deps: { database: Database; requireUser: MiddlewareHandler<AppEnv> }): void {
+export function activityRoutes(deps: { database: Database; requireUser: MiddlewareHandler<AppEnv> }): FeatureApp {
+  const app = featureApp();
   app.openapi(
     createRoute({
       method: 'get',
@@ -91,4 +93,5 @@ export function registerActivityRoutes(app: OpenAPIHono<AppEnv>, deps: { databas
       return c.json({ activity: rows.map(present), next_cursor: last ? encodeCursor(last) : null }, 200, { 'Cache-Control': 'no-store' });
     },
   );
+  return app;
 }

@@ -1,7 +1,8 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { requirePlatformAdmin } from '../../http/auth.js';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { errorResponses, jsonContent } from '../../http/validation.js';
 import { AdminQuery, AdminResponse } from './schema.js';
 import type { AdminService } from './service.js';
@@ -11,7 +12,8 @@ export interface AdminRouteDeps {
   requireUser: MiddlewareHandler<AppEnv>;
 }
 
-export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminRouteDeps): void {
+export function adminRoutes(deps: AdminRouteDeps): FeatureApp {
+  const app = featureApp();
   const read = createRoute({
     method: 'get',
     path: '/api/admin',
@@ -40,4 +42,5 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminRouteDe
     c.header('Cache-Control', 'no-store');
     return c.json(await deps.admin.read({ scope: query.scope, page: query.page, limit: query.limit, employerId: query.employer_id }), 200);
   });
+  return app;
 }

@@ -18,7 +18,7 @@ import { requestContext } from '../../http/request-context.js';
 import { validationHook } from '../../http/validation.js';
 import { createLogger } from '../../log.js';
 import { canonicalMessage } from '../agents/identity-proof.js';
-import { registerAgentDirectoryRoutes } from './routes.js';
+import { agentDirectoryRoutes } from './routes.js';
 import { AgentDirectoryService } from './service.js';
 import { upsertRegistration } from './store.js';
 
@@ -129,7 +129,7 @@ beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use('*', requestContext(createLogger('silent'), new HttpMetrics({ processMetrics: false })));
-  registerAgentDirectoryRoutes(app, { database: t.database, gate: t.payments!.gate, tempo: t.chains!.tempo });
+  app.route('/', agentDirectoryRoutes({ gate: t.payments!.gate, directory: new AgentDirectoryService(t.database, t.chains!.tempo) }));
   app.onError(handleError);
   // The paying clients reach the embedded chains through the full app's development routes.
   server = await serveOnLoopback((request) => (new URL(request.url).pathname.startsWith('/api/dev/') ? t.app.fetch(request) : app.fetch(request)));
@@ -548,7 +548,7 @@ describe('GET /api/agents/directory and /api/agents/profile/{id}', () => {
 describe('OpenAPI', () => {
   it('documents the three routes in a valid OpenAPI 3.0.3 document', async () => {
     const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-    registerAgentDirectoryRoutes(app, { database: t.database, gate: t.payments!.gate, tempo: t.chains!.tempo });
+    app.route('/', agentDirectoryRoutes({ gate: t.payments!.gate, directory: new AgentDirectoryService(t.database, t.chains!.tempo) }));
     const document = app.getOpenAPIDocument({ openapi: '3.0.3', info: { title: 't', version: '1.0.0' } }) as unknown as Record<string, any>;
     const result = await new Validator().validate(document);
     expect(result.errors ?? []).toEqual([]);

@@ -1,21 +1,17 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import type { TempoChain } from '../../chains/evm/tempo-chain.js';
-import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { badRequest, notFound } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import { AgentProfile, Directory, DirectoryQuery, ProfileParams, RegisterBody, RegisterHeaders, RegistrationResult } from './schema.js';
-import { AgentDirectoryService, type AgentRegistrationRow, type DirectoryPosition } from './service.js';
+import type { AgentDirectoryService, AgentRegistrationRow, DirectoryPosition } from './service.js';
 
 export interface AgentDirectoryRouteDeps {
-  database: Database;
   gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>;
-  tempo: Pick<TempoChain, 'agentOwner'>;
-  /** The service to use (e.g. one shared with other features); by default one over `database` and `tempo`. */
-  directory?: AgentDirectoryService;
+  directory: AgentDirectoryService;
 }
 
 /** Public profile of a registration (docs/api.md, "Agent registration and directory"). */
@@ -56,8 +52,9 @@ const readBodyOnce: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-export function registerAgentDirectoryRoutes(app: OpenAPIHono<AppEnv>, deps: AgentDirectoryRouteDeps): void {
-  const directory = deps.directory ?? new AgentDirectoryService(deps.database, deps.tempo);
+export function agentDirectoryRoutes(deps: AgentDirectoryRouteDeps): FeatureApp {
+  const app = featureApp();
+  const { directory } = deps;
 
   const register = paidRoute(PAID.agentRegister, deps.gate, {
     request: { headers: RegisterHeaders, body: jsonBody(RegisterBody) },
@@ -137,4 +134,5 @@ export function registerAgentDirectoryRoutes(app: OpenAPIHono<AppEnv>, deps: Age
       return c.json(presentProfile(row), 200);
     },
   );
+  return app;
 }

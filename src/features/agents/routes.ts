@@ -1,7 +1,8 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { Address } from 'viem';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { errorResponse } from '../../http/errors.js';
 import { AppError } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
@@ -55,7 +56,8 @@ const humanOwnerOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
   return next();
 };
 
-export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, deps: AgentRouteDeps): void {
+export function agentRoutes(deps: AgentRouteDeps): FeatureApp {
+  const app = featureApp();
   const ownerRoute = <M extends 'get' | 'post' | 'patch' | 'delete', P extends string>(method: M, path: P, summary: string) => ({
     method,
     path,
@@ -312,6 +314,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, deps: AgentRouteDe
       );
     },
   );
+  return app;
 }
 
 export function presentAuthorization(row: AuthorizationRow) {

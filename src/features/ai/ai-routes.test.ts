@@ -12,7 +12,8 @@ import { BUILTIN_SANCTIONS, ComplianceService } from '../compliance/service.js';
 import { CreateEmployeeBody } from '../employers/schema.js';
 import * as payrollStore from '../payroll/store.js';
 import { mapColumns } from './column-mapping.js';
-import { registerAiRoutes } from './routes.js';
+import { aiRoutes } from './routes.js';
+import { AiService } from './service.js';
 import { CSV_FIELDS } from './schema.js';
 
 /**
@@ -82,13 +83,12 @@ async function payrollRun(employer: string, items: { employeeId: string; wallet:
 beforeAll(async () => {
   t = await startTestApp();
   // Registered before the first request, with the deps app.ts passes (a scripted provider here).
-  registerAiRoutes(t.app, {
+  t.app.route('/', aiRoutes({
     mode: t.config.mode,
     ai: scripted,
-    employers: t.services.employers,
-    database: t.database,
+    rules: new AiService({ ai: scripted, employers: t.services.employers, database: t.database }),
     requireUser: requireUser(t.verifyIdentity, t.services.users),
-  });
+  }));
 
   owner = await t.token('ai-owner', 'owner@ai.example');
   employerId = (await json<{ id: string }>(await post('/api/employers', { name: 'Anomaly Co' }))).id;
@@ -447,7 +447,7 @@ describe('live mode', () => {
       { config: { ...t.config, mode: 'live' }, database: t.database, log: createLogger('silent'), verifyIdentity: t.verifyIdentity, devIdentityProvider: null, readiness: [] },
       t.services,
     );
-    registerAiRoutes(app, { mode: 'live', ai, employers: t.services.employers, database: t.database, requireUser: requireUser(t.verifyIdentity, t.services.users) });
+    app.route('/', aiRoutes({ mode: 'live', ai, rules: new AiService({ ai, employers: t.services.employers, database: t.database }), requireUser: requireUser(t.verifyIdentity, t.services.users) }));
     return (path: string, body: unknown, token?: string) =>
       Promise.resolve(
         app.request(path, {

@@ -1,13 +1,12 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { Mode } from '../../config.js';
-import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { errorResponse } from '../../http/errors.js';
 import { AppError } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
 import type { AiProvider } from '../../providers/ai/index.js';
-import type { EmployersService } from '../employers/service.js';
 import {
   AnomalyDetectBody,
   AnomalyDetectResponse,
@@ -16,13 +15,12 @@ import {
   ParseCsvBody,
   ParseCsvResponse,
 } from './schema.js';
-import { AiService } from './service.js';
+import type { AiService } from './service.js';
 
 export interface AiRouteDeps {
   mode: Mode;
   ai: AiProvider;
-  employers: EmployersService;
-  database: Database;
+  rules: AiService;
   requireUser: MiddlewareHandler<AppEnv>;
 }
 
@@ -37,8 +35,9 @@ const MODEL_NOTE =
   'Owner only (bearer identity token); another tenant\'s ids answer 404 like missing ones. The answer is computed by deterministic rules; ' +
   'in live mode these routes need a configured AI provider (spec 5.8), else 503 AI_NOT_CONFIGURED.';
 
-export function registerAiRoutes(app: OpenAPIHono<AppEnv>, deps: AiRouteDeps): void {
-  const service = new AiService(deps);
+export function aiRoutes(deps: AiRouteDeps): FeatureApp {
+  const app = featureApp();
+  const service = deps.rules;
 
   // Spec 5.8: live mode serves AI routes only with a provider key. Local mode's offline provider
   // is the deterministic stand-in. Runs after authentication, before validation or any work.
@@ -107,4 +106,5 @@ export function registerAiRoutes(app: OpenAPIHono<AppEnv>, deps: AiRouteDeps): v
       return c.json(await service.explainCompliance(c.var.caller, employerId, walletAddress), 200);
     },
   );
+  return app;
 }

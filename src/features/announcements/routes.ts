@@ -1,7 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { requirePlatformAdmin } from '../../http/auth.js';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { errorResponses, jsonBody, jsonContent, validationHook } from '../../http/validation.js';
 import {
   ActiveAnnouncements,
@@ -53,7 +54,8 @@ function namingUnknownKeys<R>(result: ({ success: true } | { success: false; err
 const ADMIN_ONLY = 'Platform admins (`ADMIN_USER_IDS`) only: 401 without a token, 403 `FORBIDDEN` for anyone else, before the request is validated.';
 
 /** System announcements (spec 2.12, 3.2, 4.8): the admin's CRUD and everyone's banners. */
-export function registerAnnouncementRoutes(app: OpenAPIHono<AppEnv>, deps: AnnouncementRouteDeps): void {
+export function announcementRoutes(deps: AnnouncementRouteDeps): FeatureApp {
+  const app = featureApp();
   app.openapi(
     createRoute({
       method: 'get',
@@ -171,4 +173,5 @@ export function registerAnnouncementRoutes(app: OpenAPIHono<AppEnv>, deps: Annou
       return c.body(null, 204);
     },
   );
+  return app;
 }

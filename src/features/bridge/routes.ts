@@ -1,7 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { DESTINATION_TYPES } from '../../db/schema.js';
 import type { AppEnv, Caller, FeePayment } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { notFound } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, usdAmountSchema } from '../../http/validation.js';
 import { requirePaidCaller } from '../../http/paid-caller.js';
@@ -112,7 +113,8 @@ const employeeRoute = <M extends 'get' | 'post', P extends string>(method: M, pa
   middleware: deps.requireUser,
 });
 
-export function registerBridgeRoutes(app: OpenAPIHono<AppEnv>, deps: BridgeRouteDeps): void {
+export function bridgeRoutes(deps: BridgeRouteDeps): FeatureApp {
+  const app = featureApp();
   const presentOfframp = (row: OfframpRow) => ({
     success: row.status !== 'error' && row.status !== 'canceled',
     transfer_id: row.id,
@@ -280,4 +282,5 @@ export function registerBridgeRoutes(app: OpenAPIHono<AppEnv>, deps: BridgeRoute
       return c.json(presentOfframp(transfer), 200);
     },
   );
+  return app;
 }

@@ -1,6 +1,7 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
 import { requirePaidCaller } from '../../http/paid-caller.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
@@ -47,7 +48,8 @@ function presentEntry(entry: BlocklistRow) {
 }
 
 /** Compliance (spec 4.3 and 4.8): the paid check and cleared list, and the owner's dashboard routes. */
-export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: ComplianceRouteDeps): void {
+export function complianceRoutes(deps: ComplianceRouteDeps): FeatureApp {
+  const app = featureApp();
   const { compliance } = deps;
 
   app.openapi(
@@ -188,4 +190,5 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>, deps: Complia
       return c.body(null, 204);
     },
   );
+  return app;
 }

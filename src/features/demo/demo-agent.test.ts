@@ -11,7 +11,7 @@ import { formatUsd } from '../../money.js';
 import { findPaidRoute } from '../../payments/prices.js';
 import { Faucet } from '../dev/faucet.js';
 import { runTour, type DemoEvent } from './agent.js';
-import { registerDemoAgentRoutes } from './routes.js';
+import { demoAgentRoutes } from './routes.js';
 import { DatabaseSpendBudget, UNCAPPED } from './spend-budget.js';
 import { readSseEvents } from '../../../test/support/sse.js';
 
@@ -73,7 +73,7 @@ beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   // As app.ts does in local mode (unless it already has).
   if (!t.app.routes.some((r) => r.path === PATH)) {
-    registerDemoAgentRoutes(t.app, { mode: 'local', faucet: new Faucet(t.embeddedChains!), chains: t.chains!, liveWallet: null, rateLimits: new RateLimits(t.database), database: t.database });
+    t.app.route('/', demoAgentRoutes({ mode: 'local', faucet: new Faucet(t.embeddedChains!), chains: t.chains!, liveWallet: null, rateLimits: new RateLimits(t.database), database: t.database }));
   }
 });
 afterAll(() => t?.close());
@@ -230,7 +230,7 @@ describe('time bounds', () => {
       c.set('log', createLogger('silent'));
       await next();
     });
-    registerDemoAgentRoutes(app, {
+    app.route('/', demoAgentRoutes({
       mode: 'local',
       faucet: new Faucet(t.embeddedChains!),
       chains: t.chains!,
@@ -238,7 +238,7 @@ describe('time bounds', () => {
       limits: { runTimeoutMs: 1 },
       rateLimits: new RateLimits(t.database),
       database: t.database,
-    });
+    }));
     const events = await readEvents(await app.request(PATH, { method: 'POST' }));
     expect(events.at(-2)).toMatchObject({ event: 'step', data: { kind: 'error', message: expect.stringMatching(/run took longer than/) } });
     expect(events.at(-1)).toMatchObject({ event: 'done', data: { steps: events.length - 1, spent_usd: '0.000000', calls: 0 } });
@@ -248,7 +248,7 @@ describe('time bounds', () => {
 describe('live mode', () => {
   it('without a wallet the route does not exist (404)', async () => {
     const app = new OpenAPIHono<AppEnv>();
-    registerDemoAgentRoutes(app, { mode: 'live', faucet: null, chains: t.chains!, liveWallet: null, rateLimits: new RateLimits(t.database), database: t.database });
+    app.route('/', demoAgentRoutes({ mode: 'live', faucet: null, chains: t.chains!, liveWallet: null, rateLimits: new RateLimits(t.database), database: t.database }));
     expect(app.routes.some((r) => r.path === PATH)).toBe(false);
     expect((await app.request(PATH, { method: 'POST' })).status).toBe(404);
   });

@@ -1,9 +1,9 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Chains } from '../../chains/index.js';
 import type { Database } from '../../db/client.js';
-import type { AppEnv } from '../../http/context.js';
 import { errorResponse } from '../../http/errors.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { clientKey, rateLimited, type RateLimits } from '../../http/rate-limits.js';
 import { errorResponses, rateLimitedContent } from '../../http/validation.js';
 import { formatUsd } from '../../money.js';
@@ -66,8 +66,9 @@ const DemoDoneEvent = z
  * `POST /api/demo/run-agent`: a server-sent-event stream of the demo agent paying this server's paid
  * routes. Not registered (so 404) in live mode without a wallet, or in local mode without a faucet.
  */
-export function registerDemoAgentRoutes(app: OpenAPIHono<AppEnv>, deps: DemoAgentRouteDeps): void {
-  if (deps.mode === 'live' ? !deps.liveWallet : !deps.faucet) return;
+export function demoAgentRoutes(deps: DemoAgentRouteDeps): FeatureApp {
+  const app = featureApp();
+  if (deps.mode === 'live' ? !deps.liveWallet : !deps.faucet) return app;
   const limits = { ...DEFAULT_DEMO_LIMITS, ...deps.limits };
   const runs = deps.rateLimits.rules.demoRuns;
   // Live: the wallet's spending in the database; local runs each pay from their own fresh wallet.
@@ -138,6 +139,7 @@ export function registerDemoAgentRoutes(app: OpenAPIHono<AppEnv>, deps: DemoAgen
       });
     },
   );
+  return app;
 }
 
 /**

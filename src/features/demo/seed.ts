@@ -1,4 +1,4 @@
-import type { Services } from '../../app.js';
+import type { Services } from '../../services.js';
 import type { Database } from '../../db/client.js';
 import type { Chains } from '../../chains/index.js';
 import type { Caller } from '../../http/context.js';

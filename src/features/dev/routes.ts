@@ -1,10 +1,10 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { LocalChains } from '../../chains/embedded/index.js';
-import type { AppEnv } from '../../http/context.js';
 import { errorResponses, jsonBody, jsonContent, usdAmountSchema } from '../../http/validation.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { parseUsd } from '../../money.js';
 import type { DevIdentityProvider } from '../../providers/identity/dev-idp.js';
-import { Faucet } from './faucet.js';
+import type { Faucet } from './faucet.js';
 import { answerJsonRpc } from '../../chains/embedded/json-rpc.js';
 import { SANDBOX_PAYMENT_METHODS, type CardSandbox } from '../../payments/card/sandbox.js';
 
@@ -52,10 +52,13 @@ export interface DevRouteDeps {
   chains?: LocalChains | undefined;
   /** The card sandbox behind the card fallback offer. */
   cardSandbox?: CardSandbox | undefined;
+  /** Funds wallets on the embedded chains (with `chains`). */
+  faucet?: Faucet | null | undefined;
 }
 
 /** Local mode only (ARCHITECTURE.md, "Local-mode contract"): never registered in live mode. */
-export function registerDevRoutes(app: OpenAPIHono<AppEnv>, { idp, chains, cardSandbox }: DevRouteDeps): void {
+export function devRoutes({ idp, chains, cardSandbox, faucet }: DevRouteDeps): FeatureApp {
+  const app = featureApp();
   app.openapi(
     createRoute({
       method: 'post',
@@ -105,8 +108,7 @@ export function registerDevRoutes(app: OpenAPIHono<AppEnv>, { idp, chains, cardS
     );
   }
 
-  if (!chains) return;
-  const faucet = new Faucet(chains);
+  if (!chains || !faucet) return app;
 
   app.openapi(
     createRoute({
@@ -172,4 +174,5 @@ export function registerDevRoutes(app: OpenAPIHono<AppEnv>, { idp, chains, cardS
       async (c) => c.json((await answerJsonRpc(target, await c.req.text())) as never, 200),
     );
   }
+  return app;
 }

@@ -1,7 +1,8 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, validationHook } from '../../http/validation.js';
 import { formatUsd } from '../../money.js';
 import {
@@ -74,7 +75,8 @@ function createInput(body: {
 
 const security = [{ bearerAuth: [] }];
 
-export function registerEmployerRoutes(app: OpenAPIHono<AppEnv>, deps: EmployerRouteDeps): void {
+export function employerRoutes(deps: EmployerRouteDeps): FeatureApp {
+  const app = featureApp();
   const createEmployer = createRoute({
     method: 'post',
     path: '/api/employers',
@@ -315,6 +317,7 @@ export function registerEmployerRoutes(app: OpenAPIHono<AppEnv>, deps: EmployerR
     c.header('Cache-Control', 'no-store');
     return c.json({ employer_id: id, agent_key: key.key, prefix: key.prefix, rotated: key.rotated, created_at: key.rotatedAt.toISOString() }, 201);
   });
+  return app;
 }
 
 function presentEmployer(employer: EmployerRow, created: boolean) {

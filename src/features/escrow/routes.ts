@@ -1,6 +1,7 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { AppError } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
 import { formatUsd, parseUsd } from '../../money.js';
@@ -36,7 +37,8 @@ export interface EscrowRouteDeps {
 const SOLANA_STEPS = new Set(['initialize', 'deliverable', 'submit_deliverable', 'settle', 'refund']);
 
 /** Spec 4.4's escrow routes, and the employer's view and decision on escalated escrows. */
-export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRouteDeps): void {
+export function escrowRoutes(deps: EscrowRouteDeps): FeatureApp {
+  const app = featureApp();
   const explorerUrls = (row: EscrowRow) =>
     Object.fromEntries(
       Object.entries(publicSignatures(row))
@@ -257,6 +259,7 @@ export function registerEscrowRoutes(app: OpenAPIHono<AppEnv>, deps: EscrowRoute
       return c.json(presentForEmployer(await deps.escrow.decide(c.var.caller!, employer_id, id, body.verdict, body.reasoning)), 200);
     },
   );
+  return app;
 }
 
 function requireIdentifier(c: Context<AppEnv>): string {

@@ -21,7 +21,7 @@ import { formatUsd } from '../../money.js';
 import { findPaidRoute } from '../../payments/prices.js';
 import { AccessTokens } from '../oauth/access-tokens.js';
 import { TreasuryService } from '../treasury/service.js';
-import { registerMcpRoutes } from './routes.js';
+import { mcpRoutes } from './routes.js';
 import { TOOL_DEFINITIONS } from './tools.js';
 
 /**
@@ -514,7 +514,7 @@ describe('the dispatch', () => {
       c.set('log', createLogger('silent'));
       await next();
     });
-    registerMcpRoutes(app, { config: t.config, oauth: { authenticate: async () => ({ userId: 'u', clientId: 'c', scopes: ['mcp:tools'], familyId: randomUUID() }) } });
+    app.route('/', mcpRoutes({ config: t.config, oauth: { authenticate: async () => ({ userId: 'u', clientId: 'c', scopes: ['mcp:tools'], familyId: randomUUID() }) } }));
     app.all('/api/*', async (c) =>
       c.req.path === '/api/mcp'
         ? c.json({ error: 'no SSE stream' }, 405)

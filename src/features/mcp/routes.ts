@@ -3,6 +3,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import type { Context } from 'hono';
 import type { Config } from '../../config.js';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { errorResponse } from '../../http/errors.js';
 import { AppError } from '../../errors.js';
 import { ErrorSchema } from '../../http/validation.js';
@@ -24,7 +25,8 @@ export interface McpRouteDeps {
  * responses), behind an OAuth access token for this endpoint. GET and DELETE (SSE streams and
  * sessions) are not offered: the app's method-not-allowed middleware answers them 405, Allow: POST.
  */
-export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps): void {
+export function mcpRoutes(deps: McpRouteDeps): FeatureApp {
+  const app = featureApp();
   const { publicBaseUrl, serviceSlug } = deps.config;
   const catalog = buildCatalog(serviceSlug);
   const origin = new URL(publicBaseUrl).origin;
@@ -86,6 +88,7 @@ export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, deps: McpRouteDeps):
   });
 
   registerMcpDocs(app, publicBaseUrl, catalog.length);
+  return app;
 }
 
 function registerMcpDocs(app: OpenAPIHono<AppEnv>, publicBaseUrl: string, toolCount: number): void {

@@ -1,7 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { Hex } from 'viem';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
@@ -30,7 +31,8 @@ const Decoded = z
   })
   .openapi('MemoDecodeResult');
 
-export function registerMemoRoutes(app: OpenAPIHono<AppEnv>, deps: { gate: (route: PaidRoute) => MiddlewareHandler<AppEnv> }): void {
+export function memoRoutes(deps: { gate: (route: PaidRoute) => MiddlewareHandler<AppEnv> }): FeatureApp {
+  const app = featureApp();
   app.openapi(
     createRoute(
       paidRoute(PAID.memoDecode, deps.gate, {
@@ -43,4 +45,5 @@ export function registerMemoRoutes(app: OpenAPIHono<AppEnv>, deps: { gate: (rout
       return c.json({ memo, fields: decodeMemo(memo as Hex) }, 200);
     },
   );
+  return app;
 }

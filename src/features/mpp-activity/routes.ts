@@ -1,7 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { MPP_SESSION_STATUSES, type mppSessions } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { errorResponses, jsonContent } from '../../http/validation.js';
 import { formatUsd } from '../../money.js';
 import type { ReceiptRow } from '../../payments/store.js';
@@ -60,7 +61,8 @@ const SessionsResponse = z
   })
   .openapi('MppSessions');
 
-export function registerMppActivityRoutes(app: OpenAPIHono<AppEnv>, deps: { activity: MppActivityService; requireUser: MiddlewareHandler<AppEnv> }): void {
+export function mppActivityRoutes(deps: { activity: MppActivityService; requireUser: MiddlewareHandler<AppEnv> }): FeatureApp {
+  const app = featureApp();
   app.openapi(
     createRoute({
       method: 'get',
@@ -108,6 +110,7 @@ export function registerMppActivityRoutes(app: OpenAPIHono<AppEnv>, deps: { acti
       return c.json({ employer_id: id, sessions: rows.map(presentSession), page: query.page, limit: query.limit, total }, 200);
     },
   );
+  return app;
 }
 
 function presentReceipt(row: ReceiptRow) {

@@ -1,7 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { SEVERITIES } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { badRequest } from '../../errors.js';
 import { errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
 import { EmployerIdParams } from '../employers/schema.js';
@@ -66,7 +67,8 @@ const present = (row: NotificationRow) => ({
 });
 
 /** The employer's dashboard bell (spec 6): list, newest first, and mark read. */
-export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>, deps: { notifications: NotificationsService; requireUser: MiddlewareHandler<AppEnv> }): void {
+export function notificationRoutes(deps: { notifications: NotificationsService; requireUser: MiddlewareHandler<AppEnv> }): FeatureApp {
+  const app = featureApp();
   app.openapi(
     createRoute({
       method: 'get',
@@ -106,4 +108,5 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>, deps: { not
       return c.json({ updated: result.updated, unread_count: result.unread }, 200);
     },
   );
+  return app;
 }

@@ -1,7 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { ZodError } from 'zod';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { errorResponse } from '../../http/errors.js';
 import { badRequest } from '../../errors.js';
 import { clientKey, rateLimited, type LimitName, type RateLimits } from '../../http/rate-limits.js';
@@ -144,7 +145,8 @@ function presentClient(client: ClientRow) {
  * dynamic client registration, the authorization endpoint with its consent page, the consent
  * decision, and the token endpoint.
  */
-export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, deps: OAuthRouteDeps): void {
+export function oauthRoutes(deps: OAuthRouteDeps): FeatureApp {
+  const app = featureApp();
   const { oauth } = deps;
 
   // ---- discovery --------------------------------------------------------------------------------
@@ -337,6 +339,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, deps: OAuthRouteDe
       return oauthError(c, new OAuthError('invalid_request', `${firstIssue(result.error).message}.`));
     },
   );
+  return app;
 }
 
 function limitText(deps: OAuthRouteDeps, name: LimitName): string {

@@ -6,7 +6,7 @@ import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http
 import { railA, x402 } from '../../../test/support/pay.js';
 import { buildApp } from '../../app.js';
 import { HttpMetrics } from '../../http/metrics.js';
-import { defineJobs } from '../../jobs/definitions.js';
+import { definePlatformJobs } from '../../jobs/definitions.js';
 import { JobRunner } from '../../jobs/runner.js';
 import { createLogger } from '../../log.js';
 import { BusinessMetrics } from './business-metrics.js';
@@ -137,7 +137,7 @@ describe('business metrics', () => {
         WHERE id = (SELECT id FROM payments WHERE rail = 'A' AND status = 'served' ORDER BY created_at DESC LIMIT 1) RETURNING amount`,
     );
     const jobs = new JobRunner(t.database, createLogger('silent'));
-    defineJobs(jobs, { database: t.database, paymentReconciler: t.payments!.reconciler, events: t.observability.business });
+    definePlatformJobs(jobs, { database: t.database, paymentReconciler: t.payments!.reconciler, events: t.observability.business });
     await jobs.start(); // a scheduled job runs once at start-up
     try {
       await expect

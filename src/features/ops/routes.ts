@@ -1,9 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { Config } from '../../config.js';
-import type { AppEnv } from '../../http/context.js';
 import { AppError } from '../../errors.js';
 import type { HttpMetrics } from '../../http/metrics.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { errorResponses, jsonContent } from '../../http/validation.js';
 
 /** Something of this instance's own that must work before it takes traffic (database, job runner). */
@@ -31,7 +31,8 @@ const Readiness = z
   })
   .openapi('Readiness');
 
-export function registerOpsRoutes(app: OpenAPIHono<AppEnv>, deps: OpsRouteDeps): void {
+export function opsRoutes(deps: OpsRouteDeps): FeatureApp {
+  const app = featureApp();
   app.openapi(
     createRoute({
       method: 'get',
@@ -106,6 +107,7 @@ export function registerOpsRoutes(app: OpenAPIHono<AppEnv>, deps: OpsRouteDeps):
     }),
     (c) => c.json(deps.openApiDocument(), 200),
   );
+  return app;
 }
 
 /** Compares without leaking, through timing, how much of the token matched. */

@@ -1,7 +1,8 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { Hex } from 'viem';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { EmployerIdParams, PaidIdentityHeaders } from '../employers/schema.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
 import { requirePaidCaller } from '../../http/paid-caller.js';
@@ -87,7 +88,8 @@ export interface PayrollRouteDeps {
 }
 
 /** Internal REST (spec 4.8): prepare, submit, runs, transactions. */
-export function registerPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PayrollRouteDeps): void {
+export function payrollRoutes(deps: PayrollRouteDeps): FeatureApp {
+  const app = featureApp();
   app.openapi(
     createRoute({
       method: 'post',
@@ -209,6 +211,7 @@ export function registerPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PayrollRou
       return c.json({ transactions: rows.map(presentTransaction), page: query.page, limit: query.limit, total }, 200);
     },
   );
+  return app;
 }
 
 export interface DecisionRouteDeps {
@@ -225,7 +228,8 @@ export interface DecisionRouteDeps {
  * Agent-planned payroll: an owner records a plan (decision), and `POST /api/x402/payroll/execute`
  * (identity JWT, no charge; spec 4.5) carries it out once.
  */
-export function registerDecisionRoutes(app: OpenAPIHono<AppEnv>, deps: DecisionRouteDeps): void {
+export function decisionRoutes(deps: DecisionRouteDeps): FeatureApp {
+  const app = featureApp();
   app.openapi(
     createRoute({
       method: 'post',
@@ -291,6 +295,7 @@ export function registerDecisionRoutes(app: OpenAPIHono<AppEnv>, deps: DecisionR
       );
     },
   );
+  return app;
 }
 
 export interface PaidPayrollRouteDeps {
@@ -304,7 +309,8 @@ export interface PaidPayrollRouteDeps {
  * `X-Agent-Key` (docs/decisions.md): execute is for the employer's owner or agent; payslips and
  * history also for the employee themselves. Everyone else gets 404, like a missing record.
  */
-export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPayrollRouteDeps): void {
+export function paidPayrollRoutes(deps: PaidPayrollRouteDeps): FeatureApp {
+  const app = featureApp();
   const paidCaller = requirePaidCaller(deps.paidCallers);
   app.openapi(
     createRoute(
@@ -397,4 +403,5 @@ export function registerPaidPayrollRoutes(app: OpenAPIHono<AppEnv>, deps: PaidPa
       return c.json({ employee_id: id, payments, count: payments.length }, 200);
     },
   );
+  return app;
 }

@@ -19,7 +19,7 @@ import { claimProof, markServed } from '../../payments/store.js';
 import { Faucet } from '../dev/faucet.js';
 import type { JobDefinition, JobRunner } from '../../jobs/runner.js';
 import { defineReputationJobs } from './jobs.js';
-import { registerReputationRoutes } from './routes.js';
+import { reputationRoutes } from './routes.js';
 import {
   attestSettledPayment,
   enqueueReputationWrite,
@@ -440,7 +440,7 @@ describe('GET /api/reputation/{address}', () => {
   beforeAll(() => {
     app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
     app.use('*', requestContext(createLogger('silent'), new HttpMetrics({ processMetrics: false })));
-    registerReputationRoutes(app, { reputation });
+    app.route('/', reputationRoutes({ reputation }));
     app.onError(handleError);
   });
   const get = (address: string) => Promise.resolve(app.request(`/api/reputation/${encodeURIComponent(address)}`));

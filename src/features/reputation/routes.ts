@@ -1,11 +1,12 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv } from '../../http/context.js';
+import { createRoute } from '@hono/zod-openapi';
 import { errorResponses, jsonContent } from '../../http/validation.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { ReputationParams, ReputationSummarySchema } from './schema.js';
 import type { ReputationService } from './service.js';
 
 /** GET /api/reputation/{address} (spec 4.5): free, no auth. */
-export function registerReputationRoutes(app: OpenAPIHono<AppEnv>, deps: { reputation: ReputationService }): void {
+export function reputationRoutes(deps: { reputation: ReputationService }): FeatureApp {
+  const app = featureApp();
   app.openapi(
     createRoute({
       method: 'get',
@@ -20,4 +21,5 @@ export function registerReputationRoutes(app: OpenAPIHono<AppEnv>, deps: { reput
     }),
     async (c) => c.json(await deps.reputation.summary(c.req.valid('param').address), 200),
   );
+  return app;
 }

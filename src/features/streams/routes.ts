@@ -1,6 +1,7 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { errorResponse } from '../../http/errors.js';
 import { AppError } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
@@ -15,7 +16,8 @@ export interface StreamRouteDeps {
   solanaAgentWallet: string | null;
 }
 
-export function registerStreamRoutes(app: OpenAPIHono<AppEnv>, deps: StreamRouteDeps): void {
+export function streamRoutes(deps: StreamRouteDeps): FeatureApp {
+  const app = featureApp();
   const paid = paidRoute(PAID.streamOpen, deps.gate, {
     request: { body: jsonBody(CreateStreamBody) },
     description:
@@ -40,4 +42,5 @@ export function registerStreamRoutes(app: OpenAPIHono<AppEnv>, deps: StreamRoute
   app.openapi(createRoute({ ...paid, middleware: [requireWallet, ...paid.middleware] }), (c) =>
     c.json(openStubStream(c.req.valid('json')), 200),
   );
+  return app;
 }

@@ -9,7 +9,7 @@ import { handleError } from '../../http/errors.js';
 import { createLogger } from '../../log.js';
 import { validationHook } from '../../http/validation.js';
 import { MAX_STREAM_SECONDS } from './schema.js';
-import { registerStreamRoutes } from './routes.js';
+import { streamRoutes } from './routes.js';
 import { STUB_NOTE } from './service.js';
 
 const RECIPIENT = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
@@ -130,7 +130,7 @@ describe('POST /api/x402/streams', () => {
       c.set('log', createLogger('silent'));
       await next();
     });
-    registerStreamRoutes(app, { gate: t.payments!.gate, solanaAgentWallet: null });
+    app.route('/', streamRoutes({ gate: t.payments!.gate, solanaAgentWallet: null }));
     app.onError(handleError);
     const res = await app.request('/api/x402/streams', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(valid) });
     expect(res.status).toBe(503);

@@ -1,8 +1,9 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Address } from 'viem';
 import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { notFound } from '../../errors.js';
 import { errorResponses, evmAddressSchema, jsonBody, jsonContent } from '../../http/validation.js';
 import { requirePaidCaller } from '../../http/paid-caller.js';
@@ -146,7 +147,8 @@ export interface TreasuryRouteDeps {
 
 const security = [{ bearerAuth: [] }];
 
-export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryRouteDeps): void {
+export function treasuryRoutes(deps: TreasuryRouteDeps): FeatureApp {
+  const app = featureApp();
   const operations = new TreasuryOperations(deps);
   const paidCaller = requirePaidCaller(deps.paidCallers);
 
@@ -241,4 +243,5 @@ export function registerTreasuryRoutes(app: OpenAPIHono<AppEnv>, deps: TreasuryR
       return c.json({ action: body.action, result, timestamp: Date.now() }, 200);
     },
   );
+  return app;
 }

@@ -1,6 +1,7 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { errorResponses, jsonContent } from '../../http/validation.js';
 
 const Session = z
@@ -21,7 +22,8 @@ const SignInOptions = z
   .openapi('SignInOptions');
 
 /** `GET /api/auth/options` (public): how the web app's sign-in page may sign someone in. */
-export function registerSignInOptionsRoute(app: OpenAPIHono<AppEnv>, options: { devSignIn: boolean; loginUrl: string | undefined }): void {
+export function signInOptionsRoute(options: { devSignIn: boolean; loginUrl: string | undefined }): FeatureApp {
+  const app = featureApp();
   app.openapi(
     createRoute({
       method: 'get',
@@ -32,10 +34,12 @@ export function registerSignInOptionsRoute(app: OpenAPIHono<AppEnv>, options: { 
     }),
     (c) => c.json({ dev_sign_in: options.devSignIn, login_url: options.loginUrl ?? null }, 200),
   );
+  return app;
 }
 
 /** `GET /api/session`: who the bearer is and which roles it has (the web app picks its pages from it). */
-export function registerSessionRoute(app: OpenAPIHono<AppEnv>, deps: { requireUser: MiddlewareHandler<AppEnv> }): void {
+export function sessionRoute(deps: { requireUser: MiddlewareHandler<AppEnv> }): FeatureApp {
+  const app = featureApp();
   const route = createRoute({
     method: 'get',
     path: '/api/session',
@@ -59,4 +63,5 @@ export function registerSessionRoute(app: OpenAPIHono<AppEnv>, deps: { requireUs
       200,
     );
   });
+  return app;
 }

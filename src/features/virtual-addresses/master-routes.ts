@@ -1,6 +1,7 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { ErrorSchema, errorResponses, jsonContent } from '../../http/validation.js';
 import { EmployerIdParams } from '../employers/schema.js';
 import { MAX_NONCE } from './keccak-wasm.js';
@@ -57,10 +58,8 @@ function present(status: VirtualMasterStatus) {
 }
 
 /** `GET, POST /api/employers/{id}/virtual-master` (spec 4.8, 2.13): registration status; register. */
-export function registerVirtualMasterRoutes(
-  app: OpenAPIHono<AppEnv>,
-  deps: { masters: VirtualMasterService; requireUser: MiddlewareHandler<AppEnv>; idempotency: MiddlewareHandler<AppEnv> },
-): void {
+export function virtualMasterRoutes(deps: { masters: VirtualMasterService; requireUser: MiddlewareHandler<AppEnv>; idempotency: MiddlewareHandler<AppEnv> }): FeatureApp {
+  const app = featureApp();
   app.openapi(
     createRoute({
       method: 'get',
@@ -103,4 +102,5 @@ export function registerVirtualMasterRoutes(
       return c.json(present(status), 200);
     },
   );
+  return app;
 }

@@ -1,7 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { Hex } from 'viem';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { badRequest, notFound } from '../../errors.js';
 import { errorResponses, jsonContent } from '../../http/validation.js';
 import type { EmployersService } from '../employers/service.js';
@@ -30,10 +31,8 @@ const DepositAddress = z
   .openapi('DepositAddress');
 
 /** `GET /api/portal/deposit-address` (spec 4.8, 2.13): the signed-in employee's derived deposit address. */
-export function registerDepositAddressRoute(
-  app: OpenAPIHono<AppEnv>,
-  deps: { employers: EmployersService; requireUser: MiddlewareHandler<AppEnv>; network: string },
-): void {
+export function depositAddressRoute(deps: { employers: EmployersService; requireUser: MiddlewareHandler<AppEnv>; network: string }): FeatureApp {
+  const app = featureApp();
   app.openapi(
     createRoute({
       method: 'get',
@@ -70,4 +69,5 @@ export function registerDepositAddressRoute(
       );
     },
   );
+  return app;
 }

@@ -1,6 +1,7 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
+import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { ErrorSchema, errorResponses, evmAddressSchema, jsonBody, jsonContent } from '../../http/validation.js';
 import { requirePaidCaller } from '../../http/paid-caller.js';
 import { formatUsd } from '../../money.js';
@@ -70,7 +71,8 @@ const SalaryStreamSchema = z
   })
   .openapi('SalaryStream');
 
-export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDeps): void {
+export function wagesRoutes(deps: WagesRouteDeps): FeatureApp {
+  const app = featureApp();
   const tickMs = deps.tickMs ?? 1000;
   const paidCaller = requirePaidCaller(deps.paidCallers);
   // Free for the employee themselves: what the paid tick stream computes from, so the portal can
@@ -172,6 +174,7 @@ export function registerWagesRoutes(app: OpenAPIHono<AppEnv>, deps: WagesRouteDe
       );
     },
   );
+  return app;
 }
 
 /**

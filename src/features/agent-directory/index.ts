@@ -1,0 +1,3 @@
+/** The agent-directory feature's public face: what the app mounts and what other features may use. */
+export { agentDirectoryRoutes } from './routes.js';
+export type { AgentDirectoryService } from './service.js';

@@ -1,0 +1,3 @@
+/** The bridge feature's public face: what the app mounts and what other features may use. */
+export { bridgeRoutes } from './routes.js';
+export type { BridgeService } from './service.js';

@@ -1,0 +1,3 @@
+/** The compliance feature's public face: what the app mounts and what other features may use. */
+export { complianceRoutes } from './routes.js';
+export type { ComplianceService } from './service.js';

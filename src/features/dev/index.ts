@@ -1,0 +1,2 @@
+/** The dev feature's public face: what the app mounts and what other features may use. */
+export { devRoutes } from './routes.js';

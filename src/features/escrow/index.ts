@@ -1,0 +1,3 @@
+/** The escrow feature's public face: what the app mounts and what other features may use. */
+export { escrowRoutes } from './routes.js';
+export type { EscrowService } from './service.js';

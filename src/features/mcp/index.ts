@@ -1,0 +1,2 @@
+/** The mcp feature's public face: what the app mounts and what other features may use. */
+export { mcpRoutes } from './routes.js';

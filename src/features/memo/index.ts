@@ -1,0 +1,2 @@
+/** The memo feature's public face: what the app mounts and what other features may use. */
+export { memoRoutes } from './routes.js';

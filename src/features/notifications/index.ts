@@ -1,0 +1,3 @@
+/** The notifications feature's public face: what the app mounts and what other features may use. */
+export { notificationRoutes } from './routes.js';
+export type { NotificationsService } from './service.js';

@@ -1,0 +1,3 @@
+/** The oauth feature's public face: what the app mounts and what other features may use. */
+export { oauthRoutes } from './routes.js';
+export type { OAuthService } from './service.js';

@@ -1,0 +1,2 @@
+/** The streams feature's public face: what the app mounts and what other features may use. */
+export { streamRoutes } from './routes.js';

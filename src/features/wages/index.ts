@@ -1,0 +1,3 @@
+/** The wages feature's public face: what the app mounts and what other features may use. */
+export { wagesRoutes } from './routes.js';
+export type { WagesService } from './service.js';
