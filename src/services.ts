@@ -131,8 +131,8 @@ function createChainServices(
   const { config, database, log } = deps;
   const { employers, ai } = shared;
   const { tempo, solana } = chains;
-  const treasury = new TreasuryService(tempo, employers);
-  const compliance = new ComplianceService(database, employers, tempo, config.serviceSlug);
+  const treasury = new TreasuryService({ tempo, employers });
+  const compliance = new ComplianceService({ database, employers, tempo, serviceSlug: config.serviceSlug });
   const wages = new WagesService(database, employers, treasury, tempo);
   // A change that takes salary away from a wallet stops its stream at once (the wages job retries).
   employers.onStreamStops((stopIds) => wages.stopStreams(stopIds));

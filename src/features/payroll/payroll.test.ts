@@ -61,7 +61,7 @@ const asOwner = { 'X-Identity-Token': '' };
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   server = await serveOnLoopback(t.app.fetch);
-  treasury = new TreasuryService(t.chains!.tempo, t.services.employers);
+  treasury = new TreasuryService({ tempo: t.chains!.tempo, employers: t.services.employers });
   ({ token: ownerToken, employerId } = await createEmployer('payroll-owner'));
   staff = [await addEmployee(ownerToken, employerId, 'Ada'), await addEmployee(ownerToken, employerId, 'Grace'), await addEmployee(ownerToken, employerId, 'Alan')];
   await fundTreasury(employerId, '100000');
