@@ -26,6 +26,7 @@ import type { Observability } from './features/ops/observability.js';
 import { PayrollService } from './features/payroll/service.js';
 import { DEFAULT_ALLOWED_PROGRAMS, SolanaPolicyWallet } from './features/payroll/solana-policy.js';
 import { ReputationService, enqueueReputationWrite } from './features/reputation/service.js';
+import { TreasuryOperations } from './features/treasury/operations.js';
 import { TreasuryService } from './features/treasury/service.js';
 import { UsersService } from './features/users/service.js';
 import { VirtualInflowIndexer, inflowTokens } from './features/virtual-addresses/indexer.js';
@@ -54,6 +55,8 @@ export interface ServiceDependencies {
 export interface ChainServices {
   ai: AiProvider;
   treasury: TreasuryService;
+  /** The treasury routes' reads and actions (balances, yield, optimisation, session actions). */
+  treasuryOperations: TreasuryOperations;
   compliance: ComplianceService;
   payroll: PayrollService;
   solanaPayrollWallet: SolanaPolicyWallet;
@@ -151,6 +154,7 @@ function createChainServices(
   return {
     ai,
     treasury,
+    treasuryOperations: new TreasuryOperations({ treasury, employers, database, ai }),
     compliance,
     payroll: new PayrollService(database, employers, treasury, tempo, compliance),
     solanaPayrollWallet: new SolanaPolicyWallet(solana, { perTxCap, allowedPrograms: allowedPrograms ? new Set(allowedPrograms) : DEFAULT_ALLOWED_PROGRAMS }),

@@ -10,7 +10,7 @@ import { DeliverBody, EscrowIdParams, PostEscrowBody } from '../escrow/schema.js
 import { DecodeBody } from '../memo/schema.js';
 import { ExecuteBody, HistoryParams, HistoryQuery, PayslipParams } from '../payroll/schema.js';
 import { ReputationParams, ReputationSummarySchema } from '../reputation/schema.js';
-import { OptimizeBody, SessionBody, YieldRatesQuery } from '../treasury/routes.js';
+import { OptimizeBody, SessionBody, YieldRatesQuery } from '../treasury/schema.js';
 import { AdvanceBody } from '../wages/routes.js';
 
 /**
