@@ -156,7 +156,7 @@ function createChainServices(
     treasury,
     treasuryOperations: new TreasuryOperations({ treasury, employers, database, ai }),
     compliance,
-    payroll: new PayrollService(database, employers, treasury, tempo, compliance),
+    payroll: new PayrollService({ database, employers, treasury, tempo, screen: compliance }),
     solanaPayrollWallet: new SolanaPolicyWallet(solana, { perTxCap, allowedPrograms: allowedPrograms ? new Set(allowedPrograms) : DEFAULT_ALLOWED_PROGRAMS }),
     wages,
     bridge: new BridgeService(database, employers, tempo, bridgeProviderFor(config, database, tempo)),
