@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { SEVERITIES } from '../../db/schema.js';
+import { SEVERITIES } from './tables.js';
 import type { AppEnv } from '../../http/context.js';
 import { badRequest } from '../../errors.js';
 import { errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
