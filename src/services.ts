@@ -3,6 +3,7 @@ import { LOCAL_ESCROW_PROGRAM_ID } from './chains/embedded/escrow-program.js';
 import type { Chains } from './chains/index.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
+import { ActivityService } from './features/activity/service.js';
 import { AdminService } from './features/admin/service.js';
 import { AgentDirectoryService } from './features/agent-directory/service.js';
 import { AgentPayService } from './features/agents/pay.js';
@@ -79,6 +80,7 @@ export interface Services {
   mppActivity: MppActivityService;
   announcements: AnnouncementsService;
   notifications: NotificationsService;
+  activity: ActivityService;
   admin: AdminService;
   aiRules: AiService;
   accessTokens: AccessTokens;
@@ -95,7 +97,7 @@ export interface Services {
  */
 export function createServices(deps: ServiceDependencies): Services {
   const { config, database } = deps;
-  const users = new UsersService(database, config.adminUserIds);
+  const users = new UsersService({ database, adminUserIds: config.adminUserIds });
   const employers = new EmployersService(database, users);
   const ai = createAiProvider(config.ai, deps.log);
   // MCP access tokens (spec 5.5): issued by the OAuth routes, required by /api/mcp.
@@ -109,9 +111,10 @@ export function createServices(deps: ServiceDependencies): Services {
   const services: Services = {
     users,
     employers,
-    mppActivity: new MppActivityService(database, employers),
+    mppActivity: new MppActivityService({ database, employers }),
     announcements: new AnnouncementsService(database),
-    notifications: new NotificationsService(database, employers),
+    notifications: new NotificationsService({ database, employers }),
+    activity: new ActivityService({ database }),
     admin: new AdminService(database, deps.observability.health),
     aiRules: new AiService({ ai, employers, database }),
     accessTokens,
