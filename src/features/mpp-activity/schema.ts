@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { MPP_SESSION_STATUSES } from '../../db/schema.js';
+import { MPP_SESSION_STATUSES } from '../../payments/tables.js';
 
 export const PageQuery = z.object({
   page: z.coerce.number().int().min(1).default(1).openapi({ description: '1-indexed page.' }),

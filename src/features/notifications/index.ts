@@ -2,3 +2,4 @@
 export { notificationRoutes } from './routes.js';
 export type { NotificationsService } from './service.js';
 export { agentSpikeDetected, notify } from './service.js';
+export { SEVERITIES } from './tables.js';

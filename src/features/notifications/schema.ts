@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { SEVERITIES } from '../../db/schema.js';
+import { SEVERITIES } from './tables.js';
 
 export const ListQuery = z.object({
   unread: z
