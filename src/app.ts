@@ -207,7 +207,7 @@ function accountRoutes(deps: AppDependencies, services: Services, mount: Mount):
     announcementRoutes({ announcements: services.announcements, requireUser: mount.requireUser, idempotency: mount.idempotency }),
     mppActivityRoutes({ activity: services.mppActivity, requireUser: mount.requireUser }),
     notificationRoutes({ notifications: services.notifications, requireUser: mount.requireUser }),
-    activityRoutes({ database: deps.database, requireUser: mount.requireUser }),
+    activityRoutes({ activity: services.activity, requireUser: mount.requireUser }),
     oauthRoutes({
       oauth: services.oauth,
       requireUser: mount.requireUser,

@@ -3,6 +3,7 @@ import { LOCAL_ESCROW_PROGRAM_ID } from './chains/embedded/escrow-program.js';
 import type { Chains } from './chains/index.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
+import { ActivityService } from './features/activity/service.js';
 import { AdminService } from './features/admin/service.js';
 import { AgentDirectoryService } from './features/agent-directory/service.js';
 import { AgentPayService } from './features/agents/pay.js';
@@ -82,6 +83,7 @@ export interface Services {
   mppActivity: MppActivityService;
   announcements: AnnouncementsService;
   notifications: NotificationsService;
+  activity: ActivityService;
   admin: AdminService;
   aiRules: AiService;
   accessTokens: AccessTokens;
@@ -98,8 +100,8 @@ export interface Services {
  */
 export function createServices(deps: ServiceDependencies): Services {
   const { config, database } = deps;
-  const users = new UsersService(database, config.adminUserIds);
-  const employers = new EmployersService(database, users);
+  const users = new UsersService({ database, adminUserIds: config.adminUserIds });
+  const employers = new EmployersService({ database, users });
   const ai = createAiProvider(config.ai, deps.log);
   // MCP access tokens (spec 5.5): issued by the OAuth routes, required by /api/mcp.
   const accessTokens = new AccessTokens({
@@ -112,15 +114,16 @@ export function createServices(deps: ServiceDependencies): Services {
   const services: Services = {
     users,
     employers,
-    mppActivity: new MppActivityService(database, employers),
-    announcements: new AnnouncementsService(database),
-    notifications: new NotificationsService(database, employers),
-    admin: new AdminService(database, deps.observability.health),
+    mppActivity: new MppActivityService({ database, employers }),
+    announcements: new AnnouncementsService({ database }),
+    notifications: new NotificationsService({ database, employers }),
+    activity: new ActivityService({ database }),
+    admin: new AdminService({ database, health: deps.observability.health }),
     aiRules: new AiService({ ai, employers, database }),
     accessTokens,
     oauth: new OAuthService(database, accessTokens, { issuer: config.publicBaseUrl, resource: accessTokens.audience }),
     rateLimits,
-    paidCallers: new PaidCallers(database, deps.verifyIdentity, users),
+    paidCallers: new PaidCallers({ database, verifyIdentity: deps.verifyIdentity, users }),
   };
   if (deps.chains) services.onChain = createChainServices(deps, deps.chains, { employers, ai, rateLimits });
   return services;
@@ -136,7 +139,7 @@ function createChainServices(
   const { tempo, solana } = chains;
   const treasury = new TreasuryService({ tempo, employers });
   const compliance = new ComplianceService({ database, employers, tempo, serviceSlug: config.serviceSlug });
-  const wages = new WagesService(database, employers, treasury, tempo);
+  const wages = new WagesService({ database, employers, treasury, tempo });
   // A change that takes salary away from a wallet stops its stream at once (the wages job retries).
   employers.onStreamStops((stopIds) => wages.stopStreams(stopIds));
   const masterOptions = virtualMasterOptionsFrom(config, tempo, deps.embeddedChains?.tempo.operatorKey, log);

@@ -1,4 +1,4 @@
-import type { Database } from '../../db/client.js';
+import type { Database, Db } from '../../db/client.js';
 import { EMPLOYEE_STATUSES } from '../employers/tables.js';
 import { PAYROLL_RUN_STATUSES } from '../payroll/tables.js';
 import { REPUTATION_WRITE_STATUSES } from '../reputation/tables.js';
@@ -64,13 +64,134 @@ const presentReputationWrite = (w: store.ReputationWriteRow) => ({
   written_at: iso(w.writtenAt),
 });
 
+const presentEmployer = (e: store.AdminEmployerRow) => ({
+  id: e.id,
+  name: e.name,
+  owner_user_id: e.ownerUserId,
+  admin_wallet: e.adminWallet,
+  employer_account_id: e.employerAccountId,
+  tip403_policy_id: e.tip403PolicyId === null ? null : Number(e.tip403PolicyId),
+  agent_key_prefix: e.agentKeyPrefix,
+  active_employees: e.activeEmployees,
+  created_at: e.createdAt.toISOString(),
+});
+
+const presentPayment = (p: store.PaymentRow) => ({
+  id: p.id,
+  rail: p.rail,
+  network: p.network,
+  route: p.route,
+  payer: p.payer,
+  amount_usd: formatUsd(p.amount),
+  asset: p.asset,
+  status: p.status,
+  reference: p.reference,
+  http_status: p.httpStatus,
+  request_id: p.requestId,
+  employer_id: p.employerId,
+  refund_reference: p.refundReference,
+  created_at: p.createdAt.toISOString(),
+  settled_at: iso(p.settledAt),
+  served_at: iso(p.servedAt),
+  refunded_at: iso(p.refundedAt),
+});
+
+const presentEmail = (m: store.EmailRow) => ({
+  id: m.id,
+  to_address: m.toAddress,
+  subject: m.subject,
+  body_text: m.bodyText,
+  dedupe_key: m.dedupeKey,
+  status: m.status,
+  attempts: m.attempts,
+  last_error: m.lastError,
+  created_at: m.createdAt.toISOString(),
+  sent_at: iso(m.sentAt),
+});
+
+const presentPayrollRun = (r: store.AdminPayrollRunRow) => ({
+  id: r.id,
+  employer_id: r.employerId,
+  employer_name: r.employerName,
+  status: r.status,
+  total_usd: formatUsd(r.totalAmount),
+  recipient_count: r.recipientCount,
+  submitted_by: r.submittedBy,
+  tx_hash: r.txHash,
+  block_number: r.blockNumber === null ? null : Number(r.blockNumber),
+  failure_reason: r.failureReason,
+  created_by: r.createdBy,
+  created_at: r.createdAt.toISOString(),
+  submitted_at: iso(r.submittedAt),
+  finalized_at: iso(r.finalizedAt),
+});
+
+const presentEscrow = (e: store.AdminEscrowRow) => ({
+  id: e.id,
+  employer_id: e.employerId,
+  status: e.status,
+  amount_usd: formatUsd(e.amount),
+  poster_agent_identifier: e.posterAgentIdentifier,
+  worker_agent_identifier: e.workerAgentIdentifier,
+  worker_wallet_address: e.workerWalletAddress,
+  worker_reputation_tier: e.workerReputationTier,
+  applied_expiry_hours: e.appliedExpiryHours,
+  expires_at: e.expiresAt.toISOString(),
+  deliverable_uri: redactDeliverableUri(e.deliverableUri),
+  deliverable_sha256: e.deliverableSha256,
+  deliverable_bytes: e.deliverableBytes,
+  validator_verdict: e.validatorVerdict,
+  validator_confidence: e.validatorConfidence,
+  validator_model: e.validatorModel,
+  sanitizer_flagged: e.sanitizerFlagged,
+  escalated_at: iso(e.escalatedAt),
+  escalation_reason: e.escalationReason,
+  created_at: e.createdAt.toISOString(),
+  delivered_at: iso(e.deliveredAt),
+  verdict_at: iso(e.verdictAt),
+  finalized_at: iso(e.finalizedAt),
+});
+
+const presentAudit = (a: store.AuditRow) => ({
+  id: a.id,
+  actor_user_id: a.actorUserId,
+  actor_kind: a.actorKind,
+  action: a.action,
+  employer_id: a.employerId,
+  target_type: a.targetType,
+  target_id: a.targetId,
+  details: a.details as Record<string, unknown>,
+  request_id: a.requestId,
+  created_at: a.createdAt.toISOString(),
+});
+
+/** scope=overview: counts, each status listed even at zero. */
+async function overview(db: Db) {
+  const counts = await store.overview(db);
+  return {
+    scope: 'overview' as const,
+    generated_at: new Date().toISOString(),
+    counts: {
+      employers: counts.employers,
+      employees: byStatus(EMPLOYEE_STATUSES, counts.employees),
+      payroll_runs: byStatus(PAYROLL_RUN_STATUSES, counts.payrollRuns),
+      payments: counts.payments.map((p) => ({ rail: p.rail, status: p.status, count: p.count, amount_usd: formatUsd(p.amount) })),
+      emails: byStatus(EMAIL_STATUSES, counts.emails),
+      reputation_writes: byStatus(REPUTATION_WRITE_STATUSES, counts.reputationWrites),
+    },
+  };
+}
+
 /** The platform admin's operations view (GET /api/admin); callers are checked by the route. */
 export class AdminService {
+  private readonly database: Database;
+  private readonly health: DependencyHealth | undefined;
+
   /** `health` absent (an app without chains): scope=health lists no dependency. */
-  constructor(
-    private readonly database: Database,
-    private readonly health?: DependencyHealth,
-  ) {}
+  constructor(options: { database: Database; health?: DependencyHealth | undefined }) {
+    this.database = options.database;
+    this.health = options.health;
+  }
 
   async read(query: AdminQuery) {
     if (query.employerId !== undefined && !EMPLOYER_FILTERED_SCOPES.includes(query.scope)) {
@@ -80,87 +201,20 @@ export class AdminService {
     const page = { offset: (query.page - 1) * query.limit, limit: query.limit };
     const paging = { page: query.page, limit: query.limit };
     switch (query.scope) {
-      case 'overview': {
-        const counts = await store.overview(db);
-        return {
-          scope: 'overview' as const,
-          generated_at: new Date().toISOString(),
-          counts: {
-            employers: counts.employers,
-            employees: byStatus(EMPLOYEE_STATUSES, counts.employees),
-            payroll_runs: byStatus(PAYROLL_RUN_STATUSES, counts.payrollRuns),
-            payments: counts.payments.map((p) => ({ rail: p.rail, status: p.status, count: p.count, amount_usd: formatUsd(p.amount) })),
-            emails: byStatus(EMAIL_STATUSES, counts.emails),
-            reputation_writes: byStatus(REPUTATION_WRITE_STATUSES, counts.reputationWrites),
-          },
-        };
-      }
+      case 'overview':
+        return overview(db);
       case 'employers': {
         const { rows, total } = await store.listEmployers(db, page);
-        return {
-          scope: 'employers' as const,
-          ...paging,
-          total,
-          items: rows.map((e) => ({
-            id: e.id,
-            name: e.name,
-            owner_user_id: e.ownerUserId,
-            admin_wallet: e.adminWallet,
-            employer_account_id: e.employerAccountId,
-            tip403_policy_id: e.tip403PolicyId === null ? null : Number(e.tip403PolicyId),
-            agent_key_prefix: e.agentKeyPrefix,
-            active_employees: e.activeEmployees,
-            created_at: e.createdAt.toISOString(),
-          })),
-        };
+        return { scope: 'employers' as const, ...paging, total, items: rows.map(presentEmployer) };
       }
       case 'payments': {
         const { rows, total } = await store.listPayments(db, page);
-        return {
-          scope: 'payments' as const,
-          ...paging,
-          total,
-          items: rows.map((p) => ({
-            id: p.id,
-            rail: p.rail,
-            network: p.network,
-            route: p.route,
-            payer: p.payer,
-            amount_usd: formatUsd(p.amount),
-            asset: p.asset,
-            status: p.status,
-            reference: p.reference,
-            http_status: p.httpStatus,
-            request_id: p.requestId,
-            employer_id: p.employerId,
-            refund_reference: p.refundReference,
-            created_at: p.createdAt.toISOString(),
-            settled_at: iso(p.settledAt),
-            served_at: iso(p.servedAt),
-            refunded_at: iso(p.refundedAt),
-          })),
-        };
+        return { scope: 'payments' as const, ...paging, total, items: rows.map(presentPayment) };
       }
       case 'email_outbox':
       case 'emails': {
         const { rows, total } = await store.listEmails(db, page);
-        return {
-          scope: query.scope,
-          ...paging,
-          total,
-          items: rows.map((m) => ({
-            id: m.id,
-            to_address: m.toAddress,
-            subject: m.subject,
-            body_text: m.bodyText,
-            dedupe_key: m.dedupeKey,
-            status: m.status,
-            attempts: m.attempts,
-            last_error: m.lastError,
-            created_at: m.createdAt.toISOString(),
-            sent_at: iso(m.sentAt),
-          })),
-        };
+        return { scope: query.scope, ...paging, total, items: rows.map(presentEmail) };
       }
       case 'reputation_writes':
       case 'reputation_failures': {
@@ -169,60 +223,11 @@ export class AdminService {
       }
       case 'payroll_runs': {
         const { rows, total } = await store.listPayrollRuns(db, page, query.employerId);
-        return {
-          scope: 'payroll_runs' as const,
-          ...paging,
-          total,
-          items: rows.map((r) => ({
-            id: r.id,
-            employer_id: r.employerId,
-            employer_name: r.employerName,
-            status: r.status,
-            total_usd: formatUsd(r.totalAmount),
-            recipient_count: r.recipientCount,
-            submitted_by: r.submittedBy,
-            tx_hash: r.txHash,
-            block_number: r.blockNumber === null ? null : Number(r.blockNumber),
-            failure_reason: r.failureReason,
-            created_by: r.createdBy,
-            created_at: r.createdAt.toISOString(),
-            submitted_at: iso(r.submittedAt),
-            finalized_at: iso(r.finalizedAt),
-          })),
-        };
+        return { scope: 'payroll_runs' as const, ...paging, total, items: rows.map(presentPayrollRun) };
       }
       case 'escrows': {
         const { rows, total } = await store.listEscrows(db, page, query.employerId);
-        return {
-          scope: 'escrows' as const,
-          ...paging,
-          total,
-          items: rows.map((e) => ({
-            id: e.id,
-            employer_id: e.employerId,
-            status: e.status,
-            amount_usd: formatUsd(e.amount),
-            poster_agent_identifier: e.posterAgentIdentifier,
-            worker_agent_identifier: e.workerAgentIdentifier,
-            worker_wallet_address: e.workerWalletAddress,
-            worker_reputation_tier: e.workerReputationTier,
-            applied_expiry_hours: e.appliedExpiryHours,
-            expires_at: e.expiresAt.toISOString(),
-            deliverable_uri: redactDeliverableUri(e.deliverableUri),
-            deliverable_sha256: e.deliverableSha256,
-            deliverable_bytes: e.deliverableBytes,
-            validator_verdict: e.validatorVerdict,
-            validator_confidence: e.validatorConfidence,
-            validator_model: e.validatorModel,
-            sanitizer_flagged: e.sanitizerFlagged,
-            escalated_at: iso(e.escalatedAt),
-            escalation_reason: e.escalationReason,
-            created_at: e.createdAt.toISOString(),
-            delivered_at: iso(e.deliveredAt),
-            verdict_at: iso(e.verdictAt),
-            finalized_at: iso(e.finalizedAt),
-          })),
-        };
+        return { scope: 'escrows' as const, ...paging, total, items: rows.map(presentEscrow) };
       }
       case 'jobs': {
         if (!(await store.jobsAvailable(db))) return { scope: 'jobs' as const, available: false, counts: [], ...paging, total: 0, items: [] };
@@ -250,23 +255,7 @@ export class AdminService {
       case 'audit_log':
       case 'audit': {
         const { rows, total } = await store.listAudit(db, page, query.employerId);
-        return {
-          scope: query.scope,
-          ...paging,
-          total,
-          items: rows.map((a) => ({
-            id: a.id,
-            actor_user_id: a.actorUserId,
-            actor_kind: a.actorKind,
-            action: a.action,
-            employer_id: a.employerId,
-            target_type: a.targetType,
-            target_id: a.targetId,
-            details: a.details as Record<string, unknown>,
-            request_id: a.requestId,
-            created_at: a.createdAt.toISOString(),
-          })),
-        };
+        return { scope: query.scope, ...paging, total, items: rows.map(presentAudit) };
       }
     }
   }

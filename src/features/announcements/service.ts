@@ -103,10 +103,14 @@ const auditValue = (value: Values[Editable]) => (value instanceof Date ? value.t
  * the banners of their audiences and may dismiss each one for good.
  */
 export class AnnouncementsService {
-  constructor(
-    private readonly database: Database,
-    private readonly clock: () => Date = () => new Date(),
-  ) {}
+  private readonly database: Database;
+  private readonly clock: () => Date;
+
+  /** `clock`: the time now (tests move it); default the system clock. */
+  constructor(options: { database: Database; clock?: () => Date }) {
+    this.database = options.database;
+    this.clock = options.clock ?? (() => new Date());
+  }
 
   async list(caller: Caller, query: { page: number; limit: number; state?: AnnouncementState | undefined }) {
     requireAdmin(caller);

@@ -12,7 +12,7 @@ beforeAll(async () => {
   t = await startTestApp();
   ownerToken = await t.token('key-owner', 'owner@keys.example');
   employerId = ((await (await t.request('POST', '/api/employers', { token: ownerToken, body: { name: 'Keys Inc' } })).json()) as { id: string }).id;
-  paidCallers = new PaidCallers(t.database, t.verifyIdentity, t.services.users);
+  paidCallers = new PaidCallers({ database: t.database, verifyIdentity: t.verifyIdentity, users: t.services.users });
 });
 afterAll(() => t.close());
 

@@ -37,11 +37,15 @@ const unauthenticated = (header: string, why: string) =>
   new AppError('UNAUTHENTICATED', `${header}: ${why}`, { field: header });
 
 export class PaidCallers {
-  constructor(
-    private readonly database: Database,
-    private readonly verifyIdentity: IdentityVerifier,
-    private readonly users: UsersService,
-  ) {}
+  private readonly database: Database;
+  private readonly verifyIdentity: IdentityVerifier;
+  private readonly users: UsersService;
+
+  constructor(options: { database: Database; verifyIdentity: IdentityVerifier; users: UsersService }) {
+    this.database = options.database;
+    this.verifyIdentity = options.verifyIdentity;
+    this.users = options.users;
+  }
 
   /**
    * Resolves the identity headers of a paid request. A header that is present but wrong is a 401

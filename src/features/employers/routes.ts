@@ -1,4 +1,4 @@
-import { createRoute } from '@hono/zod-openapi';
+import { createRoute, type RouteHandler } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../../http/context.js';
@@ -75,248 +75,259 @@ function createInput(body: {
 
 const security = [{ bearerAuth: [] }];
 
-export function employerRoutes(deps: EmployerRouteDeps): FeatureApp {
-  const app = featureApp();
-  const createEmployer = createRoute({
-    method: 'post',
-    path: '/api/employers',
-    tags: ['Employers'],
-    summary: "Create the caller's employer, or return the one they already own",
-    security,
-    middleware: [deps.requireUser, deps.idempotency] as const,
-    request: { body: jsonBody(CreateEmployerBody) },
-    responses: {
-      201: jsonContent(Employer, 'Created.'),
-      200: jsonContent(Employer, 'The employer the caller already owns.'),
-      ...errorResponses(400, 401, 409, 413, 415, 422),
-    },
-  });
-  app.openapi(createEmployer, async (c) => {
-    const body = c.req.valid('json');
-    const { employer, created } = await deps.employers.createOrGet(
-      c.var.caller,
-      { name: body.name, adminWallet: body.admin_wallet },
-      c.var.requestId,
-    );
-    return c.json(presentEmployer(employer, created), created ? 201 : 200);
-  });
+// Middleware (`requireUser`, and `idempotency` on the routes that change something) is added where
+// the routes are mounted: it needs the app's dependencies.
+const createEmployer = createRoute({
+  method: 'post',
+  path: '/api/employers',
+  tags: ['Employers'],
+  summary: "Create the caller's employer, or return the one they already own",
+  security,
+  request: { body: jsonBody(CreateEmployerBody) },
+  responses: {
+    201: jsonContent(Employer, 'Created.'),
+    200: jsonContent(Employer, 'The employer the caller already owns.'),
+    ...errorResponses(400, 401, 409, 413, 415, 422),
+  },
+});
 
-  const listTeam = createRoute({
-    method: 'get',
-    path: '/api/employers/{id}/team',
-    tags: ['Employers'],
-    summary: 'List active employees',
-    security,
-    middleware: [deps.requireUser] as const,
-    request: { params: EmployerIdParams, query: TeamQuery },
-    responses: {
-      200: jsonContent(TeamResponse, 'Active employees, oldest first.'),
-      ...errorResponses(400, 401, 404),
-    },
-  });
-  app.openapi(listTeam, async (c) => {
-    const { id } = c.req.valid('param');
-    const query = c.req.valid('query');
-    const { rows, total } = await deps.employers.listTeam(c.var.caller, id, query);
-    return c.json({ employer_id: id, employees: rows.map(presentEmployee), page: query.page, limit: query.limit, total }, 200);
-  });
+const listTeam = createRoute({
+  method: 'get',
+  path: '/api/employers/{id}/team',
+  tags: ['Employers'],
+  summary: 'List active employees',
+  security,
+  request: { params: EmployerIdParams, query: TeamQuery },
+  responses: {
+    200: jsonContent(TeamResponse, 'Active employees, oldest first.'),
+    ...errorResponses(400, 401, 404),
+  },
+});
 
-  const addEmployee = createRoute({
-    method: 'post',
-    path: '/api/employers/{id}/team',
-    tags: ['Employers'],
-    summary: 'Add an employee (or return the existing one with this email)',
-    security,
-    middleware: [deps.requireUser, deps.idempotency] as const,
-    request: { params: EmployerIdParams, body: jsonBody(CreateEmployeeBody) },
-    responses: {
-      201: jsonContent(CreateEmployeeResponse, 'Created.'),
-      200: jsonContent(CreateEmployeeResponse, 'An employee with this email already existed.'),
-      ...errorResponses(400, 401, 404, 409, 413, 415, 422),
-    },
-  });
-  app.openapi(addEmployee, async (c) => {
-    const { id } = c.req.valid('param');
-    const body = c.req.valid('json');
-    const { employee, created } = await deps.employers.addEmployee(c.var.caller, id, createInput(body), c.var.requestId);
-    return c.json({ ...presentEmployee(employee), created }, created ? 201 : 200);
-  });
+const addEmployee = createRoute({
+  method: 'post',
+  path: '/api/employers/{id}/team',
+  tags: ['Employers'],
+  summary: 'Add an employee (or return the existing one with this email)',
+  security,
+  request: { params: EmployerIdParams, body: jsonBody(CreateEmployeeBody) },
+  responses: {
+    201: jsonContent(CreateEmployeeResponse, 'Created.'),
+    200: jsonContent(CreateEmployeeResponse, 'An employee with this email already existed.'),
+    ...errorResponses(400, 401, 404, 409, 413, 415, 422),
+  },
+});
 
-  const updateEmployer = createRoute({
-    method: 'patch',
-    path: '/api/employers/{id}',
-    tags: ['Employers'],
-    summary: "Rename the employer or set its TIP-403 policy",
-    description:
-      'Owner only. `tip403_policy_id` must exist on the Tempo chain (422 `POLICY_NOT_FOUND` otherwise); null clears it. ' +
-      'Fields left out stay as they are; unknown fields are refused.',
-    security,
-    middleware: [deps.requireUser, deps.idempotency] as const,
-    request: { params: EmployerIdParams, body: jsonBody(UpdateEmployerBody) },
-    responses: {
-      200: jsonContent(Employer, 'The employer after the change (`created` is false).'),
-      ...errorResponses(400, 401, 404, 409, 413, 415),
-      422: jsonContent(ErrorSchema, '`POLICY_NOT_FOUND`: no such TIP-403 policy on the Tempo chain; or the same Idempotency-Key with a different request.'),
-    },
-  });
-  app.openapi(
-    updateEmployer,
-    async (c) => {
-      const { id } = c.req.valid('param');
-      const body = c.req.valid('json');
-      const employer = await deps.employers.updateEmployer(
-        c.var.caller,
-        id,
-        { name: body.name, tip403PolicyId: body.tip403_policy_id },
-        c.var.requestId,
-        deps.policyExists,
-      );
-      return c.json(presentEmployer(employer, false), 200);
-    },
-    namingUnknownKeys,
+const updateEmployer = createRoute({
+  method: 'patch',
+  path: '/api/employers/{id}',
+  tags: ['Employers'],
+  summary: "Rename the employer or set its TIP-403 policy",
+  description:
+    'Owner only. `tip403_policy_id` must exist on the Tempo chain (422 `POLICY_NOT_FOUND` otherwise); null clears it. ' +
+    'Fields left out stay as they are; unknown fields are refused.',
+  security,
+  request: { params: EmployerIdParams, body: jsonBody(UpdateEmployerBody) },
+  responses: {
+    200: jsonContent(Employer, 'The employer after the change (`created` is false).'),
+    ...errorResponses(400, 401, 404, 409, 413, 415),
+    422: jsonContent(ErrorSchema, '`POLICY_NOT_FOUND`: no such TIP-403 policy on the Tempo chain; or the same Idempotency-Key with a different request.'),
+  },
+});
+
+const updateTeamMember = createRoute({
+  method: 'patch',
+  path: '/api/employers/{id}/team/{employeeId}',
+  tags: ['Employers'],
+  summary: 'Update salary, pause payroll, record a manual review, or remove an employee',
+  description:
+    'Owner only. Send at least one field; fields left out stay as they are. A removed employee cannot be edited ' +
+    '(409 `EMPLOYEE_REMOVED`); `remove: true` on a removed employee is a no-op. Concurrent edits apply one after another.',
+  security,
+  request: { params: TeamMemberParams, body: jsonBody(UpdateTeamMemberBody) },
+  responses: {
+    200: jsonContent(Employee, 'The employee after the change.'),
+    ...errorResponses(400, 401, 404, 409, 413, 415, 422),
+  },
+});
+
+const createEmployee = createRoute({
+  method: 'post',
+  path: '/api/employees',
+  tags: ['Employees'],
+  summary: "Add an employee to the caller's employer and email them an invite",
+  description:
+    "Owner of an employer only (the caller's own employer; 404 when they own none). The same email at this employer " +
+    'returns the existing employee (200, `created: false`, no second invite).',
+  security,
+  request: { body: jsonBody(CreateEmployeeBody) },
+  responses: {
+    201: jsonContent(CreateEmployeeResponse, 'Created; the invite email is queued.'),
+    200: jsonContent(CreateEmployeeResponse, 'An employee with this email already existed.'),
+    ...errorResponses(400, 401, 404, 409, 413, 415, 422),
+  },
+});
+
+const importEmployees = createRoute({
+  method: 'post',
+  path: '/api/employees/bulk',
+  tags: ['Employees'],
+  summary: 'Bulk import employees from mapped CSV rows',
+  description:
+    'Owner of an employer only. Every row is validated and reported (`created`, `existing` or `invalid` with `field` ' +
+    'and `reason`); the valid rows are written in one transaction, all or none. A repeated email is invalid in the later ' +
+    'row. New employees get an invite email.',
+  security,
+  request: { body: jsonBody(BulkImportBody) },
+  responses: {
+    200: jsonContent(BulkImportResponse, 'One result per row, in order, and the totals.'),
+    ...errorResponses(400, 401, 404, 409, 413, 415, 422),
+  },
+});
+
+const updateOwnProfile = createRoute({
+  method: 'patch',
+  path: '/api/employees/{id}',
+  tags: ['Employees'],
+  summary: 'The employee updates their own name and payout wallets',
+  description:
+    'The employee only (anyone else: 404). Changing a payout wallet sets `manual_review_status` to `pending`: the ' +
+    'employer approves the new wallet (PATCH /api/employers/{id}/team/{employeeId} with `manual_review`) before payroll pays it.',
+  security,
+  request: { params: EmployeeIdParams, body: jsonBody(UpdateOwnProfileBody) },
+  responses: {
+    200: jsonContent(Employee, 'The employee record after the change.'),
+    ...errorResponses(400, 401, 404, 409, 413, 415, 422),
+  },
+});
+
+const rotateAgentKey = createRoute({
+  method: 'post',
+  path: '/api/employers/{id}/agent-key',
+  tags: ['Employers'],
+  summary: "Generate or rotate the employer's agent key (shown once)",
+  security,
+  request: { params: EmployerIdParams },
+  responses: {
+    201: jsonContent(AgentKeyResponse, 'The new key; any earlier key stopped working.'),
+    ...errorResponses(400, 401, 404),
+  },
+});
+
+type Handler<R extends Parameters<typeof createRoute>[0]> = (deps: EmployerRouteDeps) => RouteHandler<R, AppEnv>;
+
+/** Invite emails link to the employee portal. */
+const inviteOptions = (deps: EmployerRouteDeps) => ({ portalUrl: `${deps.publicBaseUrl}/portal` });
+
+const handleCreateEmployer: Handler<typeof createEmployer> = (deps) => async (c) => {
+  const body = c.req.valid('json');
+  const { employer, created } = await deps.employers.createOrGet(c.var.caller, { name: body.name, adminWallet: body.admin_wallet }, c.var.requestId);
+  return c.json(presentEmployer(employer, created), created ? 201 : 200);
+};
+
+const handleListTeam: Handler<typeof listTeam> = (deps) => async (c) => {
+  const { id } = c.req.valid('param');
+  const query = c.req.valid('query');
+  const { rows, total } = await deps.employers.listTeam(c.var.caller, id, query);
+  return c.json({ employer_id: id, employees: rows.map(presentEmployee), page: query.page, limit: query.limit, total }, 200);
+};
+
+const handleAddEmployee: Handler<typeof addEmployee> = (deps) => async (c) => {
+  const { id } = c.req.valid('param');
+  const body = c.req.valid('json');
+  const { employee, created } = await deps.employers.addEmployee(c.var.caller, id, createInput(body), c.var.requestId);
+  return c.json({ ...presentEmployee(employee), created }, created ? 201 : 200);
+};
+
+const handleUpdateEmployer: Handler<typeof updateEmployer> = (deps) => async (c) => {
+  const { id } = c.req.valid('param');
+  const body = c.req.valid('json');
+  const employer = await deps.employers.updateEmployer(
+    c.var.caller,
+    id,
+    { name: body.name, tip403PolicyId: body.tip403_policy_id },
+    c.var.requestId,
+    deps.policyExists,
   );
+  return c.json(presentEmployer(employer, false), 200);
+};
 
-  const updateTeamMember = createRoute({
-    method: 'patch',
-    path: '/api/employers/{id}/team/{employeeId}',
-    tags: ['Employers'],
-    summary: 'Update salary, pause payroll, record a manual review, or remove an employee',
-    description:
-      'Owner only. Send at least one field; fields left out stay as they are. A removed employee cannot be edited ' +
-      '(409 `EMPLOYEE_REMOVED`); `remove: true` on a removed employee is a no-op. Concurrent edits apply one after another.',
-    security,
-    middleware: [deps.requireUser, deps.idempotency] as const,
-    request: { params: TeamMemberParams, body: jsonBody(UpdateTeamMemberBody) },
-    responses: {
-      200: jsonContent(Employee, 'The employee after the change.'),
-      ...errorResponses(400, 401, 404, 409, 413, 415, 422),
+const handleUpdateTeamMember: Handler<typeof updateTeamMember> = (deps) => async (c) => {
+  const { id, employeeId } = c.req.valid('param');
+  const body = c.req.valid('json');
+  const employee = await deps.employers.updateTeamMember(
+    c.var.caller,
+    id,
+    employeeId,
+    {
+      annualSalaryUsd: body.annual_salary_usd,
+      payrollPaused: body.payroll_paused,
+      remove: body.remove,
+      manualReview: body.manual_review,
+      walletAddress: body.wallet_address,
+      solanaWalletAddress: body.solana_wallet_address,
+      department: body.department,
+      costCentre: body.cost_centre,
     },
-  });
-  app.openapi(
-    updateTeamMember,
-    async (c) => {
-      const { id, employeeId } = c.req.valid('param');
-      const body = c.req.valid('json');
-      const employee = await deps.employers.updateTeamMember(
-        c.var.caller,
-        id,
-        employeeId,
-        {
-          annualSalaryUsd: body.annual_salary_usd,
-          payrollPaused: body.payroll_paused,
-          remove: body.remove,
-          manualReview: body.manual_review,
-          walletAddress: body.wallet_address,
-          solanaWalletAddress: body.solana_wallet_address,
-          department: body.department,
-          costCentre: body.cost_centre,
-        },
-        c.var.requestId,
-      );
-      return c.json(presentEmployee(employee), 200);
-    },
-    namingUnknownKeys,
+    c.var.requestId,
   );
+  return c.json(presentEmployee(employee), 200);
+};
 
-  const invite = { portalUrl: `${deps.publicBaseUrl}/portal` };
-
-  const createEmployee = createRoute({
-    method: 'post',
-    path: '/api/employees',
-    tags: ['Employees'],
-    summary: "Add an employee to the caller's employer and email them an invite",
-    description:
-      "Owner of an employer only (the caller's own employer; 404 when they own none). The same email at this employer " +
-      'returns the existing employee (200, `created: false`, no second invite).',
-    security,
-    middleware: [deps.requireUser, deps.idempotency] as const,
-    request: { body: jsonBody(CreateEmployeeBody) },
-    responses: {
-      201: jsonContent(CreateEmployeeResponse, 'Created; the invite email is queued.'),
-      200: jsonContent(CreateEmployeeResponse, 'An employee with this email already existed.'),
-      ...errorResponses(400, 401, 404, 409, 413, 415, 422),
-    },
-  });
-  app.openapi(createEmployee, async (c) => {
+const handleCreateEmployee: Handler<typeof createEmployee> = (deps) => {
+  const invite = inviteOptions(deps);
+  return async (c) => {
     const body = c.req.valid('json');
     const { employee, created } = await deps.employers.createEmployee(c.var.caller, createInput(body), c.var.requestId, invite);
     return c.json({ ...presentEmployee(employee), created }, created ? 201 : 200);
-  });
+  };
+};
 
-  const importEmployees = createRoute({
-    method: 'post',
-    path: '/api/employees/bulk',
-    tags: ['Employees'],
-    summary: 'Bulk import employees from mapped CSV rows',
-    description:
-      'Owner of an employer only. Every row is validated and reported (`created`, `existing` or `invalid` with `field` ' +
-      'and `reason`); the valid rows are written in one transaction, all or none. A repeated email is invalid in the later ' +
-      'row. New employees get an invite email.',
-    security,
-    middleware: [deps.requireUser, deps.idempotency] as const,
-    request: { body: jsonBody(BulkImportBody) },
-    responses: {
-      200: jsonContent(BulkImportResponse, 'One result per row, in order, and the totals.'),
-      ...errorResponses(400, 401, 404, 409, 413, 415, 422),
-    },
-  });
-  app.openapi(importEmployees, async (c) => {
+const handleImportEmployees: Handler<typeof importEmployees> = (deps) => {
+  const invite = inviteOptions(deps);
+  return async (c) => {
     const { rows } = c.req.valid('json');
     const report = await deps.employers.importEmployees(c.var.caller, rows, c.var.requestId, invite);
     return c.json({ employer_id: report.employerId, totals: report.totals, results: report.results }, 200);
-  });
+  };
+};
 
-  const updateOwnProfile = createRoute({
-    method: 'patch',
-    path: '/api/employees/{id}',
-    tags: ['Employees'],
-    summary: 'The employee updates their own name and payout wallets',
-    description:
-      'The employee only (anyone else: 404). Changing a payout wallet sets `manual_review_status` to `pending`: the ' +
-      'employer approves the new wallet (PATCH /api/employers/{id}/team/{employeeId} with `manual_review`) before payroll pays it.',
-    security,
-    middleware: [deps.requireUser, deps.idempotency] as const,
-    request: { params: EmployeeIdParams, body: jsonBody(UpdateOwnProfileBody) },
-    responses: {
-      200: jsonContent(Employee, 'The employee record after the change.'),
-      ...errorResponses(400, 401, 404, 409, 413, 415, 422),
-    },
-  });
-  app.openapi(
-    updateOwnProfile,
-    async (c) => {
-      const { id } = c.req.valid('param');
-      const body = c.req.valid('json');
-      const employee = await deps.employers.updateOwnProfile(
-        c.var.caller,
-        id,
-        { fullName: body.full_name, walletAddress: body.wallet_address, solanaWalletAddress: body.solana_wallet_address },
-        c.var.requestId,
-      );
-      return c.json(presentEmployee(employee), 200);
-    },
-    namingUnknownKeys,
+const handleUpdateOwnProfile: Handler<typeof updateOwnProfile> = (deps) => async (c) => {
+  const { id } = c.req.valid('param');
+  const body = c.req.valid('json');
+  const employee = await deps.employers.updateOwnProfile(
+    c.var.caller,
+    id,
+    { fullName: body.full_name, walletAddress: body.wallet_address, solanaWalletAddress: body.solana_wallet_address },
+    c.var.requestId,
   );
+  return c.json(presentEmployee(employee), 200);
+};
 
-  const rotateAgentKey = createRoute({
-    method: 'post',
-    path: '/api/employers/{id}/agent-key',
-    tags: ['Employers'],
-    summary: "Generate or rotate the employer's agent key (shown once)",
-    security,
-    middleware: [deps.requireUser] as const,
-    request: { params: EmployerIdParams },
-    responses: {
-      201: jsonContent(AgentKeyResponse, 'The new key; any earlier key stopped working.'),
-      ...errorResponses(400, 401, 404),
-    },
-  });
-  app.openapi(rotateAgentKey, async (c) => {
-    const { id } = c.req.valid('param');
-    const key = await deps.employers.rotateAgentKey(c.var.caller, id, c.var.requestId);
-    c.header('Cache-Control', 'no-store');
-    return c.json({ employer_id: id, agent_key: key.key, prefix: key.prefix, rotated: key.rotated, created_at: key.rotatedAt.toISOString() }, 201);
-  });
+const handleRotateAgentKey: Handler<typeof rotateAgentKey> = (deps) => async (c) => {
+  const { id } = c.req.valid('param');
+  const key = await deps.employers.rotateAgentKey(c.var.caller, id, c.var.requestId);
+  c.header('Cache-Control', 'no-store');
+  return c.json({ employer_id: id, agent_key: key.key, prefix: key.prefix, rotated: key.rotated, created_at: key.rotatedAt.toISOString() }, 201);
+};
+
+/**
+ * The employer's account and team (spec 4.8) and the employee's own profile. Every route takes
+ * `requireUser`; those that change something also take `idempotency`.
+ */
+export function employerRoutes(deps: EmployerRouteDeps): FeatureApp {
+  const app = featureApp();
+  const read = [deps.requireUser];
+  const write = [deps.requireUser, deps.idempotency];
+  app.openapi({ ...createEmployer, middleware: write }, handleCreateEmployer(deps));
+  app.openapi({ ...listTeam, middleware: read }, handleListTeam(deps));
+  app.openapi({ ...addEmployee, middleware: write }, handleAddEmployee(deps));
+  app.openapi({ ...updateEmployer, middleware: write }, handleUpdateEmployer(deps), namingUnknownKeys);
+  app.openapi({ ...updateTeamMember, middleware: write }, handleUpdateTeamMember(deps), namingUnknownKeys);
+  app.openapi({ ...createEmployee, middleware: write }, handleCreateEmployee(deps));
+  app.openapi({ ...importEmployees, middleware: write }, handleImportEmployees(deps));
+  app.openapi({ ...updateOwnProfile, middleware: write }, handleUpdateOwnProfile(deps), namingUnknownKeys);
+  app.openapi({ ...rotateAgentKey, middleware: read }, handleRotateAgentKey(deps));
   return app;
 }
 

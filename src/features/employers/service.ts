@@ -89,16 +89,75 @@ export interface BulkImportReport {
 export const WALLET_REVIEW_NOTE = 'The employee changed a payout wallet; approve it before payroll pays the new wallet.';
 export const DUPLICATE_IN_IMPORT = 'duplicate email in this import';
 
+/** A bulk-import row that passed validation: its result (updated once written) and what to insert. */
+interface ValidImportRow {
+  result: BulkRowResult;
+  input: NewEmployeeInput;
+  annualSalary: bigint;
+}
+
+/**
+ * Validates each bulk-import row on its own: every row gets a result, in order; a repeated email
+ * is invalid in the later row. The valid rows start as `existing` until written.
+ */
+function validateImportRows(rows: readonly Record<string, unknown>[]): { results: BulkRowResult[]; valid: ValidImportRow[] } {
+  const results: BulkRowResult[] = [];
+  const valid: ValidImportRow[] = [];
+  const seen = new Set<string>();
+  rows.forEach((raw, index) => {
+    const row = index + 1;
+    const parsed = CreateEmployeeBody.safeParse(csvCells(raw));
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const email = typeof raw.email === 'string' && raw.email.trim() !== '' ? raw.email.trim().toLowerCase() : undefined;
+      results.push({
+        row,
+        status: 'invalid',
+        ...(email === undefined ? {} : { email }),
+        field: issue && issue.path.length > 0 ? issue.path.join('.') : 'row',
+        reason: issue?.message ?? 'is invalid',
+      });
+      return;
+    }
+    const body = parsed.data;
+    if (seen.has(body.email)) {
+      results.push({ row, status: 'invalid', email: body.email, field: 'email', reason: DUPLICATE_IN_IMPORT });
+      return;
+    }
+    seen.add(body.email);
+    const annualSalary = body.annual_salary_usd === undefined ? 0n : parseUsd(body.annual_salary_usd);
+    if (annualSalary === null) throw new Error('annual salary passed validation but does not parse');
+    const result: BulkRowResult = { row, status: 'existing', email: body.email };
+    results.push(result);
+    valid.push({
+      result,
+      annualSalary,
+      input: {
+        email: body.email,
+        fullName: body.full_name,
+        walletAddress: body.wallet_address,
+        solanaWalletAddress: body.solana_wallet_address,
+        department: body.department,
+        costCentre: body.cost_centre,
+      },
+    });
+  });
+  return { results, valid };
+}
+
 /** Told, after the commit, of the stream stops a change queued (the wages feature stops them at once). */
 export type StreamStopListener = (stopIds: string[]) => Promise<unknown>;
 
 export class EmployersService {
   private readonly streamStopListeners: StreamStopListener[] = [];
 
-  constructor(
-    private readonly database: Database,
-    private readonly users: UsersService,
-  ) {}
+  private readonly database: Database;
+  private readonly users: UsersService;
+
+  constructor(options: { database: Database; users: UsersService }) {
+    this.database = options.database;
+    this.users = options.users;
+  }
 
   /**
    * `listener` runs after a committed change queued stream stops. It is the fast path only: the
@@ -246,47 +305,7 @@ export class EmployersService {
   ): Promise<BulkImportReport> {
     const employerId = caller.ownedEmployerId;
     if (!employerId) throw notFound('Employer');
-    const results: BulkRowResult[] = [];
-    const valid: { result: BulkRowResult; input: NewEmployeeInput; annualSalary: bigint }[] = [];
-    const seen = new Set<string>();
-    rows.forEach((raw, index) => {
-      const row = index + 1;
-      const parsed = CreateEmployeeBody.safeParse(csvCells(raw));
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        const email = typeof raw.email === 'string' && raw.email.trim() !== '' ? raw.email.trim().toLowerCase() : undefined;
-        results.push({
-          row,
-          status: 'invalid',
-          ...(email === undefined ? {} : { email }),
-          field: issue && issue.path.length > 0 ? issue.path.join('.') : 'row',
-          reason: issue?.message ?? 'is invalid',
-        });
-        return;
-      }
-      const body = parsed.data;
-      if (seen.has(body.email)) {
-        results.push({ row, status: 'invalid', email: body.email, field: 'email', reason: DUPLICATE_IN_IMPORT });
-        return;
-      }
-      seen.add(body.email);
-      const annualSalary = body.annual_salary_usd === undefined ? 0n : parseUsd(body.annual_salary_usd);
-      if (annualSalary === null) throw new Error('annual salary passed validation but does not parse');
-      const result: BulkRowResult = { row, status: 'existing', email: body.email };
-      results.push(result);
-      valid.push({
-        result,
-        annualSalary,
-        input: {
-          email: body.email,
-          fullName: body.full_name,
-          walletAddress: body.wallet_address,
-          solanaWalletAddress: body.solana_wallet_address,
-          department: body.department,
-          costCentre: body.cost_centre,
-        },
-      });
-    });
+    const { results, valid } = validateImportRows(rows);
 
     if (valid.length > 0) {
       await this.database.transaction(async (tx) => {

@@ -11,7 +11,7 @@ import { DecodeBody } from '../memo/schema.js';
 import { ExecuteBody, HistoryParams, HistoryQuery, PayslipParams } from '../payroll/schema.js';
 import { ReputationParams, ReputationSummarySchema } from '../reputation/schema.js';
 import { OptimizeBody, SessionBody, YieldRatesQuery } from '../treasury/schema.js';
-import { AdvanceBody } from '../wages/routes.js';
+import { AdvanceBody } from '../wages/schema.js';
 
 /**
  * The MCP tool catalog (spec 4.6): each tool is one REST route of this service. Its arguments are

@@ -9,10 +9,13 @@ import type { EmployersService } from '../employers/service.js';
  * MPP sessions (payment channels) opened for it.
  */
 export class MppActivityService {
-  constructor(
-    private readonly database: Database,
-    private readonly employers: EmployersService,
-  ) {}
+  private readonly database: Database;
+  private readonly employers: EmployersService;
+
+  constructor(options: { database: Database; employers: EmployersService }) {
+    this.database = options.database;
+    this.employers = options.employers;
+  }
 
   async receipts(caller: Caller, employerId: string, page: { page: number; limit: number }) {
     const db = this.database.db;

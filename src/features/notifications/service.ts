@@ -57,10 +57,13 @@ export function agentSpikeDetected(
 
 /** The bell's reads and acknowledgements, for the employer's owner. */
 export class NotificationsService {
-  constructor(
-    private readonly database: Database,
-    private readonly employers: EmployersService,
-  ) {}
+  private readonly database: Database;
+  private readonly employers: EmployersService;
+
+  constructor(options: { database: Database; employers: EmployersService }) {
+    this.database = options.database;
+    this.employers = options.employers;
+  }
 
   async list(caller: Caller, employerId: string, options: { unreadOnly: boolean; limit: number; before: { createdAt: Date; id: string } | null }) {
     await this.employers.requireOwned(this.database.db, caller, employerId);

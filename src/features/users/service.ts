@@ -3,11 +3,20 @@ import type { Caller } from '../../http/context.js';
 import type { IdentityClaims } from '../../providers/identity/verifier.js';
 import * as store from './store.js';
 
+export interface UsersServiceOptions {
+  database: Database;
+  /** Platform admins (`ADMIN_USER_IDS`). */
+  adminUserIds: ReadonlySet<string>;
+}
+
 export class UsersService {
-  constructor(
-    private readonly database: Database,
-    private readonly adminUserIds: ReadonlySet<string>,
-  ) {}
+  private readonly database: Database;
+  private readonly adminUserIds: ReadonlySet<string>;
+
+  constructor(options: UsersServiceOptions) {
+    this.database = options.database;
+    this.adminUserIds = options.adminUserIds;
+  }
 
   /**
    * The caller behind a verified token. A known user with unchanged claims costs one read; a new

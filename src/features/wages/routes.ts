@@ -1,14 +1,15 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute, type RouteHandler } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { featureApp, type FeatureApp } from '../../http/feature-app.js';
-import { ErrorSchema, errorResponses, evmAddressSchema, jsonBody, jsonContent } from '../../http/validation.js';
+import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
 import { requirePaidCaller } from '../../http/paid-caller.js';
 import { formatUsd } from '../../money.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute, registerSessionManagement } from '../../payments/routes.js';
 import type { PaidCallers } from '../employers/paid-caller.js';
 import { PaidIdentityHeaders } from '../employers/schema.js';
+import { AdvanceBody, AdvanceResponse, BalanceStreamQuery, BalanceTickSchema, SalaryStreamParams, SalaryStreamSchema } from './schema.js';
 import { balanceTick, type StreamBasis, type WagesService } from './service.js';
 
 export interface WagesRouteDeps {
@@ -16,164 +17,130 @@ export interface WagesRouteDeps {
   /** The employee's own, free view of their stream (the portal's live balance). */
   requireUser: MiddlewareHandler<AppEnv>;
   paidCallers: PaidCallers;
-  gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>;
+  gate: Gate;
   /** Milliseconds between ticks (1,000; tests may not change it, benchmarks may). */
   tickMs?: number;
   /** Aborted when the server shuts down: open streams end (AppDependencies.shutdown). */
   shutdown?: AbortSignal;
 }
 
-const BalanceStreamQuery = z
-  .object({
-    employeeId: z.uuid().optional().openapi({ param: { name: 'employeeId', in: 'query' }, description: 'The employee (canonical).' }),
-    address: evmAddressSchema.optional().openapi({ param: { name: 'address', in: 'query' }, description: "The employee's wallet (legacy fallback)." }),
-  })
-  .refine((q) => q.employeeId !== undefined || q.address !== undefined, { message: 'send employeeId (or the legacy address)', path: ['employeeId'] });
+type Gate = (route: PaidRoute) => MiddlewareHandler<AppEnv>;
 
-const BalanceTickSchema = z
-  .object({
-    tick: z.number().int().openapi({ description: '1 for the first event, then +1 per second.' }),
-    employeeId: z.string().nullable(),
-    address: z.string().nullable(),
-    balance: z.string().openapi({ description: 'Wallet balance plus what has accrued, base units.' }),
-    balanceUsd: z.string(),
-    accrued_raw: z.string().openapi({ description: 'Accrued since the last claim, base units.' }),
-    accrued_usd: z.string(),
-    salary_per_second_usd: z.string().openapi({ description: 'The vesting rate: annual salary / 31,536,000 seconds.', example: '0.003170' }),
-    timestamp: z.number().openapi({ description: 'Unix milliseconds.' }),
-  })
-  .openapi('SalaryBalanceTick');
-
-export const AdvanceBody = z.object({
-  employeeAddress: evmAddressSchema.openapi({ description: "The employee's wallet, whose accrued salary is claimed." }),
+/**
+ * Free for the employee themselves: what the paid tick stream computes from, so the portal can
+ * show the balance accruing without paying per second. Starts the stream on first use. Its
+ * middleware (`requireUser`) is added where the route is mounted.
+ */
+const salaryStream = createRoute({
+  method: 'get',
+  path: '/api/employees/{id}/salary-stream',
+  tags: ['Wages'],
+  summary: "The employee's salary stream: rate, accrual start and wallet balance (the employee)",
+  security: [{ bearerAuth: [] }],
+  request: { params: SalaryStreamParams },
+  responses: { 200: jsonContent(SalaryStreamSchema, 'The stream.'), ...errorResponses(400, 401, 404, 409, 422) },
 });
-const AdvanceResponse = z
-  .object({
-    success: z.boolean(),
-    employee_address: z.string(),
-    tx_hash: z.string(),
-    claimed_at: z.string().openapi({ format: 'date-time' }),
-    amount: z.string().openapi({ description: 'Claimed, base units.' }),
-    amount_usd: z.string(),
-  })
-  .openapi('AdvanceResult');
 
-const SalaryStreamSchema = z
-  .object({
-    employee_id: z.uuid(),
-    wallet_address: z.string(),
-    active: z.boolean(),
-    rate_per_second: z.string().openapi({ description: 'Base units a second: annual salary / 31,536,000.' }),
-    salary_per_second_usd: z.string(),
-    accruing_since: z.string().openapi({ description: 'Unix seconds (the chain clock) from which the unclaimed amount accrues.' }),
-    wallet_balance: z.string().openapi({ description: 'The wallet balance when read, base units.' }),
-    as_of: z.string().openapi({ format: 'date-time' }),
-  })
-  .openapi('SalaryStream');
+// The paid routes: their gate and paid-caller middleware come from the app's dependencies.
+const balanceStream = (gate: Gate, paidCaller: MiddlewareHandler<AppEnv>) =>
+  createRoute(
+    paidRoute(PAID.balanceStream, gate, {
+      middleware: [paidCaller],
+      request: { headers: PaidIdentityHeaders, query: BalanceStreamQuery },
+      description:
+        'Server-sent events, one per second, each a salary balance tick (spec 2.10), billed per event through an MPP session. ' +
+        'Callers: the employee (X-Identity-Token), or their employer\'s owner or agent key. The stream ends when the client leaves, ' +
+        'or when the session has no voucher for the next tick 20 s after asking for one. When the server shuts down the stream ends ' +
+        "with the session's final `event: payment-receipt` (what was charged); reconnect to go on (another instance answers).",
+      responses: {
+        200: { description: 'A `text/event-stream` of `SalaryBalanceTick` JSON events.', content: { 'text/event-stream': { schema: BalanceTickSchema } } },
+        ...errorResponses(400, 401, 404, 409),
+        422: jsonContent(ErrorSchema, 'No stream can run: `NO_WALLET`, `NO_SALARY` or `STREAM_NEEDS_ADMIN_WALLET`.'),
+      },
+    }),
+  );
+
+const employeeAdvance = (gate: Gate, paidCaller: MiddlewareHandler<AppEnv>) =>
+  createRoute(
+    paidRoute(PAID.employeeAdvance, gate, {
+      middleware: [paidCaller],
+      request: { headers: PaidIdentityHeaders, body: jsonBody(AdvanceBody) },
+      description:
+        "Claims the employee's accrued streamed salary to their wallet on the Tempo chain. Callers: the employee, or their employer's owner or agent key.",
+      responses: {
+        200: jsonContent(AdvanceResponse, 'Claimed on chain.'),
+        ...errorResponses(400, 401, 404, 415),
+        409: jsonContent(
+          ErrorSchema,
+          '`WALLET_UNDER_REVIEW` / `WALLET_REVIEW_REJECTED` (a changed wallet is paid nothing until the employer approves it), `ADVANCE_IN_PROGRESS` ' +
+            '(a concurrent advance is being claimed), `AMBIGUOUS_ADDRESS`, `WALLET_STREAMED_BY_ANOTHER_EMPLOYER`, `STREAM_STOPPED` or `STREAM_STOPPING` ' +
+            '(the wallet changed meanwhile). Refused after the fee, which is kept (< 500).',
+        ),
+        422: jsonContent(ErrorSchema, '`NOTHING_ACCRUED` (with the reason), `NO_SALARY`, `NO_WALLET`, `STREAM_NEEDS_ADMIN_WALLET`.'),
+      },
+    }),
+  );
+
+const showSalaryStream =
+  (wages: WagesService): RouteHandler<typeof salaryStream, AppEnv> =>
+  async (c) => {
+    const basis = await wages.streamBasis(await wages.employeeFor({ kind: 'user', caller: c.var.caller }, { employeeId: c.req.valid('param').id }, { selfOnly: true }));
+    c.header('Cache-Control', 'no-store');
+    return c.json(
+      {
+        employee_id: basis.employeeId,
+        wallet_address: basis.wallet,
+        active: basis.ratePerSecond > 0n,
+        rate_per_second: basis.ratePerSecond.toString(),
+        salary_per_second_usd: formatUsd(basis.ratePerSecond),
+        accruing_since: basis.accruingSince.toString(),
+        wallet_balance: basis.walletBalance.toString(),
+        as_of: new Date().toISOString(),
+      },
+      200,
+    );
+  };
+
+const streamBalance =
+  (deps: WagesRouteDeps): RouteHandler<ReturnType<typeof balanceStream>, AppEnv> =>
+  async (c) => {
+    const query = c.req.valid('query');
+    const employee = await deps.wages.employeeFor(c.var.paidCaller, query);
+    c.var.payment.attribute(employee.employerId);
+    const basis = await deps.wages.streamBasis(employee);
+    return new Response(balanceEvents(deps.wages, basis, deps.tickMs ?? 1000, deps.shutdown), {
+      headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform' },
+    });
+  };
+
+const claimAdvance =
+  (wages: WagesService): RouteHandler<ReturnType<typeof employeeAdvance>, AppEnv> =>
+  async (c) => {
+    const { employeeAddress } = c.req.valid('json');
+    const employee = await wages.employeeFor(c.var.paidCaller, { address: employeeAddress });
+    c.var.payment.attribute(employee.employerId);
+    const claim = await wages.advance(employee, c.var.payment);
+    return c.json(
+      {
+        success: true,
+        employee_address: claim.wallet,
+        tx_hash: claim.txHash,
+        claimed_at: claim.claimedAt.toISOString(),
+        amount: claim.amount.toString(),
+        amount_usd: formatUsd(claim.amount),
+      },
+      200,
+    );
+  };
 
 export function wagesRoutes(deps: WagesRouteDeps): FeatureApp {
   const app = featureApp();
-  const tickMs = deps.tickMs ?? 1000;
   const paidCaller = requirePaidCaller(deps.paidCallers);
-  // Free for the employee themselves: what the paid tick stream computes from, so the portal can
-  // show the balance accruing without paying per second. Starts the stream on first use.
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/api/employees/{id}/salary-stream',
-      tags: ['Wages'],
-      summary: "The employee's salary stream: rate, accrual start and wallet balance (the employee)",
-      security: [{ bearerAuth: [] }],
-      middleware: [deps.requireUser] as const,
-      request: { params: z.object({ id: z.uuid().openapi({ param: { name: 'id', in: 'path' } }) }) },
-      responses: { 200: jsonContent(SalaryStreamSchema, 'The stream.'), ...errorResponses(400, 401, 404, 409, 422) },
-    }),
-    async (c) => {
-      const basis = await deps.wages.streamBasis(await deps.wages.employeeFor({ kind: 'user', caller: c.var.caller }, { employeeId: c.req.valid('param').id }, { selfOnly: true }));
-      c.header('Cache-Control', 'no-store');
-      return c.json(
-        {
-          employee_id: basis.employeeId,
-          wallet_address: basis.wallet,
-          active: basis.ratePerSecond > 0n,
-          rate_per_second: basis.ratePerSecond.toString(),
-          salary_per_second_usd: formatUsd(basis.ratePerSecond),
-          accruing_since: basis.accruingSince.toString(),
-          wallet_balance: basis.walletBalance.toString(),
-          as_of: new Date().toISOString(),
-        },
-        200,
-      );
-    },
-  );
+  app.openapi({ ...salaryStream, middleware: [deps.requireUser] }, showSalaryStream(deps.wages));
   // mppx session clients POST vouchers, top-ups and closes to the stream's own URL.
   registerSessionManagement(app, PAID.balanceStream, deps.gate);
-  app.openapi(
-    createRoute(
-      paidRoute(PAID.balanceStream, deps.gate, {
-        middleware: [paidCaller],
-        request: { headers: PaidIdentityHeaders, query: BalanceStreamQuery },
-        description:
-          'Server-sent events, one per second, each a salary balance tick (spec 2.10), billed per event through an MPP session. ' +
-          'Callers: the employee (X-Identity-Token), or their employer\'s owner or agent key. The stream ends when the client leaves, ' +
-          'or when the session has no voucher for the next tick 20 s after asking for one. When the server shuts down the stream ends ' +
-          "with the session's final `event: payment-receipt` (what was charged); reconnect to go on (another instance answers).",
-        responses: {
-          200: { description: 'A `text/event-stream` of `SalaryBalanceTick` JSON events.', content: { 'text/event-stream': { schema: BalanceTickSchema } } },
-          ...errorResponses(400, 401, 404, 409),
-          422: jsonContent(ErrorSchema, 'No stream can run: `NO_WALLET`, `NO_SALARY` or `STREAM_NEEDS_ADMIN_WALLET`.'),
-        },
-      }),
-    ),
-    async (c) => {
-      const query = c.req.valid('query');
-      const employee = await deps.wages.employeeFor(c.var.paidCaller, query);
-      c.var.payment.attribute(employee.employerId);
-      const basis = await deps.wages.streamBasis(employee);
-      return new Response(balanceEvents(deps.wages, basis, tickMs, deps.shutdown), {
-        headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform' },
-      });
-    },
-  );
-
-  app.openapi(
-    createRoute(
-      paidRoute(PAID.employeeAdvance, deps.gate, {
-        middleware: [paidCaller],
-        request: { headers: PaidIdentityHeaders, body: jsonBody(AdvanceBody) },
-        description:
-          "Claims the employee's accrued streamed salary to their wallet on the Tempo chain. Callers: the employee, or their employer's owner or agent key.",
-        responses: {
-          200: jsonContent(AdvanceResponse, 'Claimed on chain.'),
-          ...errorResponses(400, 401, 404, 415),
-          409: jsonContent(
-            ErrorSchema,
-            '`WALLET_UNDER_REVIEW` / `WALLET_REVIEW_REJECTED` (a changed wallet is paid nothing until the employer approves it), `ADVANCE_IN_PROGRESS` ' +
-              '(a concurrent advance is being claimed), `AMBIGUOUS_ADDRESS`, `WALLET_STREAMED_BY_ANOTHER_EMPLOYER`, `STREAM_STOPPED` or `STREAM_STOPPING` ' +
-              '(the wallet changed meanwhile). Refused after the fee, which is kept (< 500).',
-          ),
-          422: jsonContent(ErrorSchema, '`NOTHING_ACCRUED` (with the reason), `NO_SALARY`, `NO_WALLET`, `STREAM_NEEDS_ADMIN_WALLET`.'),
-        },
-      }),
-    ),
-    async (c) => {
-      const { employeeAddress } = c.req.valid('json');
-      const employee = await deps.wages.employeeFor(c.var.paidCaller, { address: employeeAddress });
-      c.var.payment.attribute(employee.employerId);
-      const claim = await deps.wages.advance(employee, c.var.payment);
-      return c.json(
-        {
-          success: true,
-          employee_address: claim.wallet,
-          tx_hash: claim.txHash,
-          claimed_at: claim.claimedAt.toISOString(),
-          amount: claim.amount.toString(),
-          amount_usd: formatUsd(claim.amount),
-        },
-        200,
-      );
-    },
-  );
+  app.openapi(balanceStream(deps.gate, paidCaller), streamBalance(deps));
+  app.openapi(employeeAdvance(deps.gate, paidCaller), claimAdvance(deps.wages));
   return app;
 }
 

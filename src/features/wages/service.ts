@@ -112,12 +112,17 @@ export class WagesService {
   private readonly starting = new Map<string, Promise<SalaryStream>>();
   private readonly agentAccounts = new Set<bigint>();
 
-  constructor(
-    private readonly database: Database,
-    private readonly employers: EmployersService,
-    private readonly treasury: TreasuryService,
-    private readonly tempo: TempoChain,
-  ) {}
+  private readonly database: Database;
+  private readonly employers: EmployersService;
+  private readonly treasury: TreasuryService;
+  private readonly tempo: TempoChain;
+
+  constructor(options: { database: Database; employers: EmployersService; treasury: TreasuryService; tempo: TempoChain }) {
+    this.database = options.database;
+    this.employers = options.employers;
+    this.treasury = options.treasury;
+    this.tempo = options.tempo;
+  }
 
   /**
    * The employee the caller names (by id, or by wallet as the legacy fallback) when the caller

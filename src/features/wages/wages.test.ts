@@ -465,14 +465,14 @@ describe('a wallet changed under review (issue 26, item 3)', () => {
   it('a process that died between the wallet change and the chain call: the job stops the stream once, and running again changes nothing', async () => {
     const employee = await streaming();
     // The same change committed by a process that then died: its EmployersService had nobody to tell.
-    const dying = new EmployersService(t.database, t.services.users);
+    const dying = new EmployersService({ database: t.database, users: t.services.users });
     const caller = await t.services.users.resolveCaller(await t.verifyIdentity(employee.token));
     await dying.updateOwnProfile(caller, employee.id, { walletAddress: newWallet() }, 'crashed-request');
     expect((await t.chains!.tempo.salaryStream(employee.wallet as Address)).active).toBe(true);
 
     // Another instance's job runner picks the stop up.
     const jobs = new JobRunner(t.database, createLogger('silent'), { pollingIntervalSeconds: 0.5, cronIntervalSeconds: 1 });
-    defineWagesJobs(jobs, { wages: new WagesService(t.database, t.services.employers, treasury, t.chains!.tempo) });
+    defineWagesJobs(jobs, { wages: new WagesService({ database: t.database, employers: t.services.employers, treasury, tempo: t.chains!.tempo }) });
     await jobs.start();
     try {
       const deadline = Date.now() + 20_000;
@@ -483,7 +483,7 @@ describe('a wallet changed under review (issue 26, item 3)', () => {
       await jobs.stop();
     }
     expect((await t.chains!.tempo.salaryStream(employee.wallet as Address)).active).toBe(false);
-    const wages = new WagesService(t.database, t.services.employers, treasury, t.chains!.tempo);
+    const wages = new WagesService({ database: t.database, employers: t.services.employers, treasury, tempo: t.chains!.tempo });
     // Twice more, the second while the first runs: nothing left to stop, nothing recorded twice.
     await Promise.all([wages.stopStreams(), wages.stopStreams()]);
     const paid = await t.chains!.tempo.balanceOf(employee.wallet as Address);
