@@ -1,23 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Database } from '../../db/client.js';
-import type { Caller } from '../../http/context.js';
+import type { PaidCaller, PaidCallerResolver } from '../../http/paid-caller.js';
 import { AppError } from '../../errors.js';
 import type { IdentityVerifier } from '../../providers/identity/verifier.js';
 import type { UsersService } from '../users/service.js';
 import * as store from './store.js';
 
-/**
- * Who is behind a paid request, beyond the payment. Paid routes carry the payment in
- * `Authorization`, so identity travels in its own headers (docs/decisions.md, "Who may call a
- * paid route"):
- * - `X-Identity-Token: <identity-provider JWT>`: a signed-in person (employer owner, employee);
- * - `X-Agent-Key: <the employer's agent key>`: an agent acting for that employer.
- * Without either the caller is anonymous: payment alone buys only what is not an employer's data.
- */
-export type PaidCaller =
-  | { kind: 'user'; caller: Caller }
-  | { kind: 'agent_key'; employerId: string }
-  | { kind: 'anonymous' };
+export type { PaidCaller };
 
 export const IDENTITY_TOKEN_HEADER = 'X-Identity-Token';
 export const AGENT_KEY_HEADER = 'X-Agent-Key';
@@ -36,7 +25,15 @@ export function newAgentKey(): { key: string; hash: string; prefix: string } {
 const unauthenticated = (header: string, why: string) =>
   new AppError('UNAUTHENTICATED', `${header}: ${why}`, { field: header });
 
-export class PaidCallers {
+/**
+ * Who is behind a paid request, beyond the payment. Paid routes carry the payment in
+ * `Authorization`, so identity travels in its own headers (docs/decisions.md, "Who may call a
+ * paid route"):
+ * - `X-Identity-Token: <identity-provider JWT>`: a signed-in person (employer owner, employee);
+ * - `X-Agent-Key: <the employer's agent key>`: an agent acting for that employer.
+ * Without either the caller is anonymous: payment alone buys only what is not an employer's data.
+ */
+export class PaidCallers implements PaidCallerResolver {
   private readonly database: Database;
   private readonly verifyIdentity: IdentityVerifier;
   private readonly users: UsersService;
