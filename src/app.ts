@@ -248,16 +248,7 @@ function chainRoutes(deps: AppDependencies, services: Services, mount: Mount): F
     escrowRoutes({ escrow: on.escrow, gate, requireUser: authenticated, solanaExplorerUrl: (signature) => solana.explorerUrl(signature) }),
     agentDirectoryRoutes({ gate, directory: on.agentDirectory }),
     reputationRoutes({ reputation: on.reputation }),
-    demoAgentRoutes({
-      mode: config.mode,
-      faucet: on.faucet,
-      chains,
-      liveWallet: config.demoAgent.livePrivateKey ? { privateKey: config.demoAgent.livePrivateKey, spendCapUsd: config.demoAgent.liveSpendCapUsd } : null,
-      trustProxy: config.http.trustProxy,
-      shutdown,
-      rateLimits: services.rateLimits,
-      database: deps.database,
-    }),
+    demoAgentRoutes({ demo: on.demoAgent, trustProxy: config.http.trustProxy, shutdown, rateLimits: services.rateLimits }),
     decisionRoutes({
       payroll: on.payroll,
       ...mount,
