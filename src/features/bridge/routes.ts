@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { DESTINATION_TYPES } from '../../db/schema.js';
+import { DESTINATION_TYPES } from './tables.js';
 import type { AppEnv, Caller, FeePayment } from '../../http/context.js';
 import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { notFound } from '../../errors.js';

@@ -3,7 +3,7 @@ import { inArray } from 'drizzle-orm';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { payments } from '../../db/schema.js';
+import { payments } from '../../payments/tables.js';
 import type { AppEnv } from '../../http/context.js';
 import { RateLimits } from '../../http/rate-limits.js';
 import { createLogger } from '../../log.js';
