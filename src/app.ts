@@ -120,7 +120,12 @@ export function buildApp(deps: AppDependencies, given?: Services) {
       openApiDocument: () => (openApiDocument ??= buildOpenApiDocument(app, config)),
     }),
   );
-  const mount = { requireUser: requireUser(deps.verifyIdentity, services.users), idempotency: idempotency(deps.database) };
+  const mount = {
+    requireUser: requireUser(deps.verifyIdentity, services.users),
+    idempotency: idempotency(deps.database),
+    // The demo agent pays the whole app's paid routes, in process.
+    appFetch: (request: Request) => app.fetch(request),
+  };
   const features = [accountRoutes, chainRoutes, frontDoorRoutes].flatMap((routes) => routes(deps, services, mount));
   for (const routes of features) app.route('/', routes);
 
@@ -137,6 +142,7 @@ export function buildApp(deps: AppDependencies, given?: Services) {
 interface Mount {
   requireUser: MiddlewareHandler<AppEnv>;
   idempotency: MiddlewareHandler<AppEnv>;
+  appFetch: (request: Request) => Response | Promise<Response>;
 }
 
 /** Request context and metrics, CORS, 405s, the body limit, and the security schemes of the OpenAPI document. */
@@ -248,7 +254,7 @@ function chainRoutes(deps: AppDependencies, services: Services, mount: Mount): F
     escrowRoutes({ escrow: on.escrow, gate, requireUser: authenticated, solanaExplorerUrl: (signature) => solana.explorerUrl(signature) }),
     agentDirectoryRoutes({ gate, directory: on.agentDirectory }),
     reputationRoutes({ reputation: on.reputation }),
-    demoAgentRoutes({ demo: on.demoAgent, trustProxy: config.http.trustProxy, shutdown, rateLimits: services.rateLimits }),
+    demoAgentRoutes({ demo: on.demoAgent, trustProxy: config.http.trustProxy, shutdown, rateLimits: services.rateLimits, appFetch: mount.appFetch }),
     decisionRoutes({
       payroll: on.payroll,
       ...mount,
