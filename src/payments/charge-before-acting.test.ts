@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
 import { card, loseAnswer, proofMaker, railBalance } from '../../test/support/pay.js';
-// eslint-disable-next-line no-restricted-imports -- the audit table lives in features/audit (issue 28)
-import { auditLog } from '../features/audit/tables.js';
+import { auditLog } from '../audit/tables.js';
 import { paymentReceipts, payments } from './tables.js';
 import { createLogger } from '../log.js';
 import { paymentGate, type PaymentRailAdapter, type SettlementOutcome } from './gate.js';

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-// eslint-disable-next-line no-restricted-imports -- the audit table lives in features/audit (issue 28); the next step removes this
-import { auditLog } from '../features/audit/tables.js';
+import { auditLog } from '../audit/tables.js';
 import { paymentReceipts, payments } from './tables.js';
 
 export type PaymentRail = (typeof payments.$inferInsert)['rail'];

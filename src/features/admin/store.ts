@@ -7,7 +7,7 @@
 import { count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { payments } from '../../payments/tables.js';
-import { auditLog } from '../audit/tables.js';
+import { auditLog } from '../../audit/tables.js';
 import { emailOutbox } from '../email/tables.js';
 import { employees, employers } from '../employers/tables.js';
 import { escrows } from '../escrow/tables.js';

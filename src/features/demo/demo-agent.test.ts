@@ -74,7 +74,7 @@ beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   // As app.ts does in local mode (unless it already has).
   if (!t.app.routes.some((r) => r.path === PATH)) {
-    t.app.route('/', demoAgentRoutes({ demo: new DemoAgentService({ mode: 'local', faucet: new Faucet(t.embeddedChains!), chains: t.chains!, liveWallet: null, database: t.database }), rateLimits: new RateLimits(t.database) }));
+    t.app.route('/', demoAgentRoutes({ demo: new DemoAgentService({ mode: 'local', faucet: new Faucet(t.embeddedChains!), chains: t.chains!, liveWallet: null, database: t.database }), rateLimits: new RateLimits(t.database), appFetch: (request) => t.app.fetch(request) }));
   }
 });
 afterAll(() => t?.close());
@@ -235,6 +235,7 @@ describe('time bounds', () => {
       demo: new DemoAgentService({ mode: 'local', faucet: new Faucet(t.embeddedChains!), chains: t.chains!, liveWallet: null, database: t.database }),
       limits: { runTimeoutMs: 1 },
       rateLimits: new RateLimits(t.database),
+      appFetch: (request) => app.fetch(request),
     }));
     const events = await readEvents(await app.request(PATH, { method: 'POST' }));
     expect(events.at(-2)).toMatchObject({ event: 'step', data: { kind: 'error', message: expect.stringMatching(/run took longer than/) } });
@@ -245,7 +246,7 @@ describe('time bounds', () => {
 describe('live mode', () => {
   it('without a wallet the route does not exist (404)', async () => {
     const app = new OpenAPIHono<AppEnv>();
-    app.route('/', demoAgentRoutes({ demo: new DemoAgentService({ mode: 'live', faucet: null, chains: t.chains!, liveWallet: null, database: t.database }), rateLimits: new RateLimits(t.database) }));
+    app.route('/', demoAgentRoutes({ demo: new DemoAgentService({ mode: 'live', faucet: null, chains: t.chains!, liveWallet: null, database: t.database }), rateLimits: new RateLimits(t.database), appFetch: (request) => app.fetch(request) }));
     expect(app.routes.some((r) => r.path === PATH)).toBe(false);
     expect((await app.request(PATH, { method: 'POST' })).status).toBe(404);
   });

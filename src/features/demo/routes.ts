@@ -25,8 +25,8 @@ export interface DemoAgentRouteDeps {
   shutdown?: AbortSignal;
   /** Runs per client IP (`demoRuns`) and one run at a time per client IP, on all instances together. */
   rateLimits: RateLimits;
-  /** The whole app, whose paid routes the tour pays (in process); default: this sub-app alone (tests). */
-  appFetch?: DemoRun['appFetch'];
+  /** The whole app's fetch: the tour pays the paid routes of other features' sub-apps. */
+  appFetch: DemoRun['appFetch'];
 }
 
 /** The route's description names its limits: the run's times and the runs per client IP. */
@@ -65,7 +65,7 @@ export function demoAgentRoutes(deps: DemoAgentRouteDeps): FeatureApp {
   if (!deps.demo.available) return app;
   const limits = { ...DEFAULT_DEMO_LIMITS, ...deps.limits };
   const route = runAgentRoute(limits, deps.rateLimits.rules.demoRuns);
-  return app.openapi(route, onRunAgent(deps, limits, deps.appFetch ?? ((request) => app.fetch(request))));
+  return app.openapi(route, onRunAgent(deps, limits, deps.appFetch));
 }
 
 const onRunAgent =

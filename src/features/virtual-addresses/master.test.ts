@@ -6,7 +6,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { loadConfig } from '../../config.js';
-import { auditLog } from '../audit/tables.js';
+import { auditLog } from '../../audit/tables.js';
 import { employers } from '../employers/tables.js';
 import { userTag, virtualAddress } from './address.js';
 import { masterIdOf, virtualMasterAccount, VirtualMasterService } from './master.js';

@@ -1,7 +1,7 @@
 /** The audit log. Column conventions: src/db/columns.ts. */
 import { check, index, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
-import { createdAt, oneOf } from '../../db/columns.js';
-import { employers } from '../employers/tables.js';
+import { createdAt, oneOf } from '../db/columns.js';
+import { employers } from '../features/employers/tables.js';
 
 export const auditLog = pgTable(
   'audit_log',
