@@ -40,7 +40,7 @@ t.app.get('/bench/free', handler);
 t.app.get(BENCH_PAID_ROUTE.path, t.payments!.gate(BENCH_PAID_ROUTE), handler);
 
 const tempo = t.chains!.tempo;
-const treasury = new TreasuryService(tempo, t.services.employers);
+const treasury = new TreasuryService({ tempo, employers: t.services.employers });
 t.app.post('/bench/fund-treasury', async (c) => {
   const { employerId, usd } = await c.req.json<{ employerId: string; usd: string }>();
   const units = parseUsd(usd);

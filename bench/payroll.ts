@@ -37,7 +37,7 @@ async function employer(t: TestApp, sub: string, count: number): Promise<{ token
      FROM generate_series(1, $2::int) AS n RETURNING id`,
     [id, count],
   );
-  const treasury = new TreasuryService(t.chains!.tempo, t.services.employers);
+  const treasury = new TreasuryService({ tempo: t.chains!.tempo, employers: t.services.employers });
   const funds = BigInt(count) * 2_000_000n * 10n;
   await t.request('POST', '/api/dev/faucet', { body: { network: 'eip155:4217', address: t.chains!.tempo.serviceAddress, amount: (funds / 1_000_000n).toString() } });
   await t.chains!.tempo.depositToTreasury(await treasury.accountId(id), funds);
@@ -74,7 +74,13 @@ export async function payrollFigures(runs: number): Promise<Row[]> {
     const draft = await json<{ payroll_run_id: string }>(
       await t.request('POST', `/api/employers/${executed.id}/payroll`, { token: executed.token, body: { items: executed.employees.map((employee_id) => ({ employee_id, amount_usd: '1' })) } }),
     );
-    const service = new PayrollService(t.database, t.services.employers, new TreasuryService(t.chains!.tempo, t.services.employers), t.chains!.tempo, null);
+    const service = new PayrollService({
+      database: t.database,
+      employers: t.services.employers,
+      treasury: new TreasuryService({ tempo: t.chains!.tempo, employers: t.services.employers }),
+      tempo: t.chains!.tempo,
+      screen: null,
+    });
     const run = (await findRun(t.database.db, draft.payroll_run_id))!;
     const client = t.chains!.tempo.connection.publicClient;
     const blockBefore = await client.getBlockNumber();

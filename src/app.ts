@@ -240,7 +240,7 @@ function chainRoutes(deps: AppDependencies, services: Services, mount: Mount): F
   const { requireUser: authenticated } = mount;
   const shutdown = deps.shutdown ?? new AbortController().signal;
   return [
-    treasuryRoutes({ treasury: on.treasury, gate, paidCallers, employers, database: deps.database, requireUser: authenticated, ai: on.ai }),
+    treasuryRoutes({ treasury: on.treasury, operations: on.treasuryOperations, gate, paidCallers, requireUser: authenticated }),
     aiRoutes({ mode: config.mode, ai: on.ai, rules: services.aiRules, requireUser: authenticated }),
     streamRoutes({ gate, solanaAgentWallet: solana.serviceAddress }),
     complianceRoutes({ compliance: on.compliance, paidCallers, gate, requireUser: mount.requireUser, idempotency: mount.idempotency }),

@@ -27,6 +27,7 @@ import type { Observability } from './features/ops/observability.js';
 import { PayrollService } from './features/payroll/service.js';
 import { DEFAULT_ALLOWED_PROGRAMS, SolanaPolicyWallet } from './features/payroll/solana-policy.js';
 import { ReputationService, enqueueReputationWrite } from './features/reputation/service.js';
+import { TreasuryOperations } from './features/treasury/operations.js';
 import { TreasuryService } from './features/treasury/service.js';
 import { UsersService } from './features/users/service.js';
 import { VirtualInflowIndexer, inflowTokens } from './features/virtual-addresses/indexer.js';
@@ -55,6 +56,8 @@ export interface ServiceDependencies {
 export interface ChainServices {
   ai: AiProvider;
   treasury: TreasuryService;
+  /** The treasury routes' reads and actions (balances, yield, optimisation, session actions). */
+  treasuryOperations: TreasuryOperations;
   compliance: ComplianceService;
   payroll: PayrollService;
   solanaPayrollWallet: SolanaPolicyWallet;
@@ -133,8 +136,8 @@ function createChainServices(
   const { config, database, log } = deps;
   const { employers, ai } = shared;
   const { tempo, solana } = chains;
-  const treasury = new TreasuryService(tempo, employers);
-  const compliance = new ComplianceService(database, employers, tempo, config.serviceSlug);
+  const treasury = new TreasuryService({ tempo, employers });
+  const compliance = new ComplianceService({ database, employers, tempo, serviceSlug: config.serviceSlug });
   const wages = new WagesService(database, employers, treasury, tempo);
   // A change that takes salary away from a wallet stops its stream at once (the wages job retries).
   employers.onStreamStops((stopIds) => wages.stopStreams(stopIds));
@@ -158,8 +161,9 @@ function createChainServices(
   return {
     ai,
     treasury,
+    treasuryOperations: new TreasuryOperations({ treasury, employers, database, ai }),
     compliance,
-    payroll: new PayrollService(database, employers, treasury, tempo, compliance),
+    payroll: new PayrollService({ database, employers, treasury, tempo, screen: compliance }),
     solanaPayrollWallet: new SolanaPolicyWallet(solana, { perTxCap, allowedPrograms: allowedPrograms ? new Set(allowedPrograms) : DEFAULT_ALLOWED_PROGRAMS }),
     wages,
     bridge: new BridgeService(database, employers, tempo, bridgeProviderFor(config, database, tempo)),

@@ -459,7 +459,7 @@ describe('c) agent identity proof replay and forgery on POST /api/mpp/agent/pay'
   async function newEmployer(name: string): Promise<{ token: string; id: string }> {
     const token = await t.token(`proof-${randomUUID()}`, `${randomUUID().slice(0, 8)}@proof.example`);
     const id = ((await (await t.request('POST', '/api/employers', { token, body: { name } })).json()) as { id: string }).id;
-    const treasury = new TreasuryService(t.chains!.tempo, t.services.employers);
+    const treasury = new TreasuryService({ tempo: t.chains!.tempo, employers: t.services.employers });
     await t.request('POST', '/api/dev/faucet', { body: { network: 'eip155:4217', address: t.chains!.tempo.serviceAddress, amount: '50' } });
     await t.chains!.tempo.depositToTreasury(await treasury.accountId(id), 50_000_000n);
     return { token, id };

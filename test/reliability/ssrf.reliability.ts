@@ -359,7 +359,7 @@ describe('SSRF through POST /api/mpp/escrow/deliver', () => {
       const { pay } = await railA(t, server.url, '20');
       const owner = await t.token(`ssrf-${randomUUID()}`, 'owner@ssrf.example');
       const employerId = ((await (await t.request('POST', '/api/employers', { token: owner, body: { name: 'SSRF Co' } })).json()) as { id: string }).id;
-      const accountId = await new TreasuryService(t.chains!.tempo, t.services.employers).accountId(employerId);
+      const accountId = await new TreasuryService({ tempo: t.chains!.tempo, employers: t.services.employers }).accountId(employerId);
       await t.request('POST', '/api/dev/faucet', { body: { network: 'eip155:4217', address: t.chains!.tempo.serviceAddress, amount: '100' } });
       await t.chains!.tempo.depositToTreasury(accountId, 100_000_000n);
       await t.request('POST', '/api/dev/faucet', { body: { network: t.chains!.solana.network, address: t.chains!.solana.serviceAddress, amount: '100' } });

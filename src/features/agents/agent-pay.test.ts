@@ -98,7 +98,7 @@ async function expectRefused(response: Response, status: number, code: string) {
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   server = await serveOnLoopback(t.app.fetch);
-  treasury = new TreasuryService(t.chains!.tempo, t.services.employers);
+  treasury = new TreasuryService({ tempo: t.chains!.tempo, employers: t.services.employers });
   pay = (await railA(t, server.url, '40')).pay;
   const employer = await newEmployer('Agent Pay Co', '5000');
   owner = employer.token;

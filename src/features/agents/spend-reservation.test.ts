@@ -77,7 +77,7 @@ async function outcome(response: Response) {
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   server = await serveOnLoopback(t.app.fetch);
-  treasury = new TreasuryService(t.chains!.tempo, t.services.employers);
+  treasury = new TreasuryService({ tempo: t.chains!.tempo, employers: t.services.employers });
   pay = (await railA(t, server.url, '40')).pay;
   owner = await t.token(`spend-${randomUUID()}`, 'owner@spend.example');
   employerId = (await json<{ id: string }>(await t.request('POST', '/api/employers', { token: owner, body: { name: 'Spend Co' } }))).id;

@@ -355,7 +355,7 @@ describe('POST /api/ai/compliance-explain', () => {
   beforeAll(async () => {
     // The real compliance service writes the events; only the chain's TIP-403 answer is faked.
     const tempo = { isAuthorized: (_policy: bigint, account: Address) => Promise.resolve(account.toLowerCase() !== TIP_REFUSED) };
-    const compliance = new ComplianceService(t.database, t.services.employers, tempo);
+    const compliance = new ComplianceService({ database: t.database, employers: t.services.employers, tempo });
     const caller: Caller = { userId: 'ai-owner', email: 'owner@ai.example', isPlatformAdmin: false, ownedEmployerId: employerId, employeeIds: [] };
     await compliance.syncSanctionsList();
     entryId = (await compliance.addToBlocklist(caller, employerId, { walletAddress: BLOCKLISTED, reason: 'Chargeback fraud reported by the bank' }, 'req-ai-1')).entry.id;

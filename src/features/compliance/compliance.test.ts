@@ -103,7 +103,7 @@ const addToBlocklist = (tenant: Tenant, body: unknown, token = tenant.token) =>
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   server = await serveOnLoopback(t.app.fetch);
-  compliance = new ComplianceService(t.database, t.services.employers, t.chains!.tempo, t.config.serviceSlug);
+  compliance = new ComplianceService({ database: t.database, employers: t.services.employers, tempo: t.chains!.tempo, serviceSlug: t.config.serviceSlug });
   await compliance.syncSanctionsList();
   acme = await createTenant('acme');
   rival = await createTenant('rival');

@@ -1,3 +1,4 @@
 /** The compliance feature's public face: what the app mounts and what other features may use. */
 export { complianceRoutes } from './routes.js';
-export type { ComplianceService } from './service.js';
+export { BUILTIN_SANCTIONS, ComplianceService } from './service.js';
+export { CheckBody } from './schema.js';

@@ -66,13 +66,26 @@ export interface CheckInput {
   employerId?: string | undefined;
 }
 
+export interface ComplianceServiceOptions {
+  database: Database;
+  employers: EmployersService;
+  tempo: Pick<TempoChain, 'isAuthorized'>;
+  /** The service's slug, for the compliance list's `providerId`; default `svc`. */
+  serviceSlug?: string | undefined;
+}
+
 export class ComplianceService {
-  constructor(
-    private readonly database: Database,
-    private readonly employers: EmployersService,
-    private readonly tempo: Pick<TempoChain, 'isAuthorized'>,
-    private readonly serviceSlug = 'svc',
-  ) {}
+  private readonly database: Database;
+  private readonly employers: EmployersService;
+  private readonly tempo: Pick<TempoChain, 'isAuthorized'>;
+  private readonly serviceSlug: string;
+
+  constructor(options: ComplianceServiceOptions) {
+    this.database = options.database;
+    this.employers = options.employers;
+    this.tempo = options.tempo;
+    this.serviceSlug = options.serviceSlug ?? 'svc';
+  }
 
   /** `providerId` of the compliance list (spec 2.7): `<SERVICE_SLUG>-compliance`. */
   get providerId(): string {

@@ -154,7 +154,7 @@ beforeAll(async () => {
   payA = pay;
   owner = await t.token(`escrow-${randomUUID()}`, 'owner@escrow.example');
   employerId = (await json<{ id: string }>(await t.request('POST', '/api/employers', { token: owner, body: { name: 'Escrow Co' } }))).id;
-  accountId = await new TreasuryService(t.chains!.tempo, t.services.employers).accountId(employerId);
+  accountId = await new TreasuryService({ tempo: t.chains!.tempo, employers: t.services.employers }).accountId(employerId);
   await t.request('POST', '/api/dev/faucet', { body: { network: 'eip155:4217', address: t.chains!.tempo.serviceAddress, amount: '1000' } });
   await t.chains!.tempo.depositToTreasury(accountId, 1000n * USD);
   // The service's Solana float that funds escrow custody (local mode's demo seed tops it up too).

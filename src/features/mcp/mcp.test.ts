@@ -141,7 +141,7 @@ beforeAll(async () => {
   employerId = (await json<{ id: string }>(await t.request('POST', '/api/employers', { token: owner, body: { name: 'MCP Co' } }))).id;
   const tempoChainPort = t.chains!.tempo;
   await faucet('eip155:4217', tempoChainPort.serviceAddress, '5000');
-  await tempoChainPort.depositToTreasury(await new TreasuryService(tempoChainPort, t.services.employers).accountId(employerId), 5000n * USD);
+  await tempoChainPort.depositToTreasury(await new TreasuryService({ tempo: tempoChainPort, employers: t.services.employers }).accountId(employerId), 5000n * USD);
   // The service's Solana float that funds escrow custody.
   await faucet(t.chains!.solana.network, t.chains!.solana.serviceAddress, '1000');
   agentKey = (await json<{ agent_key: string }>(await t.request('POST', `/api/employers/${employerId}/agent-key`, { token: owner }))).agent_key;

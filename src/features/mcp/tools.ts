@@ -7,10 +7,10 @@ import { AgentProfile, Directory, DirectoryQuery, ProfileParams, RegisterBody } 
 import { PaidOfframpBody } from '../bridge/routes.js';
 import { CheckBody } from '../compliance/schema.js';
 import { DeliverBody, EscrowIdParams, PostEscrowBody } from '../escrow/schema.js';
-import { DecodeBody } from '../memo/routes.js';
+import { DecodeBody } from '../memo/schema.js';
 import { ExecuteBody, HistoryParams, HistoryQuery, PayslipParams } from '../payroll/schema.js';
 import { ReputationParams, ReputationSummarySchema } from '../reputation/schema.js';
-import { OptimizeBody, SessionBody, YieldRatesQuery } from '../treasury/routes.js';
+import { OptimizeBody, SessionBody, YieldRatesQuery } from '../treasury/schema.js';
 import { AdvanceBody } from '../wages/routes.js';
 
 /**

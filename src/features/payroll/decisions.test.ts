@@ -54,7 +54,7 @@ async function proposed(items: { employee_id: string; amount_usd: string; chain?
 
 beforeAll(async () => {
   t = await startTestApp({ SOLANA_PAYROLL_PER_TX_CAP_USD: '100' }, { chains: true });
-  treasury = new TreasuryService(t.chains!.tempo, t.services.employers);
+  treasury = new TreasuryService({ tempo: t.chains!.tempo, employers: t.services.employers });
   ownerToken = await t.token('decision-owner', 'owner@decisions.example');
   employerId = (await json<{ id: string }>(await t.request('POST', '/api/employers', { token: ownerToken, body: { name: 'Planner Co' } }))).id;
   tempoStaff = [];

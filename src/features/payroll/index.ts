@@ -1,3 +1,6 @@
 /** The payroll feature's public face: what the app mounts and what other features may use. */
 export { payrollRoutes, decisionRoutes, paidPayrollRoutes } from './routes.js';
-export type { PayrollService } from './service.js';
+export type { PayrollService, RecipientScreen } from './service.js';
+export { definePayrollJobs } from './jobs.js';
+export { confirmRun, failRun } from './settlement.js';
+export { ExecuteBody, HistoryParams, HistoryQuery, PayslipParams } from './schema.js';

@@ -61,7 +61,7 @@ const asOwner = { 'X-Identity-Token': '' };
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   server = await serveOnLoopback(t.app.fetch);
-  treasury = new TreasuryService(t.chains!.tempo, t.services.employers);
+  treasury = new TreasuryService({ tempo: t.chains!.tempo, employers: t.services.employers });
   ({ token: ownerToken, employerId } = await createEmployer('payroll-owner'));
   staff = [await addEmployee(ownerToken, employerId, 'Ada'), await addEmployee(ownerToken, employerId, 'Grace'), await addEmployee(ownerToken, employerId, 'Alan')];
   await fundTreasury(employerId, '100000');
@@ -161,7 +161,7 @@ describe('crash recovery', () => {
   it('converges after a crash between signing and broadcast: the same bytes are sent once and the run confirms', async () => {
     const draft = await json<{ payroll_run_id: string }>(await prepare({ items: [{ employee_id: staff[1]!.id, amount_usd: '7' }] }));
     const runId = draft.payroll_run_id;
-    const payroll = new PayrollService(t.database, t.services.employers, treasury, t.chains!.tempo, null);
+    const payroll = new PayrollService({ database: t.database, employers: t.services.employers, treasury, tempo: t.chains!.tempo, screen: null });
     const before = await tokenBalance(staff[1]!.wallet);
     // The process claims the run, signs and records the batch, then dies before broadcasting it.
     await store.claimDraft(t.database.db, runId, { submittedBy: 'agent', txHash: null });
@@ -211,7 +211,7 @@ describe('crash recovery', () => {
             : Reflect.get(target, key, target),
     });
     const lateTempo = new Proxy(tempo, { get: (target, key) => (key === 'connection' ? connection : Reflect.get(target, key, target)) });
-    const reconciler = new PayrollService(t.database, t.services.employers, treasury, lateTempo, null);
+    const reconciler = new PayrollService({ database: t.database, employers: t.services.employers, treasury, tempo: lateTempo, screen: null });
     expect(await reconciler.reconcile(runId)).toMatchObject({ status: 'confirmed' });
     expect((await tokenBalance(staff[2]!.wallet)) - before).toBe(3_000_000n);
   });

@@ -1,4 +1,4 @@
-import { createRoute } from '@hono/zod-openapi';
+import { createRoute, type z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { Hex } from 'viem';
 import type { AppEnv } from '../../http/context.js';
@@ -33,7 +33,7 @@ import {
   TransactionsQuery,
   TransactionsResponse,
 } from './schema.js';
-import type { PayrollService } from './service.js';
+import type { PayrollService, PreparedRun } from './service.js';
 import type { SolanaPolicyWallet } from './solana-policy.js';
 import type { ItemRow, RunRow } from './store.js';
 
@@ -81,6 +81,160 @@ function presentTransaction(item: ItemRow) {
   };
 }
 
+function presentPayslip(runId: string, item: ItemRow) {
+  return {
+    run_id: runId,
+    employee_id: item.employeeId,
+    amount_usd: usdNumber(item.amount),
+    gross_amount_usd: usdNumber(item.amount + item.advanceDeduction),
+    advance_deduction_usd: usdNumber(item.advanceDeduction),
+    status: item.status,
+    tx_hash: item.txHash,
+    memo: memoObject(item.memo),
+    finalized_at: iso(item.finalizedAt),
+    block_number: item.blockNumber === null ? null : Number(item.blockNumber),
+    created_at: item.createdAt.toISOString(),
+  };
+}
+
+function presentPrepared(prepared: PreparedRun) {
+  return {
+    payroll_run_id: prepared.run.id,
+    status: 'draft' as const,
+    employer_account_id: prepared.accountId.toString(),
+    recipient_count: prepared.items.length,
+    total_amount_usd: formatUsd(prepared.run.totalAmount),
+    pay_period_start: day(prepared.run.payPeriodStart),
+    pay_period_end: day(prepared.run.payPeriodEnd),
+    calldata: {
+      chain_id: prepared.calldata.chainId,
+      to: prepared.calldata.to,
+      data: prepared.calldata.data,
+      function: 'executeBatchPayroll(address[],uint256[],bytes32[],uint256)' as const,
+    },
+    items: prepared.items.map((i) => ({
+      employee_id: i.employeeId,
+      wallet_address: i.walletAddress,
+      amount_usd: formatUsd(i.amount),
+      gross_amount_usd: formatUsd(i.amount + i.advanceDeduction),
+      advance_deduction_usd: formatUsd(i.advanceDeduction),
+      memo: i.memo,
+    })),
+  };
+}
+
+/** The prepare request as the service takes it: amounts in base units, pay-period days as UTC midnights. */
+function prepareInput(body: z.infer<typeof PrepareBody>) {
+  return {
+    items: body.items.map((item) => ({ employeeId: item.employee_id, amount: parseUsd(item.amount_usd)!, walletAddress: item.wallet_address })),
+    payPeriodStart: body.pay_period_start ? new Date(`${body.pay_period_start}T00:00:00Z`) : null,
+    payPeriodEnd: body.pay_period_end ? new Date(`${body.pay_period_end}T00:00:00Z`) : null,
+  };
+}
+
+// The owner routes' middleware (bearer identity, idempotency) and the paid routes' gate and
+// paid-caller middleware are added when the routes are built: they need the app's dependencies.
+
+const prepareRun = createRoute({
+  method: 'post',
+  path: '/api/employers/{id}/payroll',
+  tags: ['Payroll'],
+  summary: 'Prepare a payroll run: checks, memos, a draft, and the unsigned batch call',
+  security,
+  request: { params: EmployerIdParams, body: jsonBody(PrepareBody) },
+  responses: {
+    201: jsonContent(PreparedRunSchema, 'The draft run and its unsigned batch calldata.'),
+    ...errorResponses(400, 401, 404, 409, 413, 415),
+    422: jsonContent(
+      ErrorSchema,
+      'INSUFFICIENT_TREASURY, RECIPIENT_BLOCKED (`blocked_wallets` names them), EMPLOYEE_NOT_PAYABLE, or ADVANCES_EXCEED_PAY (`employees` names them: their advances are not less than the payment).',
+    ),
+  },
+});
+
+const submitRun = createRoute({
+  method: 'post',
+  path: '/api/employers/{id}/payroll/{runId}/submit',
+  tags: ['Payroll'],
+  summary: 'Record the hash of the signed batch transaction (draft -> submitted, once)',
+  security,
+  request: { params: RunIdParams, body: jsonBody(SubmitBody) },
+  responses: {
+    200: jsonContent(RunSchema, 'The run: submitted, or already confirmed/failed when its transaction was mined.'),
+    ...errorResponses(400, 401, 404, 409, 415),
+  },
+});
+
+const listRuns = createRoute({
+  method: 'get',
+  path: '/api/employers/{id}/payroll/runs',
+  tags: ['Payroll'],
+  summary: 'Payroll runs, newest first',
+  security,
+  request: { params: EmployerIdParams, query: RunsQuery },
+  responses: { 200: jsonContent(RunsResponse, 'A page of runs.'), ...errorResponses(400, 401, 404) },
+});
+
+const listTransactions = createRoute({
+  method: 'get',
+  path: '/api/transactions',
+  tags: ['Payroll'],
+  summary: "The owner's payroll transactions (payment items), newest first",
+  security,
+  request: { query: TransactionsQuery },
+  responses: { 200: jsonContent(TransactionsResponse, 'A page of payment items.'), ...errorResponses(400, 401, 404) },
+});
+
+const proposeDecision = createRoute({
+  method: 'post',
+  path: '/api/employers/{id}/payroll/decisions',
+  tags: ['Payroll'],
+  summary: 'Record an agent-planned payroll (a decision) for x402/payroll/execute',
+  security,
+  request: { params: EmployerIdParams, body: jsonBody(ProposeDecisionBody) },
+  responses: { 201: jsonContent(DecisionResponse, 'The decision, proposed.'), ...errorResponses(400, 401, 404, 409, 415) },
+});
+
+const executeDecision = createRoute({
+  method: 'post',
+  path: '/api/x402/payroll/execute',
+  tags: ['Payroll'],
+  summary: 'Execute an agent decision (identity JWT; no charge)',
+  description:
+    'Tempo items are paid in one batch from the agent wallet; Solana items through the policy-enforcing wallet. ' +
+    'A Solana item over the per-transaction cap or calling a program outside the whitelist is `policy_rejected` ' +
+    '(listed in `solana_policy_rejections`) and the run still succeeds.',
+  security,
+  request: { body: jsonBody(X402ExecuteBody) },
+  responses: {
+    200: jsonContent(X402ExecuteResponse, 'Executed; per-item rejections and broadcast errors are in the body.'),
+    ...errorResponses(400, 401, 404, 409, 415),
+    422: jsonContent(ErrorSchema, 'INSUFFICIENT_TREASURY, RECIPIENT_BLOCKED, EMPLOYEE_NOT_PAYABLE or DECISION_INVALID: nothing was sent; the decision stays proposed.'),
+  },
+});
+
+/** POST /api/mpp/payroll/execute (PAID.payrollExecute), less its gate and paid-caller middleware. */
+const executeRunRoute = {
+  request: { headers: PaidIdentityHeaders, body: jsonBody(ExecuteBody) },
+  responses: {
+    200: jsonContent(ExecuteResponse, 'Paid on chain in one batch transaction from the agent wallet.'),
+    ...errorResponses(400, 401, 404, 409, 415),
+    422: jsonContent(ErrorSchema, 'The chain refused the batch (e.g. INSUFFICIENT_TREASURY); the run is failed and nothing was paid.'),
+  },
+};
+
+/** GET /api/mpp/payslips/{runId}/{employeeId} (PAID.payslip), less its gate and paid-caller middleware. */
+const payslipRoute = {
+  request: { headers: PaidIdentityHeaders, params: PayslipParams },
+  responses: { 200: jsonContent(PayslipResponse, 'The payslip.'), ...errorResponses(400, 401, 404) },
+};
+
+/** GET /api/mpp/employee/{id}/history (PAID.employeeHistory), less its gate and paid-caller middleware. */
+const historyRoute = {
+  request: { headers: PaidIdentityHeaders, params: HistoryParams, query: HistoryQuery },
+  responses: { 200: jsonContent(HistoryResponse, 'Newest first.'), ...errorResponses(400, 401, 404) },
+};
+
 export interface PayrollRouteDeps {
   payroll: PayrollService;
   requireUser: MiddlewareHandler<AppEnv>;
@@ -90,127 +244,37 @@ export interface PayrollRouteDeps {
 /** Internal REST (spec 4.8): prepare, submit, runs, transactions. */
 export function payrollRoutes(deps: PayrollRouteDeps): FeatureApp {
   const app = featureApp();
-  app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/api/employers/{id}/payroll',
-      tags: ['Payroll'],
-      summary: 'Prepare a payroll run: checks, memos, a draft, and the unsigned batch call',
-      security,
-      middleware: [deps.requireUser, deps.idempotency] as const,
-      request: { params: EmployerIdParams, body: jsonBody(PrepareBody) },
-      responses: {
-        201: jsonContent(PreparedRunSchema, 'The draft run and its unsigned batch calldata.'),
-        ...errorResponses(400, 401, 404, 409, 413, 415),
-        422: jsonContent(
-          ErrorSchema,
-          'INSUFFICIENT_TREASURY, RECIPIENT_BLOCKED (`blocked_wallets` names them), EMPLOYEE_NOT_PAYABLE, or ADVANCES_EXCEED_PAY (`employees` names them: their advances are not less than the payment).',
-        ),
-      },
-    }),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      const body = c.req.valid('json');
-      const prepared = await deps.payroll.prepare(
-        c.var.caller,
-        id,
-        {
-          items: body.items.map((item) => ({ employeeId: item.employee_id, amount: parseUsd(item.amount_usd)!, walletAddress: item.wallet_address })),
-          payPeriodStart: body.pay_period_start ? new Date(`${body.pay_period_start}T00:00:00Z`) : null,
-          payPeriodEnd: body.pay_period_end ? new Date(`${body.pay_period_end}T00:00:00Z`) : null,
-        },
-        c.var.requestId,
-      );
-      return c.json(
-        {
-          payroll_run_id: prepared.run.id,
-          status: 'draft' as const,
-          employer_account_id: prepared.accountId.toString(),
-          recipient_count: prepared.items.length,
-          total_amount_usd: formatUsd(prepared.run.totalAmount),
-          pay_period_start: day(prepared.run.payPeriodStart),
-          pay_period_end: day(prepared.run.payPeriodEnd),
-          calldata: {
-            chain_id: prepared.calldata.chainId,
-            to: prepared.calldata.to,
-            data: prepared.calldata.data,
-            function: 'executeBatchPayroll(address[],uint256[],bytes32[],uint256)' as const,
-          },
-          items: prepared.items.map((i) => ({
-            employee_id: i.employeeId,
-            wallet_address: i.walletAddress,
-            amount_usd: formatUsd(i.amount),
-            gross_amount_usd: formatUsd(i.amount + i.advanceDeduction),
-            advance_deduction_usd: formatUsd(i.advanceDeduction),
-            memo: i.memo,
-          })),
-        },
-        201,
-      );
-    },
-  );
+  const owner = [deps.requireUser];
+  const ownerWrite = [deps.requireUser, deps.idempotency];
 
-  app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/api/employers/{id}/payroll/{runId}/submit',
-      tags: ['Payroll'],
-      summary: 'Record the hash of the signed batch transaction (draft -> submitted, once)',
-      security,
-      middleware: [deps.requireUser, deps.idempotency] as const,
-      request: { params: RunIdParams, body: jsonBody(SubmitBody) },
-      responses: {
-        200: jsonContent(RunSchema, 'The run: submitted, or already confirmed/failed when its transaction was mined.'),
-        ...errorResponses(400, 401, 404, 409, 415),
-      },
-    }),
-    async (c) => {
-      const { id, runId } = c.req.valid('param');
-      const { tx_hash } = c.req.valid('json');
-      return c.json(presentRun(await deps.payroll.submit(c.var.caller, id, runId, tx_hash as Hex, c.var.requestId)), 200);
-    },
-  );
+  app.openapi({ ...prepareRun, middleware: ownerWrite }, async (c) => {
+    const { id } = c.req.valid('param');
+    const prepared = await deps.payroll.prepare(c.var.caller, id, prepareInput(c.req.valid('json')), c.var.requestId);
+    return c.json(presentPrepared(prepared), 201);
+  });
 
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/api/employers/{id}/payroll/runs',
-      tags: ['Payroll'],
-      summary: 'Payroll runs, newest first',
-      security,
-      middleware: [deps.requireUser] as const,
-      request: { params: EmployerIdParams, query: RunsQuery },
-      responses: { 200: jsonContent(RunsResponse, 'A page of runs.'), ...errorResponses(400, 401, 404) },
-    }),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      const page = c.req.valid('query');
-      const { rows, total } = await deps.payroll.listRuns(c.var.caller, id, page);
-      return c.json({ employer_id: id, runs: rows.map(presentRun), page: page.page, limit: page.limit, total }, 200);
-    },
-  );
+  app.openapi({ ...submitRun, middleware: ownerWrite }, async (c) => {
+    const { id, runId } = c.req.valid('param');
+    const { tx_hash } = c.req.valid('json');
+    return c.json(presentRun(await deps.payroll.submit(c.var.caller, id, runId, tx_hash as Hex, c.var.requestId)), 200);
+  });
 
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/api/transactions',
-      tags: ['Payroll'],
-      summary: "The owner's payroll transactions (payment items), newest first",
-      security,
-      middleware: [deps.requireUser] as const,
-      request: { query: TransactionsQuery },
-      responses: { 200: jsonContent(TransactionsResponse, 'A page of payment items.'), ...errorResponses(400, 401, 404) },
-    }),
-    async (c) => {
-      const query = c.req.valid('query');
-      const { rows, total } = await deps.payroll.transactions(
-        c.var.caller,
-        { employeeId: query.employeeId, status: query.status, from: query.from ? new Date(query.from) : undefined, to: query.to ? new Date(query.to) : undefined },
-        query,
-      );
-      return c.json({ transactions: rows.map(presentTransaction), page: query.page, limit: query.limit, total }, 200);
-    },
-  );
+  app.openapi({ ...listRuns, middleware: owner }, async (c) => {
+    const { id } = c.req.valid('param');
+    const page = c.req.valid('query');
+    const { rows, total } = await deps.payroll.listRuns(c.var.caller, id, page);
+    return c.json({ employer_id: id, runs: rows.map(presentRun), page: page.page, limit: page.limit, total }, 200);
+  });
+
+  app.openapi({ ...listTransactions, middleware: owner }, async (c) => {
+    const query = c.req.valid('query');
+    const { rows, total } = await deps.payroll.transactions(
+      c.var.caller,
+      { employeeId: query.employeeId, status: query.status, from: query.from ? new Date(query.from) : undefined, to: query.to ? new Date(query.to) : undefined },
+      query,
+    );
+    return c.json({ transactions: rows.map(presentTransaction), page: query.page, limit: query.limit, total }, 200);
+  });
   return app;
 }
 
@@ -230,71 +294,35 @@ export interface DecisionRouteDeps {
  */
 export function decisionRoutes(deps: DecisionRouteDeps): FeatureApp {
   const app = featureApp();
-  app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/api/employers/{id}/payroll/decisions',
-      tags: ['Payroll'],
-      summary: 'Record an agent-planned payroll (a decision) for x402/payroll/execute',
-      security,
-      middleware: [deps.requireUser, deps.idempotency] as const,
-      request: { params: EmployerIdParams, body: jsonBody(ProposeDecisionBody) },
-      responses: { 201: jsonContent(DecisionResponse, 'The decision, proposed.'), ...errorResponses(400, 401, 404, 409, 415) },
-    }),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      const body = c.req.valid('json');
-      const decision = await deps.payroll.proposeDecision(
-        c.var.caller,
-        id,
-        body.items.map((i) => ({ employeeId: i.employee_id, amount: parseUsd(i.amount_usd)!, chain: i.chain })),
-        body.agent_identifier ?? null,
-        c.var.requestId,
-      );
-      return c.json({ decision_id: decision.id, employer_id: id, status: decision.status, created_at: decision.createdAt.toISOString() }, 201);
-    },
-  );
 
-  app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/api/x402/payroll/execute',
-      tags: ['Payroll'],
-      summary: 'Execute an agent decision (identity JWT; no charge)',
-      description:
-        'Tempo items are paid in one batch from the agent wallet; Solana items through the policy-enforcing wallet. ' +
-        'A Solana item over the per-transaction cap or calling a program outside the whitelist is `policy_rejected` ' +
-        '(listed in `solana_policy_rejections`) and the run still succeeds.',
-      security,
-      middleware: [deps.requireUser] as const,
-      request: { body: jsonBody(X402ExecuteBody) },
-      responses: {
-        200: jsonContent(X402ExecuteResponse, 'Executed; per-item rejections and broadcast errors are in the body.'),
-        ...errorResponses(400, 401, 404, 409, 415),
-        422: jsonContent(ErrorSchema, 'INSUFFICIENT_TREASURY, RECIPIENT_BLOCKED, EMPLOYEE_NOT_PAYABLE or DECISION_INVALID: nothing was sent; the decision stays proposed.'),
+  app.openapi({ ...proposeDecision, middleware: [deps.requireUser, deps.idempotency] }, async (c) => {
+    const { id } = c.req.valid('param');
+    const body = c.req.valid('json');
+    const items = body.items.map((i) => ({ employeeId: i.employee_id, amount: parseUsd(i.amount_usd)!, chain: i.chain }));
+    const decision = await deps.payroll.proposeDecision(c.var.caller, id, items, body.agent_identifier ?? null, c.var.requestId);
+    return c.json({ decision_id: decision.id, employer_id: id, status: decision.status, created_at: decision.createdAt.toISOString() }, 201);
+  });
+
+  app.openapi({ ...executeDecision, middleware: [deps.requireUser] }, async (c) => {
+    const { employer_id, decision_id } = c.req.valid('json');
+    const done = await deps.payroll.executeDecision(c.var.caller, employer_id, decision_id, deps.solanaWallet, c.var.requestId);
+    return c.json(
+      {
+        payroll_run_id: done.runId,
+        decision_id: done.decisionId,
+        solana_signatures: done.solanaSignatures,
+        tempo_tx_hash: done.tempoTxHash,
+        tempo_broadcast_error: done.tempoBroadcastError,
+        tempo_explorer_url: done.tempoTxHash ? deps.tempoExplorerUrl(done.tempoTxHash) : null,
+        solana_broadcast_error: done.solanaBroadcastError,
+        solana_policy_rejections: done.solanaPolicyRejections,
+        solana_explorer_urls: done.solanaSignatures.map(deps.solanaExplorerUrl),
+        total_amount: usdNumber(done.total),
+        employee_count: done.employeeCount,
       },
-    }),
-    async (c) => {
-      const { employer_id, decision_id } = c.req.valid('json');
-      const done = await deps.payroll.executeDecision(c.var.caller, employer_id, decision_id, deps.solanaWallet, c.var.requestId);
-      return c.json(
-        {
-          payroll_run_id: done.runId,
-          decision_id: done.decisionId,
-          solana_signatures: done.solanaSignatures,
-          tempo_tx_hash: done.tempoTxHash,
-          tempo_broadcast_error: done.tempoBroadcastError,
-          tempo_explorer_url: done.tempoTxHash ? deps.tempoExplorerUrl(done.tempoTxHash) : null,
-          solana_broadcast_error: done.solanaBroadcastError,
-          solana_policy_rejections: done.solanaPolicyRejections,
-          solana_explorer_urls: done.solanaSignatures.map(deps.solanaExplorerUrl),
-          total_amount: usdNumber(done.total),
-          employee_count: done.employeeCount,
-        },
-        200,
-      );
-    },
-  );
+      200,
+    );
+  });
   return app;
 }
 
@@ -311,97 +339,50 @@ export interface PaidPayrollRouteDeps {
  */
 export function paidPayrollRoutes(deps: PaidPayrollRouteDeps): FeatureApp {
   const app = featureApp();
-  const paidCaller = requirePaidCaller(deps.paidCallers);
-  app.openapi(
-    createRoute(
-      paidRoute(PAID.payrollExecute, deps.gate, {
-        middleware: [paidCaller],
-        request: { headers: PaidIdentityHeaders, body: jsonBody(ExecuteBody) },
-        responses: {
-          200: jsonContent(ExecuteResponse, 'Paid on chain in one batch transaction from the agent wallet.'),
-          ...errorResponses(400, 401, 404, 409, 415),
-          422: jsonContent(ErrorSchema, 'The chain refused the batch (e.g. INSUFFICIENT_TREASURY); the run is failed and nothing was paid.'),
-        },
-      }),
-    ),
-    async (c) => {
-      const { payrollRunId } = c.req.valid('json');
-      const paid = c.var.paidCaller;
-      const run = await deps.payroll.runFor(paid, payrollRunId);
-      c.var.payment.attribute(run.employerId);
-      const actor = paid.kind === 'user' ? { userId: paid.caller.userId, kind: 'user' as const } : { userId: null, kind: 'agent' as const };
-      const executed = await deps.payroll.execute(run, actor, c.var.requestId, c.var.payment);
-      const employer = await deps.payroll.employerOf(run);
-      return c.json(
-        {
-          success: true,
-          tx_hash: executed.txHash,
-          payroll_run_id: run.id,
-          recipient_count: executed.recipientCount,
-          ...(employer?.adminWallet ? { employer_admin_wallet: employer.adminWallet } : {}),
-          employer_account_id: executed.accountId.toString(),
-        },
-        200,
-      );
-    },
-  );
+  const middleware = [requirePaidCaller(deps.paidCallers)];
 
-  app.openapi(
-    createRoute(
-      paidRoute(PAID.payslip, deps.gate, {
-        middleware: [paidCaller],
-        request: { headers: PaidIdentityHeaders, params: PayslipParams },
-        responses: { 200: jsonContent(PayslipResponse, 'The payslip.'), ...errorResponses(400, 401, 404) },
-      }),
-    ),
-    async (c) => {
-      const { runId, employeeId } = c.req.valid('param');
-      const { run, item } = await deps.payroll.payslip(c.var.paidCaller, runId, employeeId);
-      c.var.payment.attribute(run.employerId);
-      return c.json(
-        {
-          payslip: {
-            run_id: run.id,
-            employee_id: item.employeeId,
-            amount_usd: usdNumber(item.amount),
-            gross_amount_usd: usdNumber(item.amount + item.advanceDeduction),
-            advance_deduction_usd: usdNumber(item.advanceDeduction),
-            status: item.status,
-            tx_hash: item.txHash,
-            memo: memoObject(item.memo),
-            finalized_at: iso(item.finalizedAt),
-            block_number: item.blockNumber === null ? null : Number(item.blockNumber),
-            created_at: item.createdAt.toISOString(),
-          },
-        },
-        200,
-      );
-    },
-  );
+  app.openapi(createRoute(paidRoute(PAID.payrollExecute, deps.gate, { middleware, ...executeRunRoute })), async (c) => {
+    const { payrollRunId } = c.req.valid('json');
+    const paid = c.var.paidCaller;
+    const run = await deps.payroll.runFor(paid, payrollRunId);
+    c.var.payment.attribute(run.employerId);
+    const actor = paid.kind === 'user' ? { userId: paid.caller.userId, kind: 'user' as const } : { userId: null, kind: 'agent' as const };
+    const executed = await deps.payroll.execute(run, actor, c.var.requestId, c.var.payment);
+    const employer = await deps.payroll.employerOf(run);
+    return c.json(
+      {
+        success: true,
+        tx_hash: executed.txHash,
+        payroll_run_id: run.id,
+        recipient_count: executed.recipientCount,
+        ...(employer?.adminWallet ? { employer_admin_wallet: employer.adminWallet } : {}),
+        employer_account_id: executed.accountId.toString(),
+      },
+      200,
+    );
+  });
 
-  app.openapi(
-    createRoute(
-      paidRoute(PAID.employeeHistory, deps.gate, {
-        middleware: [paidCaller],
-        request: { headers: PaidIdentityHeaders, params: HistoryParams, query: HistoryQuery },
-        responses: { 200: jsonContent(HistoryResponse, 'Newest first.'), ...errorResponses(400, 401, 404) },
-      }),
-    ),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      const { limit } = c.req.valid('query');
-      const { employee, items } = await deps.payroll.history(c.var.paidCaller, id, limit);
-      c.var.payment.attribute(employee.employerId);
-      const payments = items.map((item) => ({
-        id: item.id,
-        amount_usd: usdNumber(item.amount),
-        status: item.status,
-        tx_hash: item.txHash,
-        memo: memoObject(item.memo),
-        created_at: item.createdAt.toISOString(),
-      }));
-      return c.json({ employee_id: id, payments, count: payments.length }, 200);
-    },
-  );
+  app.openapi(createRoute(paidRoute(PAID.payslip, deps.gate, { middleware, ...payslipRoute })), async (c) => {
+    const { runId, employeeId } = c.req.valid('param');
+    const { run, item } = await deps.payroll.payslip(c.var.paidCaller, runId, employeeId);
+    c.var.payment.attribute(run.employerId);
+    return c.json({ payslip: presentPayslip(run.id, item) }, 200);
+  });
+
+  app.openapi(createRoute(paidRoute(PAID.employeeHistory, deps.gate, { middleware, ...historyRoute })), async (c) => {
+    const { id } = c.req.valid('param');
+    const { limit } = c.req.valid('query');
+    const { employee, items } = await deps.payroll.history(c.var.paidCaller, id, limit);
+    c.var.payment.attribute(employee.employerId);
+    const payments = items.map((item) => ({
+      id: item.id,
+      amount_usd: usdNumber(item.amount),
+      status: item.status,
+      tx_hash: item.txHash,
+      memo: memoObject(item.memo),
+      created_at: item.createdAt.toISOString(),
+    }));
+    return c.json({ employee_id: id, payments, count: payments.length }, 200);
+  });
   return app;
 }

@@ -95,14 +95,29 @@ export interface DecisionExecution {
  * Payroll runs (spec 4.8 prepare/submit/runs, 4.3 execute, payslips and history). Runs move
  * draft -> submitted -> confirmed | failed, each step a compare-and-set (docs/api.md).
  */
+export interface PayrollServiceOptions {
+  database: Database;
+  employers: EmployersService;
+  treasury: TreasuryService;
+  tempo: TempoChain;
+  /** Screens every recipient before a run is stored; null screens nobody. */
+  screen: RecipientScreen | null;
+}
+
 export class PayrollService {
-  constructor(
-    private readonly database: Database,
-    private readonly employers: EmployersService,
-    private readonly treasury: TreasuryService,
-    private readonly tempo: TempoChain,
-    private readonly screen: RecipientScreen | null,
-  ) {}
+  private readonly database: Database;
+  private readonly employers: EmployersService;
+  private readonly treasury: TreasuryService;
+  private readonly tempo: TempoChain;
+  private readonly screen: RecipientScreen | null;
+
+  constructor(options: PayrollServiceOptions) {
+    this.database = options.database;
+    this.employers = options.employers;
+    this.treasury = options.treasury;
+    this.tempo = options.tempo;
+    this.screen = options.screen;
+  }
 
   /** Spec 4.8's seven steps; everything is checked before anything is written. */
   async prepare(caller: Caller, employerId: string, input: PrepareInput, requestId: string): Promise<PreparedRun> {

@@ -16,22 +16,23 @@ export interface StreamRouteDeps {
   solanaAgentWallet: string | null;
 }
 
-export function streamRoutes(deps: StreamRouteDeps): FeatureApp {
-  const app = featureApp();
-  const paid = paidRoute(PAID.streamOpen, deps.gate, {
-    request: { body: jsonBody(CreateStreamBody) },
-    description:
-      'Answers the stream handle of spec 2.2 with `stub: true`: the current implementation is a mock and moves nothing on chain. ' +
-      '503 `SOLANA_AGENT_WALLET_NOT_CONFIGURED` (before any payment is asked for) when the server has no Solana agent wallet.',
-    responses: {
-      200: jsonContent(StreamHandle, 'The stream handle (a mock: `stub` is true).'),
-      ...errorResponses(400, 415),
-      503: jsonContent(ErrorSchema, 'The Solana agent wallet is not configured on this server (`SOLANA_AGENT_WALLET_NOT_CONFIGURED`).'),
-    },
-  });
-  // The wallet check runs before the gate: a server that cannot serve the route does not ask to be paid.
-  const requireWallet: MiddlewareHandler<AppEnv> = async (c, next) => {
-    if (deps.solanaAgentWallet === null) {
+/** POST /api/x402/streams (PAID.streamOpen), less its gate: `paidRoute` adds that when the routes are built. */
+const openStreamRoute = {
+  request: { body: jsonBody(CreateStreamBody) },
+  description:
+    'Answers the stream handle of spec 2.2 with `stub: true`: the current implementation is a mock and moves nothing on chain. ' +
+    '503 `SOLANA_AGENT_WALLET_NOT_CONFIGURED` (before any payment is asked for) when the server has no Solana agent wallet.',
+  responses: {
+    200: jsonContent(StreamHandle, 'The stream handle (a mock: `stub` is true).'),
+    ...errorResponses(400, 415),
+    503: jsonContent(ErrorSchema, 'The Solana agent wallet is not configured on this server (`SOLANA_AGENT_WALLET_NOT_CONFIGURED`).'),
+  },
+};
+
+/** 503 when the server has no Solana agent wallet; runs before the gate, so a server that cannot serve the route does not ask to be paid. */
+function requireWallet(solanaAgentWallet: string | null): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (solanaAgentWallet === null) {
       return errorResponse(
         c,
         new AppError('SOLANA_AGENT_WALLET_NOT_CONFIGURED', 'Streams need the Solana agent wallet, which is not configured on this server.'),
@@ -39,7 +40,12 @@ export function streamRoutes(deps: StreamRouteDeps): FeatureApp {
     }
     await next();
   };
-  app.openapi(createRoute({ ...paid, middleware: [requireWallet, ...paid.middleware] }), (c) =>
+}
+
+export function streamRoutes(deps: StreamRouteDeps): FeatureApp {
+  const app = featureApp();
+  const paid = paidRoute(PAID.streamOpen, deps.gate, openStreamRoute);
+  app.openapi(createRoute({ ...paid, middleware: [requireWallet(deps.solanaAgentWallet), ...paid.middleware] }), (c) =>
     c.json(openStubStream(c.req.valid('json')), 200),
   );
   return app;

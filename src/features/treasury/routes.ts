@@ -1,247 +1,117 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Address } from 'viem';
-import type { Database } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
 import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { notFound } from '../../errors.js';
-import { errorResponses, evmAddressSchema, jsonBody, jsonContent } from '../../http/validation.js';
+import { errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
 import { requirePaidCaller } from '../../http/paid-caller.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
-import type { AiProvider } from '../../providers/ai/index.js';
 import { PaidCallers } from '../employers/paid-caller.js';
 import { EmployerIdParams, PaidIdentityHeaders } from '../employers/schema.js';
-import type { EmployersService } from '../employers/service.js';
-import { TreasuryOperations } from './operations.js';
+import type { TreasuryOperations } from './operations.js';
+import { OptimizeBody, Optimization, OwnerTreasury, SessionBody, SessionEnvelope, YieldRates, YieldRatesQuery, YieldSummary } from './schema.js';
 import type { TreasuryService } from './service.js';
-
-export const YieldRatesQuery = z.object({
-  token: evmAddressSchema.optional().openapi({ param: { name: 'token', in: 'query' }, description: 'Token address; default the base stable token.' }),
-});
-const YieldRates = z
-  .object({
-    apy_bps: z.number(),
-    apy_percent: z.number(),
-    sources: z.array(z.string()),
-    allocation: z.array(z.number()).openapi({ description: 'Basis points per source.' }),
-    timestamp: z.number().openapi({ description: 'Unix milliseconds.' }),
-  })
-  .openapi('YieldRates');
-
-const usd = (description: string) => z.string().openapi({ description: `${description} USD decimal string with 6 places.`, example: '1250.000000' });
-
-const OwnerTreasury = z
-  .object({
-    employer_id: z.uuid(),
-    employer_account_id: z.string().openapi({ description: 'The treasury account id on the Tempo chain (decimal).' }),
-    token: z.string().openapi({ description: 'Address of the stablecoin the treasury holds.' }),
-    available_usd: usd('Spendable balance.'),
-    locked_usd: usd('Balance locked for pending payroll and payments.'),
-    total_usd: usd('available + locked.'),
-  })
-  .openapi('EmployerTreasury');
-
-const YieldSourceAllocation = z.object({ name: z.string(), apy_bps: z.number().int(), allocation_bps: z.number().int() });
-const YieldSummary = z
-  .object({
-    employer_id: z.uuid(),
-    apy_bps: z.number().int().openapi({ description: "Blended APY of the account's allocation, basis points (rounded down)." }),
-    apy_percent: z.number(),
-    sources: z.array(YieldSourceAllocation).openapi({ description: 'Each source, its APY and the account\'s allocation to it (basis points summing to 10,000).' }),
-    available_usd: usd('Spendable balance.'),
-    locked_usd: usd('Locked balance.'),
-    total_usd: usd('available + locked.'),
-    projected_annual_yield_usd: usd('A year of yield on total_usd at the current allocation, rounded down.'),
-  })
-  .openapi('EmployerYieldSummary');
-
-const questionText = z
-  .string()
-  .max(2000)
-  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
-  .regex(/^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]*$/, 'must not contain control characters other than line breaks and tabs');
-
-export const OptimizeBody = z
-  .object({
-    employerId: z.uuid().openapi({ description: 'The employer; the caller must act for it (owner identity token or its agent key).' }),
-    question: questionText.optional().openapi({ description: 'A natural-language question (at most 2,000 characters).' }),
-  })
-  .openapi('TreasuryOptimizeRequest');
-
-const Recommendation = z.object({ id: z.string(), text: z.string(), impact: z.enum(['high', 'medium']) }).openapi('TreasuryRecommendation');
-const Optimization = z
-  .object({
-    employerId: z.uuid(),
-    employerAdminWallet: z.string().openapi({ description: "The treasury account's administrator on chain." }),
-    employerAccountId: z.string(),
-    question: z.string().nullable(),
-    summary: z.object({
-      available_usd: usd('Spendable balance.'),
-      locked_usd: usd('Locked balance.'),
-      total_usd: usd('available + locked.'),
-      current_apy_percent: z.number().openapi({ description: 'Blended APY of the current allocation, percent.' }),
-      accrued_yield_usd: usd('Yield credited to the treasury so far; the yield router credits none, so "0.000000" (docs/api.md).'),
-    }),
-    suggestion: z.string(),
-    recommendations: z.array(Recommendation),
-    sources: z.array(z.object({ name: z.string(), apy_bps: z.number().int() })).openapi({ description: 'The yield sources, in allocation order.' }),
-    current_allocation: z.array(z.number().int()).openapi({ description: 'Basis points per source (as yield-rates), summing to 10,000.' }),
-    recommended_allocation: z.array(z.number().int()).openapi({ description: 'Basis points per source, summing to 10,000. Divide by 100 for session/treasury rebalance percentages.' }),
-    recommended_apy_percent: z.number(),
-    current_projected_annual_yield_usd: usd('A year of yield on total_usd at the current allocation.'),
-    projected_annual_yield_usd: usd('A year of yield on total_usd at the recommended allocation.'),
-    advice_source: z.enum(['deterministic', 'ai']).openapi({ description: 'Who worded suggestion and recommendation texts; numbers are always the engine\'s.' }),
-    analyzedAt: z.iso.datetime(),
-  })
-  .openapi('TreasuryOptimization');
-
-const SESSION_ACTIONS = ['balance', 'yield', 'rebalance', 'headcount'] as const;
-const percentages = z.array(z.number()).max(100);
-export const SessionBody = z
-  .object({
-    action: z.enum(SESSION_ACTIONS),
-    employerId: z.uuid(),
-    allocation: percentages.optional().openapi({ description: 'rebalance: target percentages, one per yield source, 0-100 with at most 2 decimals, summing to 100.' }),
-    params: z.object({ targetAllocation: percentages.optional().openapi({ description: 'Alternative location of the rebalance target.' }) }).optional(),
-  })
-  .openapi('TreasurySessionRequest');
-
-const SessionResult = z.union([
-  z.object({ employerId: z.uuid(), availableUsd: usd('Spendable balance.'), lockedUsd: usd('Locked balance.'), totalUsd: usd('available + locked.') }).openapi('TreasurySessionBalance'),
-  z
-    .object({
-      employerId: z.uuid(),
-      apyBps: z.number().int(),
-      apyPercent: z.number(),
-      sources: z.array(z.object({ name: z.string(), apyBps: z.number().int(), allocationBps: z.number().int() })),
-    })
-    .openapi('TreasurySessionYield'),
-  z
-    .object({
-      employerId: z.uuid(),
-      allocation_bps: z.array(z.number().int()),
-      previous_allocation_bps: z.array(z.number().int()),
-      tx_hash: z.string(),
-    })
-    .openapi('TreasurySessionRebalance'),
-  z.object({ employerId: z.uuid(), activeEmployees: z.number().int() }).openapi('TreasurySessionHeadcount'),
-]);
-const SessionEnvelope = z
-  .object({
-    action: z.enum(SESSION_ACTIONS),
-    result: SessionResult.openapi({ description: 'balance, yield, rebalance or headcount result (docs/api.md).' }),
-    timestamp: z.number().int().openapi({ description: 'Unix milliseconds.' }),
-  })
-  .openapi('TreasurySessionResponse');
 
 export interface TreasuryRouteDeps {
   treasury: TreasuryService;
+  operations: TreasuryOperations;
   gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>;
   paidCallers: PaidCallers;
-  employers: EmployersService;
-  database: Database;
   requireUser: MiddlewareHandler<AppEnv>;
-  ai: AiProvider;
 }
 
 const security = [{ bearerAuth: [] }];
 
+// The owner routes' bearer identity and the paid routes' gate and paid-caller middleware are added
+// when the routes are built: they need the app's dependencies.
+
+/** GET /api/mpp/treasury/yield-rates (PAID.yieldRates), less its gate. */
+const yieldRatesRoute = {
+  request: { query: YieldRatesQuery },
+  responses: {
+    200: jsonContent(YieldRates, 'The yield sources and the blended APY of the default allocation.'),
+    ...errorResponses(400, 404),
+  },
+};
+
+const ownerTreasury = createRoute({
+  method: 'get',
+  path: '/api/employers/{id}/treasury',
+  tags: ['Employers'],
+  summary: "The employer's available and locked treasury balances",
+  security,
+  request: { params: EmployerIdParams },
+  responses: { 200: jsonContent(OwnerTreasury, 'Balances read from the treasury contract.'), ...errorResponses(400, 401, 404) },
+});
+
+const yieldSummary = createRoute({
+  method: 'get',
+  path: '/api/yield',
+  tags: ['Employers'],
+  summary: "The caller's employer yield summary",
+  security,
+  responses: { 200: jsonContent(YieldSummary, 'Sources, allocation, blended APY and a year\'s projection.'), ...errorResponses(401, 404) },
+});
+
+/** POST /api/mpp/treasury/optimize (PAID.treasuryOptimize), less its gate and paid-caller middleware. */
+const optimizeRoute = {
+  description:
+    'Identity: X-Identity-Token (the employer owner) or X-Agent-Key (its agent). A caller not acting for employerId gets 404, as for a missing employer; the fee is kept. ' +
+    'The engine is deterministic; a configured AI provider may only reword the texts.',
+  request: { headers: PaidIdentityHeaders, body: jsonBody(OptimizeBody) },
+  responses: { 200: jsonContent(Optimization, 'Spec 2.9, plus the documented extras.'), ...errorResponses(400, 401, 404, 415) },
+};
+
+/** POST /api/mpp/agent/session/treasury (PAID.treasurySession), less its gate and paid-caller middleware. */
+const sessionRoute = {
+  description:
+    'Identity: X-Identity-Token (the employer owner) or X-Agent-Key (its agent); otherwise 404 as for a missing employer (fee kept). ' +
+    'rebalance takes percentages in allocation or params.targetAllocation and is audited.',
+  request: { headers: PaidIdentityHeaders, body: jsonBody(SessionBody) },
+  responses: { 200: jsonContent(SessionEnvelope, 'The action\'s result in the envelope.'), ...errorResponses(400, 401, 404, 409, 415) },
+};
+
+/**
+ * The paid caller, if it acts for the employer; otherwise 404 exactly as for a missing employer
+ * (after payment: the fee is kept, as for every answer below 500).
+ */
+function actingFor(c: Context<AppEnv>, employerId: string) {
+  const paid = c.var.paidCaller;
+  if (!PaidCallers.actsFor(paid, employerId)) throw notFound('Employer');
+  c.var.payment.attribute(employerId);
+  return paid;
+}
+
 export function treasuryRoutes(deps: TreasuryRouteDeps): FeatureApp {
   const app = featureApp();
-  const operations = new TreasuryOperations(deps);
+  const { operations } = deps;
   const paidCaller = requirePaidCaller(deps.paidCallers);
 
-  /**
-   * The paid caller, if it acts for the employer; otherwise 404 exactly as for a missing employer
-   * (after payment: the fee is kept, as for every answer below 500).
-   */
-  const actingFor = (c: Context<AppEnv>, employerId: string) => {
-    const paid = c.var.paidCaller;
-    if (!PaidCallers.actsFor(paid, employerId)) throw notFound('Employer');
-    c.var.payment.attribute(employerId);
-    return paid;
-  };
+  app.openapi(createRoute(paidRoute(PAID.yieldRates, deps.gate, yieldRatesRoute)), async (c) => {
+    const { token } = c.req.valid('query');
+    return c.json(await deps.treasury.yieldRates(token as Address | undefined), 200);
+  });
 
-  app.openapi(
-    createRoute(
-      paidRoute(PAID.yieldRates, deps.gate, {
-        request: { query: YieldRatesQuery },
-        responses: {
-          200: jsonContent(YieldRates, 'The yield sources and the blended APY of the default allocation.'),
-          ...errorResponses(400, 404),
-        },
-      }),
-    ),
-    async (c) => {
-      const { token } = c.req.valid('query');
-      return c.json(await deps.treasury.yieldRates(token as Address | undefined), 200);
-    },
+  app.openapi({ ...ownerTreasury, middleware: [deps.requireUser] }, async (c) =>
+    c.json(await operations.ownerTreasury(c.var.caller, c.req.valid('param').id), 200),
   );
 
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/api/employers/{id}/treasury',
-      tags: ['Employers'],
-      summary: "The employer's available and locked treasury balances",
-      security,
-      middleware: [deps.requireUser] as const,
-      request: { params: EmployerIdParams },
-      responses: { 200: jsonContent(OwnerTreasury, 'Balances read from the treasury contract.'), ...errorResponses(400, 401, 404) },
-    }),
-    async (c) => c.json(await operations.ownerTreasury(c.var.caller, c.req.valid('param').id), 200),
-  );
+  app.openapi({ ...yieldSummary, middleware: [deps.requireUser] }, async (c) => c.json(await operations.yieldSummary(c.var.caller), 200));
 
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/api/yield',
-      tags: ['Employers'],
-      summary: "The caller's employer yield summary",
-      security,
-      middleware: [deps.requireUser] as const,
-      responses: { 200: jsonContent(YieldSummary, 'Sources, allocation, blended APY and a year\'s projection.'), ...errorResponses(401, 404) },
-    }),
-    async (c) => c.json(await operations.yieldSummary(c.var.caller), 200),
-  );
+  app.openapi(createRoute(paidRoute(PAID.treasuryOptimize, deps.gate, { middleware: [paidCaller], ...optimizeRoute })), async (c) => {
+    const { employerId, question } = c.req.valid('json');
+    actingFor(c, employerId);
+    const asked = question?.trim() ? question.trim() : null;
+    return c.json(await operations.optimize(employerId, asked), 200);
+  });
 
-  app.openapi(
-    createRoute(
-      paidRoute(PAID.treasuryOptimize, deps.gate, {
-        middleware: [paidCaller],
-        description:
-          'Identity: X-Identity-Token (the employer owner) or X-Agent-Key (its agent). A caller not acting for employerId gets 404, as for a missing employer; the fee is kept. ' +
-          'The engine is deterministic; a configured AI provider may only reword the texts.',
-        request: { headers: PaidIdentityHeaders, body: jsonBody(OptimizeBody) },
-        responses: { 200: jsonContent(Optimization, 'Spec 2.9, plus the documented extras.'), ...errorResponses(400, 401, 404, 415) },
-      }),
-    ),
-    async (c) => {
-      const { employerId, question } = c.req.valid('json');
-      actingFor(c, employerId);
-      const asked = question?.trim() ? question.trim() : null;
-      return c.json(await operations.optimize(employerId, asked), 200);
-    },
-  );
-
-  app.openapi(
-    createRoute(
-      paidRoute(PAID.treasurySession, deps.gate, {
-        middleware: [paidCaller],
-        description:
-          'Identity: X-Identity-Token (the employer owner) or X-Agent-Key (its agent); otherwise 404 as for a missing employer (fee kept). ' +
-          'rebalance takes percentages in allocation or params.targetAllocation and is audited.',
-        request: { headers: PaidIdentityHeaders, body: jsonBody(SessionBody) },
-        responses: { 200: jsonContent(SessionEnvelope, 'The action\'s result in the envelope.'), ...errorResponses(400, 401, 404, 409, 415) },
-      }),
-    ),
-    async (c) => {
-      const body = c.req.valid('json');
-      const paid = actingFor(c, body.employerId);
-      const result = await operations.sessionAction(body, paid, { requestId: c.var.requestId, paymentId: c.var.payment.id, redeemed: c.var.payment.redeemed });
-      return c.json({ action: body.action, result, timestamp: Date.now() }, 200);
-    },
-  );
+  app.openapi(createRoute(paidRoute(PAID.treasurySession, deps.gate, { middleware: [paidCaller], ...sessionRoute })), async (c) => {
+    const body = c.req.valid('json');
+    const paid = actingFor(c, body.employerId);
+    const result = await operations.sessionAction(body, paid, { requestId: c.var.requestId, paymentId: c.var.payment.id, redeemed: c.var.payment.redeemed });
+    return c.json({ action: body.action, result, timestamp: Date.now() }, 200);
+  });
   return app;
 }

@@ -27,11 +27,19 @@ export interface TreasuryAccountState {
   admin: Address;
 }
 
+export interface TreasuryServiceOptions {
+  tempo: TempoChain;
+  employers: EmployersService;
+}
+
 export class TreasuryService {
-  constructor(
-    private readonly tempo: TempoChain,
-    private readonly employers: EmployersService,
-  ) {}
+  private readonly tempo: TempoChain;
+  private readonly employers: EmployersService;
+
+  constructor(options: TreasuryServiceOptions) {
+    this.tempo = options.tempo;
+    this.employers = options.employers;
+  }
 
   /**
    * The employer's treasury account on the Tempo chain, opened on first use: administered by the

@@ -82,7 +82,7 @@ async function readTicks(manager: Awaited<ReturnType<typeof railASession>>, url:
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   server = await serveOnLoopback(t.app.fetch);
-  treasury = new TreasuryService(t.chains!.tempo, t.services.employers);
+  treasury = new TreasuryService({ tempo: t.chains!.tempo, employers: t.services.employers });
   ownerToken = await t.token('wages-owner', 'wages-owner@wages.example');
   employerId = (await json<{ id: string }>(await t.request('POST', '/api/employers', { token: ownerToken, body: { name: 'Wages Inc' } }))).id;
   await fundTreasury(employerId, 10_000n);

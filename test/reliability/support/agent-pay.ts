@@ -52,7 +52,7 @@ export function tempoBalance(t: TestApp, owner: Address): Promise<bigint> {
 }
 
 export function treasuryService(t: TestApp): TreasuryService {
-  return new TreasuryService(t.chains!.tempo, t.services.employers);
+  return new TreasuryService({ tempo: t.chains!.tempo, employers: t.services.employers });
 }
 
 /** An employer whose treasury holds `fundUnits` (6-decimal base units) on the embedded Tempo chain. */

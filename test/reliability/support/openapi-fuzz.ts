@@ -536,7 +536,7 @@ export async function seedTenant(t: TestApp, label: string, options: { pay?: Pay
   }
 
   const fundUsd = options.fundUsd ?? '1000';
-  const treasury = new TreasuryService(t.chains!.tempo, t.services.employers);
+  const treasury = new TreasuryService({ tempo: t.chains!.tempo, employers: t.services.employers });
   await json(await t.request('POST', '/api/dev/faucet', { body: { network: 'eip155:4217', address: t.chains!.tempo.serviceAddress, amount: fundUsd } }), 'faucet', [200]);
   await t.chains!.tempo.depositToTreasury(await treasury.accountId(employerId), BigInt(fundUsd) * 1_000_000n);
   // The service's Solana float funds escrow custody.
