@@ -376,42 +376,7 @@ export const LOCAL_IDP_AUDIENCE = 'payroll-internal-api';
 export const LOCAL_DEMO_ADMIN_ID = 'demo-admin';
 
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
-  const problems: string[] = [];
-  const present = (key: string) => (source[key] ?? '').trim() !== '';
-  // Without an explicit APP_MODE, a configured live chain means live mode: a half-configured live
-  // deployment then refuses to start instead of silently running on embedded chains.
-  const liveChainConfigured = present('TEMPO_RPC_URL') || present('BASE_RPC_URL') || present('SOLANA_RPC_URL');
-  const aiProvider = source.AI_PROVIDER?.trim() || 'offline';
-  if ((source.APP_MODE?.trim() || (liveChainConfigured ? 'live' : 'local')) === 'live') {
-    const missing: string[] = LIVE_REQUIRED.filter((key) => !present(key));
-    // A hosted AI provider needs its key; `offline` needs nothing.
-    if (aiProvider !== 'offline' && !present('AI_API_KEY')) missing.push('AI_API_KEY');
-    if (missing.length > 0) problems.push(`live mode is missing required settings: ${missing.join(', ')}`);
-  } else if ((aiProvider === 'anthropic' || (aiProvider === 'openai' && !present('AI_BASE_URL'))) && !present('AI_API_KEY')) {
-    // Local mode may point `openai` at a local model server without a key; nothing else works keyless.
-    problems.push(`AI_API_KEY: required with AI_PROVIDER=${aiProvider}${aiProvider === 'openai' ? ' unless AI_BASE_URL names a local model server' : ''}`);
-  }
-  const parsed = envSchema.safeParse(source);
-  const zeroBytes = parsed.success ? parsed.data.VIRTUAL_MASTER_ZERO_BYTES : undefined;
-  if (zeroBytes !== undefined && zeroBytes !== 4 && (parsed.data?.APP_MODE ?? (liveChainConfigured ? 'live' : 'local')) === 'live') {
-    problems.push("VIRTUAL_MASTER_ZERO_BYTES: local mode only; live Tempo's registry demands 4 zero bytes");
-  }
-  for (const key of ['CRASH_AT', 'LOCAL_TAKEOVER_SECONDS', 'DEVNET_URL'] as const) {
-    const why = key === 'DEVNET_URL' ? 'live mode uses the live chains' : "the reliability suite's crash tests";
-    if (present(key) && (parsed.data?.APP_MODE ?? (liveChainConfigured ? 'live' : 'local')) === 'live') problems.push(`${key}: local mode only (${why})`);
-  }
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      problems.push(`${issue.path.join('.') || 'environment'}: ${issue.message}`);
-    }
-  }
-  if (present('X402_FACILITATOR_KEY_ID') !== present('X402_FACILITATOR_KEY_SECRET')) {
-    problems.push('X402_FACILITATOR_KEY_ID and X402_FACILITATOR_KEY_SECRET: set both or neither');
-  }
-  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
-  const env = parsed.data;
-  const mode: Mode = env.APP_MODE ?? (liveChainConfigured ? 'live' : 'local');
-
+  const { env, mode } = parseEnv(source);
   const port = env.PORT;
   const adminIds = (env.ADMIN_USER_IDS ?? (mode === 'local' ? LOCAL_DEMO_ADMIN_ID : ''))
     .split(',')
@@ -441,17 +406,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       audience: env.IDP_AUDIENCE ?? LOCAL_IDP_AUDIENCE,
       loginUrl: env.IDP_LOGIN_URL,
     },
-    http: {
-      maxBodyBytes: env.MAX_BODY_BYTES,
-      corsOrigins:
-        env.CORS_ORIGINS === '*'
-          ? '*'
-          : env.CORS_ORIGINS.split(',')
-              .map((s) => s.trim())
-              .filter(Boolean),
-      trustProxy: env.TRUST_PROXY,
-      mcpAllowedOrigins: mcpAllowedOrigins(env),
-    },
+    http: httpSettings(env),
     jobsEnabled: env.JOBS_ENABLED,
     agentSecretsKey: env.AGENT_SECRETS_KEY,
     oauthSigningKey: env.OAUTH_SIGNING_KEY,
@@ -492,27 +447,90 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     virtualInflows: { confirmations: env.VIRTUAL_INFLOW_CONFIRMATIONS ?? DEFAULT_INFLOW_CONFIRMATIONS[mode] },
     secrets: secretsIn(source),
     faults: { crashAt: env.CRASH_AT, takeoverSeconds: env.LOCAL_TAKEOVER_SECONDS },
-    live: {
-      tempoRpcUrl: env.TEMPO_RPC_URL,
-      baseRpcUrl: env.BASE_RPC_URL,
-      solanaRpcUrl: env.SOLANA_RPC_URL,
-      x402FacilitatorUrl: env.X402_FACILITATOR_URL,
-      x402FacilitatorKey:
-        env.X402_FACILITATOR_KEY_ID && env.X402_FACILITATOR_KEY_SECRET ? { keyId: env.X402_FACILITATOR_KEY_ID, keySecret: env.X402_FACILITATOR_KEY_SECRET } : undefined,
-      x402FacilitatorTimeoutMs: env.X402_FACILITATOR_TIMEOUT_MS,
-      mppSecretKey: env.MPP_SECRET_KEY,
-      smtpUrl: env.SMTP_URL,
-      emailFrom: env.EMAIL_FROM,
-      stripe: env.STRIPE_SECRET_KEY
-        ? { secretKey: env.STRIPE_SECRET_KEY, networkId: env.STRIPE_NETWORK_ID ?? 'internal', timeoutMs: env.STRIPE_TIMEOUT_MS, maxAttempts: env.STRIPE_MAX_ATTEMPTS }
-        : undefined,
-      evmServiceKey: env.EVM_SERVICE_KEY as `0x${string}` | undefined,
-      solanaServiceSeed: env.SOLANA_SERVICE_KEY,
-      tempoContracts: env.TEMPO_CONTRACTS,
-      baseUsdcAddress: env.BASE_USDC_ADDRESS as `0x${string}`,
-      solanaUsdcMint: env.SOLANA_USDC_MINT,
-      solanaNetwork: env.SOLANA_NETWORK,
-    },
+    live: liveSettings(env),
+  };
+}
+
+/**
+ * The settings, checked: every problem (missing live settings, a value out of range, a local-only
+ * setting in live mode) is collected and thrown together as one ConfigError.
+ */
+function parseEnv(source: Record<string, string | undefined>): { env: Env; mode: Mode } {
+  const problems: string[] = [];
+  const present = (key: string) => (source[key] ?? '').trim() !== '';
+  // Without an explicit APP_MODE, a configured live chain means live mode: a half-configured live
+  // deployment then refuses to start instead of silently running on embedded chains.
+  const liveChainConfigured = present('TEMPO_RPC_URL') || present('BASE_RPC_URL') || present('SOLANA_RPC_URL');
+  const aiProvider = source.AI_PROVIDER?.trim() || 'offline';
+  if ((source.APP_MODE?.trim() || (liveChainConfigured ? 'live' : 'local')) === 'live') {
+    const missing: string[] = LIVE_REQUIRED.filter((key) => !present(key));
+    // A hosted AI provider needs its key; `offline` needs nothing.
+    if (aiProvider !== 'offline' && !present('AI_API_KEY')) missing.push('AI_API_KEY');
+    if (missing.length > 0) problems.push(`live mode is missing required settings: ${missing.join(', ')}`);
+  } else if ((aiProvider === 'anthropic' || (aiProvider === 'openai' && !present('AI_BASE_URL'))) && !present('AI_API_KEY')) {
+    // Local mode may point `openai` at a local model server without a key; nothing else works keyless.
+    problems.push(`AI_API_KEY: required with AI_PROVIDER=${aiProvider}${aiProvider === 'openai' ? ' unless AI_BASE_URL names a local model server' : ''}`);
+  }
+  const parsed = envSchema.safeParse(source);
+  const zeroBytes = parsed.success ? parsed.data.VIRTUAL_MASTER_ZERO_BYTES : undefined;
+  if (zeroBytes !== undefined && zeroBytes !== 4 && (parsed.data?.APP_MODE ?? (liveChainConfigured ? 'live' : 'local')) === 'live') {
+    problems.push("VIRTUAL_MASTER_ZERO_BYTES: local mode only; live Tempo's registry demands 4 zero bytes");
+  }
+  for (const key of ['CRASH_AT', 'LOCAL_TAKEOVER_SECONDS', 'DEVNET_URL'] as const) {
+    const why = key === 'DEVNET_URL' ? 'live mode uses the live chains' : "the reliability suite's crash tests";
+    if (present(key) && (parsed.data?.APP_MODE ?? (liveChainConfigured ? 'live' : 'local')) === 'live') problems.push(`${key}: local mode only (${why})`);
+  }
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      problems.push(`${issue.path.join('.') || 'environment'}: ${issue.message}`);
+    }
+  }
+  if (present('X402_FACILITATOR_KEY_ID') !== present('X402_FACILITATOR_KEY_SECRET')) {
+    problems.push('X402_FACILITATOR_KEY_ID and X402_FACILITATOR_KEY_SECRET: set both or neither');
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  const env = parsed.data;
+  const mode: Mode = env.APP_MODE ?? (liveChainConfigured ? 'live' : 'local');
+  return { env, mode };
+}
+
+/** How the HTTP server listens and whom it answers (bodies, CORS, proxies, MCP origins). */
+function httpSettings(env: Env): Config['http'] {
+  return {
+    maxBodyBytes: env.MAX_BODY_BYTES,
+    corsOrigins:
+      env.CORS_ORIGINS === '*'
+        ? '*'
+        : env.CORS_ORIGINS.split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+    trustProxy: env.TRUST_PROXY,
+    mcpAllowedOrigins: mcpAllowedOrigins(env),
+  };
+}
+
+/** The live chains, facilitator, processors and keys (each undefined when unset). */
+function liveSettings(env: Env): Config['live'] {
+  return {
+    tempoRpcUrl: env.TEMPO_RPC_URL,
+    baseRpcUrl: env.BASE_RPC_URL,
+    solanaRpcUrl: env.SOLANA_RPC_URL,
+    x402FacilitatorUrl: env.X402_FACILITATOR_URL,
+    x402FacilitatorKey:
+      env.X402_FACILITATOR_KEY_ID && env.X402_FACILITATOR_KEY_SECRET ? { keyId: env.X402_FACILITATOR_KEY_ID, keySecret: env.X402_FACILITATOR_KEY_SECRET } : undefined,
+    x402FacilitatorTimeoutMs: env.X402_FACILITATOR_TIMEOUT_MS,
+    mppSecretKey: env.MPP_SECRET_KEY,
+    smtpUrl: env.SMTP_URL,
+    emailFrom: env.EMAIL_FROM,
+    stripe: env.STRIPE_SECRET_KEY
+      ? { secretKey: env.STRIPE_SECRET_KEY, networkId: env.STRIPE_NETWORK_ID ?? 'internal', timeoutMs: env.STRIPE_TIMEOUT_MS, maxAttempts: env.STRIPE_MAX_ATTEMPTS }
+      : undefined,
+    evmServiceKey: env.EVM_SERVICE_KEY as `0x${string}` | undefined,
+    solanaServiceSeed: env.SOLANA_SERVICE_KEY,
+    tempoContracts: env.TEMPO_CONTRACTS,
+    baseUsdcAddress: env.BASE_USDC_ADDRESS as `0x${string}`,
+    solanaUsdcMint: env.SOLANA_USDC_MINT,
+    solanaNetwork: env.SOLANA_NETWORK,
   };
 }
 

@@ -110,23 +110,17 @@ const INLINE_REFUND_MS = 15_000;
  * A settled payment whose answer was lost is served once when the same proof and request come back.
  */
 export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => MiddlewareHandler<AppEnv> {
-  const { db, leaseSeconds } = deps;
-  const leased = <T>(paymentId: string, work: () => Promise<T>) => holdingLease(db, paymentId, leaseSeconds, work);
-
   return (route) => async (c, next) => {
     const proof = readPaymentProof(c.req.raw);
     const adapters = deps.adapters.filter((a) => a.rails.some((rail) => route.rails.includes(rail)));
-    if (proof.kind === 'none') return paymentRequired(c, route, adapters, 'PAYMENT_REQUIRED', `This route costs ${priceText(route)}.`);
-    if (proof.kind === 'malformed') return paymentRequired(c, route, adapters, 'PAYMENT_INVALID', `The payment proof is malformed: ${proof.reason}.`);
+    const call: GateCall = { deps, c, next, route, adapters };
+    if (proof.kind === 'none') return refuse(call, 'PAYMENT_REQUIRED', `This route costs ${priceText(route)}.`);
+    if (proof.kind === 'malformed') return refuse(call, 'PAYMENT_INVALID', `The payment proof is malformed: ${proof.reason}.`);
     const adapter = adapters.find((a) => a.accepts(proof));
-    if (!adapter) {
-      return paymentRequired(c, route, adapters, 'PAYMENT_RAIL_NOT_ACCEPTED', `This route accepts rail ${route.rails.join(', ')} only.`);
-    }
+    if (!adapter) return refuse(call, 'PAYMENT_RAIL_NOT_ACCEPTED', `This route accepts rail ${route.rails.join(', ')} only.`);
 
     if (adapter.session?.accepts(proof)) {
-      if (route.unit === 'charge') {
-        return paymentRequired(c, route, adapters, 'PAYMENT_INVALID', 'This route takes single charges, not MPP session credentials.');
-      }
+      if (route.unit === 'charge') return refuse(call, 'PAYMENT_INVALID', 'This route takes single charges, not MPP session credentials.');
       // A channel's signed cumulative amount bounds what it can ever be charged, and a call is
       // charged against it before its handler: no proof claim, nothing acts unpaid.
       return adapter.session.serve({
@@ -134,137 +128,166 @@ export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => Middle
         route,
         proof,
         next,
-        refuse: (code, reason) => paymentRequired(c, route, adapters, code, `The session payment was refused: ${reason}.`),
+        refuse: (code, reason) => refuse(call, code, `The session payment was refused: ${reason}.`),
       });
     }
-
-    const bound = { proofHash: proofHashOf(proof), requestHash: await requestHashOf(c) };
-    /** A proof someone presented before: its lost answer served once, or a refusal. */
-    const answerEarlier = async (earlier: ClaimRow | null) => {
-      if (earlier?.status === 'unknown') return outcomeUnknown(c, earlier.id);
-      if (earlier?.status === 'settled' && earlier.proofHash === bound.proofHash && earlier.requestHash === bound.requestHash) {
-        const taken = await takeOverSettled(db, earlier.id, leaseSeconds);
-        if (taken) return serveSettled(c, next, taken.id, taken.settlement?.headers ?? {}, true);
-        return paymentRequired(c, route, adapters, 'PAYMENT_ALREADY_USED', 'This payment proof is paying for a call still being answered.', {
-          'Retry-After': String(leaseSeconds),
-        });
-      }
-      return paymentRequired(c, route, adapters, 'PAYMENT_ALREADY_USED', 'This payment proof has already been used.');
-    };
-
-    const verification = await adapter.verify(route, proof, c.req.raw);
-    if (!verification.ok) {
-      const earlier = (await findClaim(db, { proofHash: bound.proofHash })) ?? (verification.proofKey ? await findClaim(db, { proofKey: verification.proofKey }) : null);
-      if (earlier) return answerEarlier(earlier);
-      return paymentRequired(c, route, adapters, 'PAYMENT_INVALID', verification.reason);
-    }
-    const { payment } = verification;
-    const paymentId = await claimProof(
-      db,
-      {
-        proofKey: payment.proofKey,
-        rail: payment.rail,
-        network: payment.network,
-        route: `${route.method} ${route.path}`,
-        payer: payment.payer,
-        amount: route.price,
-        asset: payment.asset,
-        requestId: c.var.requestId,
-        trace: payment.trace,
-        ...bound,
-      },
-      leaseSeconds,
-    );
-    if (!paymentId) return answerEarlier(await findClaim(db, { proofKey: payment.proofKey }));
-
-    if (payment.prepaid || (await effectOf(route, c)) === 'acts') {
-      const outcome = await leased(paymentId, () => settleSafely(payment));
-      if (outcome.state !== 'settled') return unsettled(c, route, adapters, paymentId, outcome, null);
-      crashPoint('payment.after-settle');
-      await recordSettlement(db, paymentId, outcome);
-      crashPoint('payment.before-handler');
-      return serveSettled(c, next, paymentId, outcome.headers, false);
-    }
-    return serveThenSettle(c, next, paymentId, payment, (outcome, status) => unsettled(c, route, adapters, paymentId, outcome, status));
+    return servePaidCall(call, adapter, proof);
   };
+}
 
-  /** An `acts` call (or a redemption) after its fee settled: run the handler; a 5xx refunds the fee. */
-  async function serveSettled(c: Context<AppEnv>, next: Next, paymentId: string, receiptHeaders: Record<string, string>, redeemed: boolean) {
-    const fee = paymentContext(paymentId, redeemed);
-    c.set('payment', fee.payment);
-    const failure = await leased(paymentId, () => runHandler(next));
-    if (failure !== null || c.res.status >= 500) {
-      await refundFailedCall(c, paymentId, failure === null ? c.res.status : 500);
-      if (failure !== null) throw failure.error;
-      return;
-    }
-    crashPoint('payment.before-served');
-    const kept = await markServed(db, paymentId, { httpStatus: c.res.status, employerId: fee.attributedTo() }, deps.onSettled);
-    // Never expected while this request holds the lease: worth a look if it ever happens.
-    if (!kept) c.var.log.error({ paymentId }, 'a served payment was no longer settled');
-    for (const [name, value] of Object.entries(receiptHeaders)) c.res.headers.set(name, value);
-  }
+/** One paid request as the gate handles it: the gate's dependencies, the request, and the route's adapters. */
+interface GateCall {
+  deps: PaymentGateDeps;
+  c: Context<AppEnv>;
+  next: Next;
+  route: PaidRoute;
+  adapters: PaymentRailAdapter[];
+}
 
-  /** A `reads` call: the handler answers first, then the fee settles (or the answer is withheld). */
-  async function serveThenSettle(
-    c: Context<AppEnv>,
-    next: Next,
-    paymentId: string,
-    payment: VerifiedPayment,
-    unpaid: (outcome: Exclude<SettlementOutcome, { state: 'settled' }>, httpStatus: number) => Promise<Response>,
-  ) {
-    const fee = paymentContext(paymentId, false);
-    c.set('payment', fee.payment);
-    const failure = await leased(paymentId, () => runHandler(next));
-    if (failure !== null || c.res.status >= 500) {
-      // Nothing moved: the proof goes back unspent, and may be presented again.
-      await releaseClaim(db, paymentId);
-      if (failure !== null) throw failure.error;
-      return;
-    }
-    const status = c.res.status;
-    const outcome = await leased(paymentId, () => settleSafely(payment));
-    if (outcome.state !== 'settled') {
-      c.res = await unpaid(outcome, status);
-      return;
-    }
-    await markServed(db, paymentId, { httpStatus: status, employerId: fee.attributedTo(), settlement: outcome }, deps.onSettled);
-    for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
-  }
+/** What a claim binds a proof to: the proof itself and the request it paid for. */
+interface Bound {
+  proofHash: string;
+  requestHash: string;
+}
 
-  /** A settled fee whose call failed goes back to the payer: now if it can, else by the reconciler. */
-  async function refundFailedCall(c: Context<AppEnv>, paymentId: string, httpStatus: number) {
-    let timer: NodeJS.Timeout | undefined;
-    const refunded = await Promise.race([
-      deps.refunds.start(paymentId, 'request', httpStatus, `the call answered ${httpStatus}`),
-      new Promise<'later'>((resolve) => (timer = setTimeout(resolve, INLINE_REFUND_MS, 'later'))),
-    ])
-      .catch((error: unknown) => {
-        c.var.log.error({ err: error, paymentId }, 'fee refund failed; the reconciler retries it');
-        return 'later' as const;
-      })
-      .finally(() => clearTimeout(timer));
-    if (refunded === null) return; // resolved by someone else
-    if (c.res.status >= 500) c.res.headers.set('Payment-Refund', refunded === 'later' || refunded.state !== 'refunded' ? 'pending' : refunded.reference);
-  }
+/** Work done while holding the claim's lease (renewed so a live request is never taken for a crash). */
+function leased<T>(deps: PaymentGateDeps, paymentId: string, work: () => Promise<T>): Promise<T> {
+  return holdingLease(deps.db, paymentId, deps.leaseSeconds, work);
+}
 
-  /** A settlement that did not happen: voided (402, nothing moved) or unknown (502, never 402). */
-  async function unsettled(
-    c: Context<AppEnv>,
-    route: PaidRoute,
-    adapters: PaymentRailAdapter[],
-    paymentId: string,
-    outcome: Exclude<SettlementOutcome, { state: 'settled' }>,
-    httpStatus: number | null,
-  ): Promise<Response> {
-    if (outcome.state === 'refused') {
-      await voidClaim(db, paymentId, httpStatus);
-      return paymentRequired(c, route, adapters, 'PAYMENT_SETTLEMENT_FAILED', `The payment could not be settled: ${outcome.reason}.`);
-    }
-    await markOutcomeUnknown(db, paymentId, httpStatus, outcome.reference);
-    c.var.log.error({ paymentId, reason: outcome.reason }, 'payment settlement outcome unknown');
-    return outcomeUnknown(c, paymentId);
+/** The 402 for this call's route, with every adapter's offer. */
+function refuse(call: GateCall, code: string, message: string, extraHeaders: Record<string, string> = {}): Promise<Response> {
+  return paymentRequired(call.c, call.route, call.adapters, code, message, extraHeaders);
+}
+
+/** A single-charge proof: verified, claimed, then settled before or after the handler by the route's effect. */
+async function servePaidCall(call: GateCall, adapter: PaymentRailAdapter, proof: Exclude<PaymentProof, { kind: 'none' | 'malformed' }>) {
+  const { deps, c, route } = call;
+  const { db, leaseSeconds } = deps;
+  const bound: Bound = { proofHash: proofHashOf(proof), requestHash: await requestHashOf(c) };
+
+  const verification = await adapter.verify(route, proof, c.req.raw);
+  if (!verification.ok) {
+    const earlier = (await findClaim(db, { proofHash: bound.proofHash })) ?? (verification.proofKey ? await findClaim(db, { proofKey: verification.proofKey }) : null);
+    if (earlier) return answerEarlier(call, bound, earlier);
+    return refuse(call, 'PAYMENT_INVALID', verification.reason);
   }
+  const { payment } = verification;
+  const paymentId = await claimProof(
+    db,
+    {
+      proofKey: payment.proofKey,
+      rail: payment.rail,
+      network: payment.network,
+      route: `${route.method} ${route.path}`,
+      payer: payment.payer,
+      amount: route.price,
+      asset: payment.asset,
+      requestId: c.var.requestId,
+      trace: payment.trace,
+      ...bound,
+    },
+    leaseSeconds,
+  );
+  if (!paymentId) return answerEarlier(call, bound, await findClaim(db, { proofKey: payment.proofKey }));
+
+  if (payment.prepaid || (await effectOf(route, c)) === 'acts') {
+    const outcome = await leased(deps, paymentId, () => settleSafely(payment));
+    if (outcome.state !== 'settled') return unsettled(call, paymentId, outcome, null);
+    crashPoint('payment.after-settle');
+    await recordSettlement(db, paymentId, outcome);
+    crashPoint('payment.before-handler');
+    return serveSettled(call, paymentId, outcome.headers, false);
+  }
+  return serveThenSettle(call, paymentId, payment);
+}
+
+/** A proof someone presented before: its lost answer served once, or a refusal. */
+async function answerEarlier(call: GateCall, bound: Bound, earlier: ClaimRow | null) {
+  const { deps, c } = call;
+  if (earlier?.status === 'unknown') return outcomeUnknown(c, earlier.id);
+  if (earlier?.status === 'settled' && earlier.proofHash === bound.proofHash && earlier.requestHash === bound.requestHash) {
+    const taken = await takeOverSettled(deps.db, earlier.id, deps.leaseSeconds);
+    if (taken) return serveSettled(call, taken.id, taken.settlement?.headers ?? {}, true);
+    return refuse(call, 'PAYMENT_ALREADY_USED', 'This payment proof is paying for a call still being answered.', {
+      'Retry-After': String(deps.leaseSeconds),
+    });
+  }
+  return refuse(call, 'PAYMENT_ALREADY_USED', 'This payment proof has already been used.');
+}
+
+/** An `acts` call (or a redemption) after its fee settled: run the handler; a 5xx refunds the fee. */
+async function serveSettled(call: GateCall, paymentId: string, receiptHeaders: Record<string, string>, redeemed: boolean) {
+  const { deps, c, next } = call;
+  const fee = paymentContext(paymentId, redeemed);
+  c.set('payment', fee.payment);
+  const failure = await leased(deps, paymentId, () => runHandler(next));
+  if (failure !== null || c.res.status >= 500) {
+    await refundFailedCall(call, paymentId, failure === null ? c.res.status : 500);
+    if (failure !== null) throw failure.error;
+    return;
+  }
+  crashPoint('payment.before-served');
+  const kept = await markServed(deps.db, paymentId, { httpStatus: c.res.status, employerId: fee.attributedTo() }, deps.onSettled);
+  // Never expected while this request holds the lease: worth a look if it ever happens.
+  if (!kept) c.var.log.error({ paymentId }, 'a served payment was no longer settled');
+  for (const [name, value] of Object.entries(receiptHeaders)) c.res.headers.set(name, value);
+}
+
+/** A `reads` call: the handler answers first, then the fee settles (or the answer is withheld). */
+async function serveThenSettle(call: GateCall, paymentId: string, payment: VerifiedPayment) {
+  const { deps, c, next } = call;
+  const fee = paymentContext(paymentId, false);
+  c.set('payment', fee.payment);
+  const failure = await leased(deps, paymentId, () => runHandler(next));
+  if (failure !== null || c.res.status >= 500) {
+    // Nothing moved: the proof goes back unspent, and may be presented again.
+    await releaseClaim(deps.db, paymentId);
+    if (failure !== null) throw failure.error;
+    return;
+  }
+  const status = c.res.status;
+  const outcome = await leased(deps, paymentId, () => settleSafely(payment));
+  if (outcome.state !== 'settled') {
+    c.res = await unsettled(call, paymentId, outcome, status);
+    return;
+  }
+  await markServed(deps.db, paymentId, { httpStatus: status, employerId: fee.attributedTo(), settlement: outcome }, deps.onSettled);
+  for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
+}
+
+/** A settled fee whose call failed goes back to the payer: now if it can, else by the reconciler. */
+async function refundFailedCall(call: GateCall, paymentId: string, httpStatus: number) {
+  const { deps, c } = call;
+  let timer: NodeJS.Timeout | undefined;
+  const refunded = await Promise.race([
+    deps.refunds.start(paymentId, 'request', httpStatus, `the call answered ${httpStatus}`),
+    new Promise<'later'>((resolve) => (timer = setTimeout(resolve, INLINE_REFUND_MS, 'later'))),
+  ])
+    .catch((error: unknown) => {
+      c.var.log.error({ err: error, paymentId }, 'fee refund failed; the reconciler retries it');
+      return 'later' as const;
+    })
+    .finally(() => clearTimeout(timer));
+  if (refunded === null) return; // resolved by someone else
+  if (c.res.status >= 500) c.res.headers.set('Payment-Refund', refunded === 'later' || refunded.state !== 'refunded' ? 'pending' : refunded.reference);
+}
+
+/** A settlement that did not happen: voided (402, nothing moved) or unknown (502, never 402). */
+async function unsettled(
+  call: GateCall,
+  paymentId: string,
+  outcome: Exclude<SettlementOutcome, { state: 'settled' }>,
+  httpStatus: number | null,
+): Promise<Response> {
+  const { deps, c } = call;
+  if (outcome.state === 'refused') {
+    await voidClaim(deps.db, paymentId, httpStatus);
+    return refuse(call, 'PAYMENT_SETTLEMENT_FAILED', `The payment could not be settled: ${outcome.reason}.`);
+  }
+  await markOutcomeUnknown(deps.db, paymentId, httpStatus, outcome.reference);
+  c.var.log.error({ paymentId, reason: outcome.reason }, 'payment settlement outcome unknown');
+  return outcomeUnknown(c, paymentId);
 }
 
 /** Runs the handler; a throw is returned, not raised (the gate answers for the fee first). */

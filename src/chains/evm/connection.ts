@@ -112,82 +112,7 @@ export function evmConnection(options: {
   const publicClient = createPublicClient({ chain, transport, pollingInterval }) as PublicClient;
   const walletClient = createWalletClient({ chain, transport, account: signer, pollingInterval });
   const key: SignerKey = { chain: `eip155:${chain.id}`, address: signer.address };
-  const pendingCount = () => publicClient.getTransactionCount({ address: signer.address, blockTag: 'pending' });
-  const broadcast = (raw: Hex) => walletClient.sendRawTransaction({ serializedTransaction: raw });
-
-  // Every field but the nonce, which the ledger hands out when the transaction is signed.
-  const prepare = (call: EvmCall) =>
-    walletClient
-      .prepareTransactionRequest({ account: signer, chain, to: call.to, data: call.data, value: call.value, parameters: ['chainId', 'fees', 'gas', 'type'] })
-      .catch((error: unknown) => {
-        throw asChainError(error);
-      });
-  const sign = async (call: EvmCall) => {
-    const request = await prepare(call);
-    return nonces.sign(key, pendingCount, (nonce) => walletClient.signTransaction({ ...request, nonce } as never));
-  };
-
-  /** Takes a nonce's place with a zero-value transfer to the signer itself, so later nonces can mine. */
-  const fill = async (nonce: number): Promise<boolean> => {
-    try {
-      const request = await prepare({ to: signer.address, data: '0x' });
-      const raw = await walletClient.signTransaction({ ...request, nonce } as never);
-      await nonces.fill(key, { nonce, hash: keccak256(raw), raw });
-      await broadcast(raw);
-      return true;
-    } catch {
-      return false; // the nonce watcher tries again
-    }
-  };
-
-  const waitForReceipt = async (hash: Hex) => {
-    const wait = (timeout?: number) => publicClient.waitForTransactionReceipt({ hash, pollingInterval, retryCount: 0, timeout });
-    const receipt = await wait(stallMs).catch(async (error: unknown) => {
-      if (!(error instanceof WaitForTransactionReceiptTimeoutError)) throw error;
-      await settleNonces(stallMs);
-      return wait();
-    });
-    if (receipt.status !== 'success') throw new ChainRevertError('Reverted', [], `transaction ${hash} reverted`);
-    return receipt;
-  };
-
-  async function settleNonces(staleMs: number): Promise<{ rebroadcast: number; filled: number }> {
-    const mined = await publicClient.getTransactionCount({ address: signer.address, blockTag: 'latest' });
-    const counts = { rebroadcast: 0, filled: 0 };
-    for (const stale of await nonces.stale(key, mined, staleMs)) {
-      try {
-        await broadcast(stale.raw);
-        counts.rebroadcast++;
-      } catch (error) {
-        if (isNonceTaken(error) || isAlreadyKnown(error) || !isRefusedByNode(error)) continue;
-        if (await fill(stale.nonce)) counts.filled++;
-      }
-    }
-    return counts;
-  }
-
-  async function write(call: EvmCall, writeOptions: EvmWriteOptions = {}, attempt = 1): Promise<TransactionReceipt> {
-    const signed = await sign(call);
-    try {
-      await writeOptions.beforeBroadcast?.({ hash: signed.hash, raw: signed.raw });
-    } catch (error) {
-      await fill(signed.nonce);
-      throw error;
-    }
-    try {
-      await broadcast(signed.raw);
-    } catch (error) {
-      if (isNonceTaken(error) && attempt < 3) {
-        // Something else signed with this key (an older deployment, a wallet): skip past its nonces.
-        await nonces.forget(key, signed.nonce, signed.hash);
-        await nonces.catchUp(key, await pendingCount());
-        return write(call, writeOptions, attempt + 1);
-      }
-      if (isRefusedByNode(error)) await fill(signed.nonce);
-      throw asChainError(error);
-    }
-    return waitForReceipt(signed.hash);
-  }
+  const writer: Writer = { chain, signer, nonces, key, publicClient, walletClient, pollingInterval, stallMs };
 
   return {
     chain,
@@ -197,26 +122,119 @@ export function evmConnection(options: {
     walletClient,
     signer,
     nonces,
-    write,
+    write: (call, writeOptions) => write(writer, call, writeOptions),
     async rebroadcast(raw) {
-      await broadcast(raw);
+      await broadcast(writer, raw);
     },
     async receipt(hash) {
       return publicClient.getTransactionReceipt({ hash }).catch(() => null);
     },
-    async fate(hash) {
-      const receipt = await publicClient.getTransactionReceipt({ hash }).catch(() => null);
-      if (receipt) return receipt;
-      return publicClient.getTransaction({ hash }).then(
-        () => 'pending' as const,
-        (error: unknown) => {
-          if (error instanceof TransactionNotFoundError) return null;
-          throw error;
-        },
-      );
-    },
-    settleNonces,
+    fate: (hash) => fateOf(publicClient, hash),
+    settleNonces: (staleMs) => settleNonces(writer, staleMs),
   };
+}
+
+/** What the service signer's writes share: its clients, its nonce ledger and its key in it. */
+interface Writer {
+  chain: Chain;
+  signer: Account;
+  nonces: NonceLedger;
+  key: SignerKey;
+  publicClient: PublicClient;
+  walletClient: WalletClient<Transport, Chain, Account>;
+  pollingInterval: number;
+  stallMs: number;
+}
+
+const pendingCount = ({ publicClient, signer }: Writer) => publicClient.getTransactionCount({ address: signer.address, blockTag: 'pending' });
+const broadcast = ({ walletClient }: Writer, raw: Hex) => walletClient.sendRawTransaction({ serializedTransaction: raw });
+
+/** Every field but the nonce, which the ledger hands out when the transaction is signed. */
+const prepare = ({ walletClient, signer, chain }: Writer, call: EvmCall) =>
+  walletClient
+    .prepareTransactionRequest({ account: signer, chain, to: call.to, data: call.data, value: call.value, parameters: ['chainId', 'fees', 'gas', 'type'] })
+    .catch((error: unknown) => {
+      throw asChainError(error);
+    });
+
+async function sign(w: Writer, call: EvmCall) {
+  const request = await prepare(w, call);
+  return w.nonces.sign(w.key, () => pendingCount(w), (nonce) => w.walletClient.signTransaction({ ...request, nonce } as never));
+}
+
+/** Takes a nonce's place with a zero-value transfer to the signer itself, so later nonces can mine. */
+async function fill(w: Writer, nonce: number): Promise<boolean> {
+  try {
+    const request = await prepare(w, { to: w.signer.address, data: '0x' });
+    const raw = await w.walletClient.signTransaction({ ...request, nonce } as never);
+    await w.nonces.fill(w.key, { nonce, hash: keccak256(raw), raw });
+    await broadcast(w, raw);
+    return true;
+  } catch {
+    return false; // the nonce watcher tries again
+  }
+}
+
+async function waitForReceipt(w: Writer, hash: Hex): Promise<TransactionReceipt> {
+  const wait = (timeout?: number) => w.publicClient.waitForTransactionReceipt({ hash, pollingInterval: w.pollingInterval, retryCount: 0, timeout });
+  const receipt = await wait(w.stallMs).catch(async (error: unknown) => {
+    if (!(error instanceof WaitForTransactionReceiptTimeoutError)) throw error;
+    await settleNonces(w, w.stallMs);
+    return wait();
+  });
+  if (receipt.status !== 'success') throw new ChainRevertError('Reverted', [], `transaction ${hash} reverted`);
+  return receipt;
+}
+
+async function settleNonces(w: Writer, staleMs: number): Promise<{ rebroadcast: number; filled: number }> {
+  const mined = await w.publicClient.getTransactionCount({ address: w.signer.address, blockTag: 'latest' });
+  const counts = { rebroadcast: 0, filled: 0 };
+  for (const stale of await w.nonces.stale(w.key, mined, staleMs)) {
+    try {
+      await broadcast(w, stale.raw);
+      counts.rebroadcast++;
+    } catch (error) {
+      if (isNonceTaken(error) || isAlreadyKnown(error) || !isRefusedByNode(error)) continue;
+      if (await fill(w, stale.nonce)) counts.filled++;
+    }
+  }
+  return counts;
+}
+
+async function write(w: Writer, call: EvmCall, writeOptions: EvmWriteOptions = {}, attempt = 1): Promise<TransactionReceipt> {
+  const signed = await sign(w, call);
+  try {
+    await writeOptions.beforeBroadcast?.({ hash: signed.hash, raw: signed.raw });
+  } catch (error) {
+    await fill(w, signed.nonce);
+    throw error;
+  }
+  try {
+    await broadcast(w, signed.raw);
+  } catch (error) {
+    if (isNonceTaken(error) && attempt < 3) {
+      // Something else signed with this key (an older deployment, a wallet): skip past its nonces.
+      await w.nonces.forget(w.key, signed.nonce, signed.hash);
+      await w.nonces.catchUp(w.key, await pendingCount(w));
+      return write(w, call, writeOptions, attempt + 1);
+    }
+    if (isRefusedByNode(error)) await fill(w, signed.nonce);
+    throw asChainError(error);
+  }
+  return waitForReceipt(w, signed.hash);
+}
+
+/** Where a signed transaction stands: its receipt once mined, 'pending' while a node holds it, null when none knows it. */
+async function fateOf(publicClient: PublicClient, hash: Hex): Promise<TransactionReceipt | 'pending' | null> {
+  const receipt = await publicClient.getTransactionReceipt({ hash }).catch(() => null);
+  if (receipt) return receipt;
+  return publicClient.getTransaction({ hash }).then(
+    () => 'pending' as const,
+    (error: unknown) => {
+      if (error instanceof TransactionNotFoundError) return null;
+      throw error;
+    },
+  );
 }
 
 /** Encodes a call to one of our contracts. */

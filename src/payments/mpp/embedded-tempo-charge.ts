@@ -76,6 +76,7 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
   const queue = settlementQueue(chain.evm);
   // Settlements under way, by reference: a concurrent second call waits for the first one.
   const inflight = new Map<Hex, Promise<TempoSettlement>>();
+  const ctx: ChargeChain = { chain, chainId, client };
 
   const method = Method.toServer(TempoMethods.charge, {
     defaults: { currency, decimals: TOKEN_DECIMALS, chainId },
@@ -90,12 +91,12 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
     // Checks the payment without moving money (mppx's validateCredential).
     async validate({ credential, request }) {
       const resolved = resolveRequest(request);
-      const payer = await check(credential, resolved);
+      const payer = await check(ctx, credential, resolved);
       return { challenge: credential.challenge, credential, details: { payer }, intent: 'charge', method: 'tempo', request: resolved, source: credential.source };
     },
     // Checks it again and moves the money (mppx's broadcastCredential, and its 402 handler path).
     async broadcast({ credential }) {
-      await check(credential, resolveRequest(credential.challenge.request));
+      await check(ctx, credential, resolveRequest(credential.challenge.request));
       try {
         const settled = await settle(credential);
         return { method: 'tempo', status: 'success', timestamp: new Date().toISOString(), reference: settled.txHash };
@@ -105,128 +106,6 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
       }
     },
   });
-
-  /** Every check of a payment, without moving money; returns the payer. */
-  async function check(credential: ChargeCredential, request: ChargeRequest): Promise<Address> {
-    Expires.assert(credential.challenge.expires, credential.challenge.id);
-    const payload = credential.payload;
-    if (payload.type === 'hash') return verifyHash(payload.hash as Hex, credential, request);
-    if (payload.type === 'transaction') return verifyTransaction(payload.signature as Hex, credential, request);
-    return refuse('proof credentials (zero-amount charges) are not accepted here');
-  }
-
-  function assertChargeable(request: ChargeRequest, mode: 'pull' | 'push') {
-    if (request.methodDetails?.chainId !== chainId) {
-      refuse(`the challenge is for chain ${request.methodDetails?.chainId ?? 'unknown'}, this server settles on chain ${chainId}`);
-    }
-    if (BigInt(request.amount) === 0n) refuse('zero-amount charges are not accepted here');
-    const modes = request.methodDetails?.supportedModes;
-    if (modes && !modes.includes(mode)) refuse(`the challenge does not allow ${mode} payments`);
-    if (request.methodDetails?.machineTokenEnabled) refuse('machine-token routes are not available on the embedded chain');
-  }
-
-  async function verifyTransaction(serialized: Hex, credential: ChargeCredential, request: ChargeRequest): Promise<Address> {
-    assertChargeable(request, 'pull');
-    const tx = inspectTransaction(serialized, credential, request, chainId);
-    assertTimely(tx);
-    await assertPayable(tx);
-    return tx.sender;
-  }
-
-  async function verifyHash(hash: Hex, credential: ChargeCredential, request: ChargeRequest): Promise<Address> {
-    assertChargeable(request, 'push');
-    const source = parseSource(credential.source);
-    if (source && source.chainId !== chainId) refuse(`the credential source is on chain ${source.chainId}, not ${chainId}`);
-    const receipt = await client.getTransactionReceipt({ hash }).catch(() => null);
-    if (!receipt) return refuse(`transaction ${hash} is not on the embedded Tempo chain`);
-    if (receipt.status !== 'success') refuse(`transaction ${hash} reverted`);
-    const payer = source?.address ?? receipt.from;
-    matchTransfers(expectedTransfers(request), transferEffects(receipt, request.currency as Address, payer), {
-      exact: false,
-      realm: credential.challenge.realm,
-      challengeId: credential.challenge.id,
-      noun: 'transfer',
-    });
-    return payer;
-  }
-
-  function assertTimely(tx: InspectedTransaction) {
-    try {
-      assertTempoTransactionTimely(tx);
-    } catch (error) {
-      if (error instanceof InvalidTempoTransactionError) refuse(error.reason);
-      throw error;
-    }
-  }
-
-  /** The sender holds the whole amount and every call would succeed if sent now. */
-  async function assertPayable(tx: InspectedTransaction) {
-    const total = tx.transfers.reduce((sum, t) => sum + t.amount, 0n);
-    const balance = await client.readContract({ address: tx.currency, abi: stablecoinAbi, functionName: 'balanceOf', args: [tx.sender] });
-    if (balance < total) {
-      refuse(`the payer ${tx.sender} holds ${balance} base units, less than the ${total} this payment moves`);
-    }
-    for (const transfer of tx.transfers) {
-      await client.call({ account: tx.sender, to: transfer.to, data: transfer.data }).catch((error: unknown) => {
-        const chainError = asChainError(error);
-        const why = chainError instanceof ChainRevertError ? chainError.message : String((error as Error).message ?? error);
-        refuse(`the transfer to ${transfer.recipient} would fail: ${why}`);
-      });
-    }
-  }
-
-  /** The primary transfer's embedded transaction, if this settlement (or its challenge) already paid. */
-  async function findApplied(tx: InspectedTransaction): Promise<Hex | null> {
-    const primary = tx.transfers[0]!;
-    const logs = await client.getLogs({
-      address: tx.currency,
-      event: transferWithMemoEvent,
-      args: { from: tx.sender, to: primary.recipient, memo: primary.memo! },
-      fromBlock: 0n,
-      strict: true,
-    });
-    const hit = logs.find((log) => log.args.amount === primary.amount);
-    return hit?.transactionHash ?? null;
-  }
-
-  async function apply(tx: InspectedTransaction): Promise<TempoSettlement> {
-    const settled = (txHashes: Hex[], alreadySettled: boolean): TempoSettlement => ({
-      txHash: txHashes[0]!,
-      txHashes,
-      reference: tx.reference,
-      payer: tx.sender,
-      alreadySettled,
-    });
-    // Durable idempotency: the challenge-bound transfer on chain means this payment happened.
-    const applied = await findApplied(tx);
-    if (applied) return settled([applied], true);
-
-    try {
-      assertTimely(tx);
-      await assertPayable(tx);
-    } catch (error) {
-      throw error instanceof Errors.PaymentError ? new SettlementRefusedError(reasonOf(error)) : error;
-    }
-    const gas: bigint[] = [];
-    for (const transfer of tx.transfers) {
-      gas.push(await client.estimateGas({ account: tx.sender, to: transfer.to, data: transfer.data }));
-    }
-    // The signer may hold no ETH: the embedded chain's operator pays its gas.
-    await topUpGas(chain, tx.sender);
-
-    const hashes: Hex[] = [];
-    // Primary (challenge-bound) transfer first: if it is on chain, the payment is recorded.
-    for (const [index, transfer] of tx.transfers.entries()) {
-      const hash = await sendAs(chain.evm, { from: tx.sender, to: transfer.to, data: transfer.data, gas: gas[index]! });
-      const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: chain.connection.pollingInterval, retryCount: 0 });
-      if (receipt.status !== 'success') {
-        if (index === 0) throw new SettlementRefusedError(`the transfer to ${transfer.recipient} reverted (${hash})`);
-        throw new Error(`split transfer to ${transfer.recipient} reverted (${hash}) after the primary transfer ${hashes[0]} was applied`);
-      }
-      hashes.push(hash);
-    }
-    return settled(hashes, false);
-  }
 
   /**
    * Moves the money of a credential `verify` accepted: applies a `transaction` credential on the
@@ -249,14 +128,14 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
     let tx: InspectedTransaction;
     try {
       const request = resolveRequest(credential.challenge.request);
-      assertChargeable(request, 'pull');
+      assertChargeable(chainId, request, 'pull');
       tx = inspectTransaction(payload.signature as Hex, credential, request, chainId);
     } catch (error) {
       throw error instanceof Errors.PaymentError ? new SettlementRefusedError(reasonOf(error)) : error;
     }
     const running = inflight.get(tx.reference);
     if (running) return running;
-    const settlement = queue(() => apply(tx)).finally(() => inflight.delete(tx.reference));
+    const settlement = queue(() => apply(ctx, tx)).finally(() => inflight.delete(tx.reference));
     inflight.set(tx.reference, settlement);
     return settlement;
   }
@@ -265,6 +144,139 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
 }
 
 export type EmbeddedTempoCharge = ReturnType<typeof createEmbeddedTempoCharge>;
+
+// ---- checks and settlement ---------------------------------------------------------------------
+
+/** What the checks and the settlement read: the embedded chain, its id and its public client. */
+interface ChargeChain {
+  chain: EmbeddedEvmChain;
+  chainId: number;
+  client: EmbeddedEvmChain['connection']['publicClient'];
+}
+
+/** Every check of a payment, without moving money; returns the payer. */
+async function check(ctx: ChargeChain, credential: ChargeCredential, request: ChargeRequest): Promise<Address> {
+  Expires.assert(credential.challenge.expires, credential.challenge.id);
+  const payload = credential.payload;
+  if (payload.type === 'hash') return verifyHash(ctx, payload.hash as Hex, credential, request);
+  if (payload.type === 'transaction') return verifyTransaction(ctx, payload.signature as Hex, credential, request);
+  return refuse('proof credentials (zero-amount charges) are not accepted here');
+}
+
+function assertChargeable(chainId: number, request: ChargeRequest, mode: 'pull' | 'push') {
+  if (request.methodDetails?.chainId !== chainId) {
+    refuse(`the challenge is for chain ${request.methodDetails?.chainId ?? 'unknown'}, this server settles on chain ${chainId}`);
+  }
+  if (BigInt(request.amount) === 0n) refuse('zero-amount charges are not accepted here');
+  const modes = request.methodDetails?.supportedModes;
+  if (modes && !modes.includes(mode)) refuse(`the challenge does not allow ${mode} payments`);
+  if (request.methodDetails?.machineTokenEnabled) refuse('machine-token routes are not available on the embedded chain');
+}
+
+async function verifyTransaction(ctx: ChargeChain, serialized: Hex, credential: ChargeCredential, request: ChargeRequest): Promise<Address> {
+  assertChargeable(ctx.chainId, request, 'pull');
+  const tx = inspectTransaction(serialized, credential, request, ctx.chainId);
+  assertTimely(tx);
+  await assertPayable(ctx, tx);
+  return tx.sender;
+}
+
+async function verifyHash(ctx: ChargeChain, hash: Hex, credential: ChargeCredential, request: ChargeRequest): Promise<Address> {
+  const { chainId, client } = ctx;
+  assertChargeable(chainId, request, 'push');
+  const source = parseSource(credential.source);
+  if (source && source.chainId !== chainId) refuse(`the credential source is on chain ${source.chainId}, not ${chainId}`);
+  const receipt = await client.getTransactionReceipt({ hash }).catch(() => null);
+  if (!receipt) return refuse(`transaction ${hash} is not on the embedded Tempo chain`);
+  if (receipt.status !== 'success') refuse(`transaction ${hash} reverted`);
+  const payer = source?.address ?? receipt.from;
+  matchTransfers(expectedTransfers(request), transferEffects(receipt, request.currency as Address, payer), {
+    exact: false,
+    realm: credential.challenge.realm,
+    challengeId: credential.challenge.id,
+    noun: 'transfer',
+  });
+  return payer;
+}
+
+function assertTimely(tx: InspectedTransaction) {
+  try {
+    assertTempoTransactionTimely(tx);
+  } catch (error) {
+    if (error instanceof InvalidTempoTransactionError) refuse(error.reason);
+    throw error;
+  }
+}
+
+/** The sender holds the whole amount and every call would succeed if sent now. */
+async function assertPayable({ client }: ChargeChain, tx: InspectedTransaction) {
+  const total = tx.transfers.reduce((sum, t) => sum + t.amount, 0n);
+  const balance = await client.readContract({ address: tx.currency, abi: stablecoinAbi, functionName: 'balanceOf', args: [tx.sender] });
+  if (balance < total) {
+    refuse(`the payer ${tx.sender} holds ${balance} base units, less than the ${total} this payment moves`);
+  }
+  for (const transfer of tx.transfers) {
+    await client.call({ account: tx.sender, to: transfer.to, data: transfer.data }).catch((error: unknown) => {
+      const chainError = asChainError(error);
+      const why = chainError instanceof ChainRevertError ? chainError.message : String((error as Error).message ?? error);
+      refuse(`the transfer to ${transfer.recipient} would fail: ${why}`);
+    });
+  }
+}
+
+/** The primary transfer's embedded transaction, if this settlement (or its challenge) already paid. */
+async function findApplied({ client }: ChargeChain, tx: InspectedTransaction): Promise<Hex | null> {
+  const primary = tx.transfers[0]!;
+  const logs = await client.getLogs({
+    address: tx.currency,
+    event: transferWithMemoEvent,
+    args: { from: tx.sender, to: primary.recipient, memo: primary.memo! },
+    fromBlock: 0n,
+    strict: true,
+  });
+  const hit = logs.find((log) => log.args.amount === primary.amount);
+  return hit?.transactionHash ?? null;
+}
+
+async function apply(ctx: ChargeChain, tx: InspectedTransaction): Promise<TempoSettlement> {
+  const { chain, client } = ctx;
+  const settled = (txHashes: Hex[], alreadySettled: boolean): TempoSettlement => ({
+    txHash: txHashes[0]!,
+    txHashes,
+    reference: tx.reference,
+    payer: tx.sender,
+    alreadySettled,
+  });
+  // Durable idempotency: the challenge-bound transfer on chain means this payment happened.
+  const applied = await findApplied(ctx, tx);
+  if (applied) return settled([applied], true);
+
+  try {
+    assertTimely(tx);
+    await assertPayable(ctx, tx);
+  } catch (error) {
+    throw error instanceof Errors.PaymentError ? new SettlementRefusedError(reasonOf(error)) : error;
+  }
+  const gas: bigint[] = [];
+  for (const transfer of tx.transfers) {
+    gas.push(await client.estimateGas({ account: tx.sender, to: transfer.to, data: transfer.data }));
+  }
+  // The signer may hold no ETH: the embedded chain's operator pays its gas.
+  await topUpGas(chain, tx.sender);
+
+  const hashes: Hex[] = [];
+  // Primary (challenge-bound) transfer first: if it is on chain, the payment is recorded.
+  for (const [index, transfer] of tx.transfers.entries()) {
+    const hash = await sendAs(chain.evm, { from: tx.sender, to: transfer.to, data: transfer.data, gas: gas[index]! });
+    const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: chain.connection.pollingInterval, retryCount: 0 });
+    if (receipt.status !== 'success') {
+      if (index === 0) throw new SettlementRefusedError(`the transfer to ${transfer.recipient} reverted (${hash})`);
+      throw new Error(`split transfer to ${transfer.recipient} reverted (${hash}) after the primary transfer ${hashes[0]} was applied`);
+    }
+    hashes.push(hash);
+  }
+  return settled(hashes, false);
+}
 
 // ---- transactions ------------------------------------------------------------------------------
 

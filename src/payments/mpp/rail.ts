@@ -64,51 +64,11 @@ const LANDING_GRACE_MS = 60_000;
 
 export function mppRail(options: MppRailOptions): PaymentRailAdapter {
   const { tempo, card, session } = options;
-  const mppx = Mppx.create({
-    methods: [tempo.method, session.method, ...(card ? [card.method] : [])],
-    secretKey: options.secretKey,
-    realm: options.realm,
-  });
+  const mppx = createMppx(options);
   type ChallengeFn = (options: Record<string, unknown>) => Promise<Challenge.Challenge>;
   const issue = mppx.challenge as unknown as Record<string, { charge: ChallengeFn; session: ChallengeFn }>;
-  type SessionHandler = Parameters<typeof serveSessionCall>[0]['handler'];
-  const sessionHandlers = new Map<PaidRoute, SessionHandler>();
-  const sessionHandler = (route: PaidRoute) => {
-    let handler = sessionHandlers.get(route);
-    if (!handler) {
-      const create = (mppx as unknown as { tempo: { session(options: Record<string, unknown>): SessionHandler } }).tempo.session;
-      sessionHandlers.set(route, (handler = create(sessionRequest(route, options.recipient))));
-    }
-    return handler;
-  };
-
-  /**
-   * The route a charge challenge is for, bound into its opaque part: a credential made for one
-   * route never pays for another, even at the same price to the same recipient.
-   */
-  const scopeOf = (route: PaidRoute) => `${route.method} ${route.path}`;
-  /**
-   * What the route asks a Tempo payment for; mppx binds challenges and credentials to it. The
-   * description is not part of it: mppx keeps a challenge's description beside its request, and
-   * mppx's own tempo.charge (live mode) refuses a credential whose bound request has one.
-   */
-  const tempoRequest = (route: PaidRoute) => ({ amount: formatUsd(route.price), recipient: options.recipient });
-  /** The card charge offered next to it (USD cents), from the processor's minimum up. */
-  const cardRequest = (route: PaidRoute) => {
-    if (!card || !route.card || route.price < CARD_MINIMUM) return null;
-    const cents = route.price / CENTS_PER_BASE_UNIT;
-    const amount = `${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`;
-    return { amount, currency: 'usd', decimals: 2, networkId: card.networkId, paymentMethodTypes: ['card'], description: route.summary };
-  };
-
-  // A challenge id is an HMAC of its content, expiry included (to the millisecond): a strictly
-  // increasing expiry makes every challenge this process issues unique, so one payer's concurrent
-  // 402s never share a challenge (and a credential per challenge and payer pays once).
-  let lastExpiry = 0;
-  const uniqueExpiry = () => {
-    lastExpiry = Math.max(Date.now() + CHALLENGE_TTL_MS, lastExpiry + 1);
-    return new Date(lastExpiry).toISOString();
-  };
+  const sessionHandler = sessionHandlers(mppx, options.recipient);
+  const uniqueExpiry = expiryClock();
 
   return {
     rails: ['A'],
@@ -121,13 +81,15 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
       if (route.unit !== 'charge') {
         challenges.push(await issue.tempo!.session({ ...sessionRequest(route, options.recipient), expires }));
       }
-      if (route.unit !== 'tick') challenges.push(await issue.tempo!.charge({ ...tempoRequest(route), description: route.summary, expires, scope: scopeOf(route) }));
-      const cardOffer = cardRequest(route);
+      if (route.unit !== 'tick') {
+        challenges.push(await issue.tempo!.charge({ ...tempoRequest(options, route), description: route.summary, expires, scope: scopeOf(route) }));
+      }
+      const cardOffer = cardRequest(card, route);
       if (cardOffer) challenges.push(await issue.stripe!.charge({ ...cardOffer, expires, scope: scopeOf(route) }));
       return { headers: [['WWW-Authenticate', challenges.map((c) => Challenge.serialize(c)).join(', ')]] };
     },
 
-    lookup,
+    lookup: (trace) => lookupPayment(tempo, trace),
 
     session: {
       accepts: isSessionProof,
@@ -143,110 +105,176 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
       } catch {
         return { ok: false, reason: 'the Payment credential cannot be decoded' };
       }
-      if (credential.challenge.method === 'stripe') return verifyCard(route, credential);
-
-      // HMAC, expiry, the route's amount and recipient, then the method's own checks: nothing moves.
-      const bound = { request: tempoRequest(route), scope: scopeOf(route) };
-      let validation: Method.Validation;
-      try {
-        validation = await mppx.validateCredential(credential, bound);
-      } catch (error) {
-        const refusal = refusalOf(error);
-        if (refusal) return { ok: false, reason: refusal };
-        throw error;
-      }
-      const payer = await tempo.payerOf(credential, validation);
-      const pushed = (credential.payload as { type?: string; hash?: Hex }).type === 'hash';
-      const trace: PaymentTrace = pushed
-        ? { kind: 'tempo-push', hash: (credential.payload as { hash: Hex }).hash }
-        : {
-            kind: 'tempo-pull',
-            payer,
-            recipient: options.recipient,
-            amount: route.price.toString(),
-            realm: credential.challenge.realm,
-            challengeId: credential.challenge.id,
-            expires: credential.challenge.expires ?? new Date(Date.now() + CHALLENGE_TTL_MS).toISOString(),
-          };
-      return {
-        ok: true,
-        payment: {
-          rail: 'A',
-          network: tempo.network,
-          // One service per challenge and payer, whatever the credential type (a push payment and
-          // a pull payment for one challenge pay through the same challenge-bound memo).
-          proofKey: `mpp:tempo:${credential.challenge.id}:${payer.toLowerCase()}`,
-          payer,
-          asset: tempo.currency,
-          // A pushed transaction paid before it was presented.
-          prepaid: pushed,
-          trace,
-          async settle(): Promise<SettlementOutcome> {
-            try {
-              const receipt = await mppx.broadcastCredential(credential, bound);
-              return { state: 'settled', reference: receipt.reference, payer, headers: receiptHeader(receipt), receipt: { ...receipt } };
-            } catch (error) {
-              if (error instanceof Errors.PaymentError) return { state: 'refused', reason: reasonOf(error) };
-              return { state: 'unknown', reason: error instanceof Error ? error.message : String(error), reference: null };
-            }
-          },
-        },
-      };
+      if (credential.challenge.method === 'stripe') return verifyCard(mppx, card, route, credential);
+      return verifyTempo(mppx, options, route, credential);
     },
   };
+}
 
-  /** mppx's stripe method charges the card while it verifies (a confirmed PaymentIntent); a 5xx refunds it. */
-  async function verifyCard(route: PaidRoute, credential: Credential.Credential): Promise<Verification> {
-    const request = cardRequest(route);
-    if (!card || !request) return { ok: false, reason: 'this route offers no card payment' };
-    let receipt: Receipt.Receipt;
-    try {
-      receipt = await mppx.broadcastCredential(credential, { request, scope: scopeOf(route) });
-    } catch (error) {
-      const refusal = refusalOf(error);
-      if (refusal) return { ok: false, reason: refusal };
-      throw error;
+function createMppx(options: MppRailOptions) {
+  const { tempo, card, session } = options;
+  return Mppx.create({
+    methods: [tempo.method, session.method, ...(card ? [card.method] : [])],
+    secretKey: options.secretKey,
+    realm: options.realm,
+  });
+}
+
+type MppxServer = ReturnType<typeof createMppx>;
+type SessionHandler = Parameters<typeof serveSessionCall>[0]['handler'];
+
+/** Each route's mppx session handler, made on its first session call and kept. */
+function sessionHandlers(mppx: MppxServer, recipient: Address): (route: PaidRoute) => SessionHandler {
+  const handlers = new Map<PaidRoute, SessionHandler>();
+  return (route) => {
+    let handler = handlers.get(route);
+    if (!handler) {
+      const create = (mppx as unknown as { tempo: { session(options: Record<string, unknown>): SessionHandler } }).tempo.session;
+      handlers.set(route, (handler = create(sessionRequest(route, recipient))));
     }
-    const paymentIntent = receipt.reference;
-    return {
-      ok: true,
-      payment: {
-        rail: 'card',
-        network: `stripe:${card.networkId}`,
-        proofKey: `mpp:stripe:${paymentIntent}`,
-        payer: null,
-        asset: 'usd',
-        prepaid: true,
-        trace: { kind: 'card', paymentIntent },
-        settle: async () => ({ state: 'settled', reference: paymentIntent, payer: null, headers: receiptHeader(receipt), receipt: { ...receipt } }),
+    return handler;
+  };
+}
+
+/**
+ * A challenge id is an HMAC of its content, expiry included (to the millisecond): a strictly
+ * increasing expiry makes every challenge this process issues unique, so one payer's concurrent
+ * 402s never share a challenge (and a credential per challenge and payer pays once).
+ */
+function expiryClock(): () => string {
+  let lastExpiry = 0;
+  return () => {
+    lastExpiry = Math.max(Date.now() + CHALLENGE_TTL_MS, lastExpiry + 1);
+    return new Date(lastExpiry).toISOString();
+  };
+}
+
+/**
+ * The route a charge challenge is for, bound into its opaque part: a credential made for one
+ * route never pays for another, even at the same price to the same recipient.
+ */
+const scopeOf = (route: PaidRoute) => `${route.method} ${route.path}`;
+
+/**
+ * What the route asks a Tempo payment for; mppx binds challenges and credentials to it. The
+ * description is not part of it: mppx keeps a challenge's description beside its request, and
+ * mppx's own tempo.charge (live mode) refuses a credential whose bound request has one.
+ */
+const tempoRequest = (options: MppRailOptions, route: PaidRoute) => ({ amount: formatUsd(route.price), recipient: options.recipient });
+
+/** The card charge offered next to it (USD cents), from the processor's minimum up. */
+function cardRequest(card: CardRail | undefined, route: PaidRoute) {
+  if (!card || !route.card || route.price < CARD_MINIMUM) return null;
+  const cents = route.price / CENTS_PER_BASE_UNIT;
+  const amount = `${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`;
+  return { amount, currency: 'usd', decimals: 2, networkId: card.networkId, paymentMethodTypes: ['card'], description: route.summary };
+}
+
+/** A Tempo credential: HMAC, expiry, the route's amount and recipient, then the method's own checks; nothing moves. */
+async function verifyTempo(mppx: MppxServer, options: MppRailOptions, route: PaidRoute, credential: Credential.Credential): Promise<Verification> {
+  const { tempo } = options;
+  const bound = { request: tempoRequest(options, route), scope: scopeOf(route) };
+  let validation: Method.Validation;
+  try {
+    validation = await mppx.validateCredential(credential, bound);
+  } catch (error) {
+    const refusal = refusalOf(error);
+    if (refusal) return { ok: false, reason: refusal };
+    throw error;
+  }
+  const payer = await tempo.payerOf(credential, validation);
+  const pushed = (credential.payload as { type?: string; hash?: Hex }).type === 'hash';
+  return {
+    ok: true,
+    payment: {
+      rail: 'A',
+      network: tempo.network,
+      // One service per challenge and payer, whatever the credential type (a push payment and
+      // a pull payment for one challenge pay through the same challenge-bound memo).
+      proofKey: `mpp:tempo:${credential.challenge.id}:${payer.toLowerCase()}`,
+      payer,
+      asset: tempo.currency,
+      // A pushed transaction paid before it was presented.
+      prepaid: pushed,
+      trace: tempoTrace(options, route, credential, payer, pushed),
+      async settle(): Promise<SettlementOutcome> {
+        try {
+          const receipt = await mppx.broadcastCredential(credential, bound);
+          return { state: 'settled', reference: receipt.reference, payer, headers: receiptHeader(receipt), receipt: { ...receipt } };
+        } catch (error) {
+          if (error instanceof Errors.PaymentError) return { state: 'refused', reason: reasonOf(error) };
+          return { state: 'unknown', reason: error instanceof Error ? error.message : String(error), reference: null };
+        }
       },
-    };
-  }
+    },
+  };
+}
 
-  /** Whether a payment this rail verified moved the money, from the Tempo chain (the card always did). */
-  async function lookup(trace: PaymentTrace): Promise<PaymentLookup> {
-    if (trace.kind === 'card') return { state: 'landed', reference: trace.paymentIntent };
-    if (trace.kind === 'tempo-push') {
-      const receipt = await tempo.client.getTransactionReceipt({ hash: trace.hash as Hex }).catch(() => null);
-      if (!receipt) return { state: 'pending' };
-      return receipt.status === 'success' ? { state: 'landed', reference: trace.hash } : { state: 'absent', reason: `transaction ${trace.hash} reverted` };
-    }
-    if (trace.kind !== 'tempo-pull') throw new Error(`rail A cannot look up a ${trace.kind} payment`);
-    // The challenge-bound transfer from the payer to the service: mppx's own proof that it paid.
-    const latest = await tempo.client.getBlockNumber({ cacheTime: 0 });
-    const fromBlock = tempo.lookbackBlocks === undefined || latest < tempo.lookbackBlocks ? 0n : latest - tempo.lookbackBlocks;
-    const logs = await tempo.client.getLogs({
-      address: tempo.currency,
-      event: transferWithMemoEvent,
-      args: { from: trace.payer as Address, to: trace.recipient as Address },
-      fromBlock,
-      strict: true,
-    });
-    const paid = logs.find((log) => log.args.amount === BigInt(trace.amount) && isChallengeBoundMemo(log.args.memo, trace.realm, trace.challengeId));
-    if (paid) return { state: 'landed', reference: paid.transactionHash };
-    if (Date.now() > Date.parse(trace.expires) + LANDING_GRACE_MS) return { state: 'absent', reason: 'its challenge expired and no transfer landed' };
-    return { state: 'pending' };
+/** What finds a Tempo payment again: a pushed transaction's hash, or the pull payment's challenge-bound transfer. */
+function tempoTrace(options: MppRailOptions, route: PaidRoute, credential: Credential.Credential, payer: Address, pushed: boolean): PaymentTrace {
+  if (pushed) return { kind: 'tempo-push', hash: (credential.payload as { hash: Hex }).hash };
+  return {
+    kind: 'tempo-pull',
+    payer,
+    recipient: options.recipient,
+    amount: route.price.toString(),
+    realm: credential.challenge.realm,
+    challengeId: credential.challenge.id,
+    expires: credential.challenge.expires ?? new Date(Date.now() + CHALLENGE_TTL_MS).toISOString(),
+  };
+}
+
+/** mppx's stripe method charges the card while it verifies (a confirmed PaymentIntent); a 5xx refunds it. */
+async function verifyCard(mppx: MppxServer, card: CardRail | undefined, route: PaidRoute, credential: Credential.Credential): Promise<Verification> {
+  const request = cardRequest(card, route);
+  if (!card || !request) return { ok: false, reason: 'this route offers no card payment' };
+  let receipt: Receipt.Receipt;
+  try {
+    receipt = await mppx.broadcastCredential(credential, { request, scope: scopeOf(route) });
+  } catch (error) {
+    const refusal = refusalOf(error);
+    if (refusal) return { ok: false, reason: refusal };
+    throw error;
   }
+  const paymentIntent = receipt.reference;
+  return {
+    ok: true,
+    payment: {
+      rail: 'card',
+      network: `stripe:${card.networkId}`,
+      proofKey: `mpp:stripe:${paymentIntent}`,
+      payer: null,
+      asset: 'usd',
+      prepaid: true,
+      trace: { kind: 'card', paymentIntent },
+      settle: async () => ({ state: 'settled', reference: paymentIntent, payer: null, headers: receiptHeader(receipt), receipt: { ...receipt } }),
+    },
+  };
+}
+
+/** Whether a payment this rail verified moved the money, from the Tempo chain (the card always did). */
+async function lookupPayment(tempo: TempoChargeRail, trace: PaymentTrace): Promise<PaymentLookup> {
+  if (trace.kind === 'card') return { state: 'landed', reference: trace.paymentIntent };
+  if (trace.kind === 'tempo-push') {
+    const receipt = await tempo.client.getTransactionReceipt({ hash: trace.hash as Hex }).catch(() => null);
+    if (!receipt) return { state: 'pending' };
+    return receipt.status === 'success' ? { state: 'landed', reference: trace.hash } : { state: 'absent', reason: `transaction ${trace.hash} reverted` };
+  }
+  if (trace.kind !== 'tempo-pull') throw new Error(`rail A cannot look up a ${trace.kind} payment`);
+  // The challenge-bound transfer from the payer to the service: mppx's own proof that it paid.
+  const latest = await tempo.client.getBlockNumber({ cacheTime: 0 });
+  const fromBlock = tempo.lookbackBlocks === undefined || latest < tempo.lookbackBlocks ? 0n : latest - tempo.lookbackBlocks;
+  const logs = await tempo.client.getLogs({
+    address: tempo.currency,
+    event: transferWithMemoEvent,
+    args: { from: trace.payer as Address, to: trace.recipient as Address },
+    fromBlock,
+    strict: true,
+  });
+  const paid = logs.find((log) => log.args.amount === BigInt(trace.amount) && isChallengeBoundMemo(log.args.memo, trace.realm, trace.challengeId));
+  if (paid) return { state: 'landed', reference: paid.transactionHash };
+  if (Date.now() > Date.parse(trace.expires) + LANDING_GRACE_MS) return { state: 'absent', reason: 'its challenge expired and no transfer landed' };
+  return { state: 'pending' };
 }
 
 /**

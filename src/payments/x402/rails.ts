@@ -123,56 +123,12 @@ interface RailsConfig {
 }
 
 function createRails(config: RailsConfig): X402Rails {
-  const { networks, payTo } = config;
+  const { networks } = config;
   const server = new x402ResourceServer(config.facilitator)
     .register(networks.B, new ExactEvmScheme())
     .register(networks.C, new ExactSvmScheme());
-  // The server learns the facilitator's kinds (and the SVM fee payer) once; a failure is retried.
-  let initialised: Promise<void> | undefined;
-  const ready = () => {
-    initialised ??= server.initialize().catch((error: unknown) => {
-      initialised = undefined;
-      throw error;
-    });
-    return initialised;
-  };
-
-  const railOf = (network: string): X402Rail | undefined => (network === networks.B ? 'B' : network === networks.C ? 'C' : undefined);
-
-  // Requirements depend only on the price and rails (a handful of routes): built once each, they
-  // serve every 402 and every verification after.
-  const built = new Map<string, Promise<PaymentRequirements[]>>();
-  const requirements = (offer: X402Offer): Promise<PaymentRequirements[]> => {
-    const key = `${offer.amountUnits}:${[...new Set(offer.rails)].join('')}`;
-    let cached = built.get(key);
-    if (!cached) {
-      cached = buildRequirements(offer);
-      built.set(key, cached);
-      cached.catch(() => built.delete(key));
-    }
-    return cached;
-  };
-  const buildRequirements = async (offer: X402Offer): Promise<PaymentRequirements[]> => {
-    if (offer.amountUnits <= 0n) throw new Error('an x402 price must be positive');
-    await ready();
-    const list: PaymentRequirements[] = [];
-    for (const rail of new Set(offer.rails)) {
-      const evm = rail === 'B';
-      const [requirement] = await server.buildPaymentRequirements({
-        scheme: 'exact',
-        network: networks[rail],
-        payTo: evm ? payTo.evm : payTo.solana,
-        price: {
-          amount: offer.amountUnits.toString(),
-          asset: evm ? config.evmAsset.address : config.solanaMint,
-          extra: evm ? { name: config.evmAsset.name, version: config.evmAsset.version } : {},
-        },
-        maxTimeoutSeconds: X402_MAX_TIMEOUT_SECONDS,
-      });
-      if (requirement) list.push(requirement);
-    }
-    return list;
-  };
+  const rs: RailsServer = { server, ready: initialiseOnce(server), networks };
+  const requirements = cachedRequirements(rs, config);
 
   const buildPaymentRequired = async (offer: X402Offer & { error?: string }): Promise<X402PaymentRequired> => {
     const accepts = await requirements(offer);
@@ -200,85 +156,155 @@ function createRails(config: RailsConfig): X402Rails {
       return answer;
     },
 
-    match(decoded, offered) {
-      const version = (decoded as { x402Version?: unknown } | null)?.x402Version;
-      let paired: X402Match;
-      if (version === 1) {
-        const mapped = fromV1Payload(decoded, offered);
-        paired = mapped.ok ? { ok: true, version: 1, payload: mapped.payload, requirement: mapped.requirement } : mapped;
-      } else if (version === 2) {
-        if (!isPaymentPayloadV2(decoded)) return { ok: false, reason: 'the x402 v2 payment is malformed' };
-        const payload = decoded as PaymentPayload;
-        const requirement = server.findMatchingRequirements([...offered], payload);
-        if (!requirement) return { ok: false, reason: "the payment answers none of this route's offers (scheme, network, asset, amount, recipient)" };
-        paired = { ok: true, version: 2, payload, requirement };
-      } else {
-        return { ok: false, reason: 'x402Version must be 1 or 2' };
-      }
-      if (!paired.ok) return paired;
-      const problem = shapeProblem(paired.payload, railOf(paired.requirement.network));
-      return problem ? { ok: false, reason: problem } : paired;
-    },
-
-    async verify(payload, requirement) {
-      const problem = shapeProblem(payload, railOf(requirement.network));
-      if (problem) return { isValid: false, invalidReason: 'invalid_payload', invalidMessage: problem };
-      await ready();
-      try {
-        return await server.verifyPayment(payload, requirement);
-      } catch (error) {
-        // A facilitator's 4xx verdict; anything else (unreachable, 5xx) is not the payer's fault.
-        if (error instanceof VerifyError) {
-          const { invalidReason = 'invalid_payment', invalidMessage, payer } = error;
-          return { isValid: false, invalidReason, invalidMessage, payer };
-        }
-        throw error;
-      }
-    },
-
-    async settle(payload, requirement) {
-      try {
-        await ready();
-      } catch (error) {
-        // Nothing was sent to the facilitator: the payment is intact and may be presented again.
-        return { outcome: 'refused', response: unsettled('facilitator_unavailable', error, requirement.network) };
-      }
-      let response: SettleResponse;
-      try {
-        response = await server.settlePayment(payload, requirement);
-      } catch (error) {
-        if (error instanceof SettleError) {
-          response = {
-            success: false,
-            errorReason: error.errorReason,
-            errorMessage: error.errorMessage,
-            payer: error.payer,
-            transaction: error.transaction,
-            network: error.network,
-          };
-        } else {
-          // The request may have reached the facilitator: do not call it refused.
-          return { outcome: 'unknown', response: unsettled('settlement_unconfirmed', error, requirement.network) };
-        }
-      }
-      if (response.success) return { outcome: 'settled', response };
-      return { outcome: response.errorReason === SETTLEMENT_PENDING ? 'unknown' : 'refused', response };
-    },
-
-    proofKey(payload) {
-      const network = payload.accepted.network;
-      const rail = railOf(network);
-      if (rail === 'B') {
-        const { authorization } = payload.payload as { authorization: { from: string; nonce: string } };
-        return `x402:${network}:${payload.accepted.asset.toLowerCase()}:${authorization.from.toLowerCase()}:${authorization.nonce.toLowerCase()}`;
-      }
-      if (rail === 'C') {
-        const transaction = getTransactionDecoder().decode(Buffer.from((payload.payload as { transaction: string }).transaction, 'base64'));
-        return svmProofKey(network, transaction.messageBytes);
-      }
-      throw new Error(`no x402 rail on ${network}`);
-    },
+    match: (decoded, offered) => matchPayment(rs, decoded, offered),
+    verify: (payload, requirement) => verifyPayment(rs, payload, requirement),
+    settle: (payload, requirement) => settlePayment(rs, payload, requirement),
+    proofKey: (payload) => proofKeyOf(rs, payload),
   };
+}
+
+/** The x402 resource server with both schemes registered, and what the rails' steps share with it. */
+interface RailsServer {
+  server: x402ResourceServer;
+  /** Resolves once the server knows the facilitator's kinds. */
+  ready: () => Promise<void>;
+  networks: Record<X402Rail, Network>;
+}
+
+/** The server learns the facilitator's kinds (and the SVM fee payer) once; a failure is retried. */
+function initialiseOnce(server: x402ResourceServer): () => Promise<void> {
+  let initialised: Promise<void> | undefined;
+  return () => {
+    initialised ??= server.initialize().catch((error: unknown) => {
+      initialised = undefined;
+      throw error;
+    });
+    return initialised;
+  };
+}
+
+function railOf(networks: Record<X402Rail, Network>, network: string): X402Rail | undefined {
+  return network === networks.B ? 'B' : network === networks.C ? 'C' : undefined;
+}
+
+/**
+ * Requirements depend only on the price and rails (a handful of routes): built once each, they
+ * serve every 402 and every verification after.
+ */
+function cachedRequirements(rs: RailsServer, config: RailsConfig): (offer: X402Offer) => Promise<PaymentRequirements[]> {
+  const built = new Map<string, Promise<PaymentRequirements[]>>();
+  return (offer) => {
+    const key = `${offer.amountUnits}:${[...new Set(offer.rails)].join('')}`;
+    let cached = built.get(key);
+    if (!cached) {
+      cached = buildRequirements(rs, config, offer);
+      built.set(key, cached);
+      cached.catch(() => built.delete(key));
+    }
+    return cached;
+  };
+}
+
+async function buildRequirements({ server, ready, networks }: RailsServer, config: RailsConfig, offer: X402Offer): Promise<PaymentRequirements[]> {
+  const { payTo } = config;
+  if (offer.amountUnits <= 0n) throw new Error('an x402 price must be positive');
+  await ready();
+  const list: PaymentRequirements[] = [];
+  for (const rail of new Set(offer.rails)) {
+    const evm = rail === 'B';
+    const [requirement] = await server.buildPaymentRequirements({
+      scheme: 'exact',
+      network: networks[rail],
+      payTo: evm ? payTo.evm : payTo.solana,
+      price: {
+        amount: offer.amountUnits.toString(),
+        asset: evm ? config.evmAsset.address : config.solanaMint,
+        extra: evm ? { name: config.evmAsset.name, version: config.evmAsset.version } : {},
+      },
+      maxTimeoutSeconds: X402_MAX_TIMEOUT_SECONDS,
+    });
+    if (requirement) list.push(requirement);
+  }
+  return list;
+}
+
+function matchPayment({ server, networks }: RailsServer, decoded: unknown, offered: readonly PaymentRequirements[]): X402Match {
+  const version = (decoded as { x402Version?: unknown } | null)?.x402Version;
+  let paired: X402Match;
+  if (version === 1) {
+    const mapped = fromV1Payload(decoded, offered);
+    paired = mapped.ok ? { ok: true, version: 1, payload: mapped.payload, requirement: mapped.requirement } : mapped;
+  } else if (version === 2) {
+    if (!isPaymentPayloadV2(decoded)) return { ok: false, reason: 'the x402 v2 payment is malformed' };
+    const payload = decoded as PaymentPayload;
+    const requirement = server.findMatchingRequirements([...offered], payload);
+    if (!requirement) return { ok: false, reason: "the payment answers none of this route's offers (scheme, network, asset, amount, recipient)" };
+    paired = { ok: true, version: 2, payload, requirement };
+  } else {
+    return { ok: false, reason: 'x402Version must be 1 or 2' };
+  }
+  if (!paired.ok) return paired;
+  const problem = shapeProblem(paired.payload, railOf(networks, paired.requirement.network));
+  return problem ? { ok: false, reason: problem } : paired;
+}
+
+async function verifyPayment({ server, ready, networks }: RailsServer, payload: PaymentPayload, requirement: PaymentRequirements): Promise<VerifyResponse> {
+  const problem = shapeProblem(payload, railOf(networks, requirement.network));
+  if (problem) return { isValid: false, invalidReason: 'invalid_payload', invalidMessage: problem };
+  await ready();
+  try {
+    return await server.verifyPayment(payload, requirement);
+  } catch (error) {
+    // A facilitator's 4xx verdict; anything else (unreachable, 5xx) is not the payer's fault.
+    if (error instanceof VerifyError) {
+      const { invalidReason = 'invalid_payment', invalidMessage, payer } = error;
+      return { isValid: false, invalidReason, invalidMessage, payer };
+    }
+    throw error;
+  }
+}
+
+async function settlePayment({ server, ready }: RailsServer, payload: PaymentPayload, requirement: PaymentRequirements): Promise<X402Settlement> {
+  try {
+    await ready();
+  } catch (error) {
+    // Nothing was sent to the facilitator: the payment is intact and may be presented again.
+    return { outcome: 'refused', response: unsettled('facilitator_unavailable', error, requirement.network) };
+  }
+  let response: SettleResponse;
+  try {
+    response = await server.settlePayment(payload, requirement);
+  } catch (error) {
+    if (error instanceof SettleError) {
+      response = {
+        success: false,
+        errorReason: error.errorReason,
+        errorMessage: error.errorMessage,
+        payer: error.payer,
+        transaction: error.transaction,
+        network: error.network,
+      };
+    } else {
+      // The request may have reached the facilitator: do not call it refused.
+      return { outcome: 'unknown', response: unsettled('settlement_unconfirmed', error, requirement.network) };
+    }
+  }
+  if (response.success) return { outcome: 'settled', response };
+  return { outcome: response.errorReason === SETTLEMENT_PENDING ? 'unknown' : 'refused', response };
+}
+
+function proofKeyOf({ networks }: RailsServer, payload: PaymentPayload): string {
+  const network = payload.accepted.network;
+  const rail = railOf(networks, network);
+  if (rail === 'B') {
+    const { authorization } = payload.payload as { authorization: { from: string; nonce: string } };
+    return `x402:${network}:${payload.accepted.asset.toLowerCase()}:${authorization.from.toLowerCase()}:${authorization.nonce.toLowerCase()}`;
+  }
+  if (rail === 'C') {
+    const transaction = getTransactionDecoder().decode(Buffer.from((payload.payload as { transaction: string }).transaction, 'base64'));
+    return svmProofKey(network, transaction.messageBytes);
+  }
+  throw new Error(`no x402 rail on ${network}`);
 }
 
 /**

@@ -1,16 +1,13 @@
 import { useEmployerId } from '../../session';
-import { ConfirmButton } from '../../components/ConfirmButton';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, ApiError, type ComplianceSummary as Overview, type Schema } from '../../lib/api';
 import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../lib/format';
-import { useApi, type Loaded } from '../../hooks';
+import { useApi } from '../../hooks';
+import { BlockedWallets, type Blocklist } from './components/BlockedWallets';
 import { errorText, Hex, NoEmployer, Pill } from './components/common';
 
-type Blocklist = Schema<'Blocklist'>;
 type Explanation = Schema<'AiComplianceExplanation'>;
-
-const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 /** Compliance: the summary, each employee's latest screening (with an AI explanation), the blocklist and the audit log. */
 export function Compliance() {
@@ -189,147 +186,6 @@ function ExplanationPanel({ name, data, error, onClose }: { name: string; data?:
         </>
       )}
     </div>
-  );
-}
-
-function BlockedWallets({
-  employerId,
-  overview,
-  blocklist,
-  onChanged,
-}: {
-  employerId: string;
-  overview: Overview | null;
-  blocklist: Loaded<Blocklist>;
-  onChanged: () => void;
-}) {
-  const [wallet, setWallet] = useState('');
-  const [reason, setReason] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [message, setMessage] = useState<{ ok: boolean; text: string; field?: string } | null>(null);
-  const blockedEmployees = (overview?.employees ?? []).filter((e) => e.blocked_now);
-  const walletValid = EVM_ADDRESS.test(wallet.trim());
-
-  const add = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setMessage(null);
-    try {
-      const entry = await api<{ created: boolean; wallet_address: string }>(`/api/employers/${employerId}/blocklist`, {
-        method: 'POST',
-        body: { wallet_address: wallet.trim(), ...(reason.trim() ? { reason: reason.trim() } : {}) },
-      });
-      setMessage({ ok: true, text: entry.created ? `Blocked ${entry.wallet_address}.` : `${entry.wallet_address} was already blocked.` });
-      setWallet('');
-      setReason('');
-      onChanged();
-    } catch (reason) {
-      setMessage({ ok: false, text: errorText(reason), field: reason instanceof ApiError ? reason.field : undefined });
-    } finally {
-      setBusy(false);
-    }
-  };
-  const remove = async (id: string, address: string) => {
-    setMessage(null);
-    try {
-      await api(`/api/employers/${employerId}/blocklist/${id}`, { method: 'DELETE' });
-      setMessage({ ok: true, text: `Unblocked ${address}.` });
-      onChanged();
-    } catch (reason) {
-      setMessage({ ok: false, text: errorText(reason) });
-    }
-  };
-
-  return (
-    <section aria-labelledby="blocked-heading" className="card">
-      <h2 id="blocked-heading">Blocked wallets</h2>
-      {blockedEmployees.length > 0 && (
-        <div className="more-callout more-callout-err" role="note">
-          <p>
-            <strong>
-              {blockedEmployees.length} {blockedEmployees.length === 1 ? 'employee is' : 'employees are'} blocked from payroll:
-            </strong>
-          </p>
-          <ul>
-            {blockedEmployees.map((e) => (
-              <li key={e.id}>
-                {e.full_name} ({e.blocked_now})
-              </li>
-            ))}
-          </ul>
-        </div>
-      )}
-      <h3>Your blocklist</h3>
-      <Async loaded={blocklist}>
-        {(data) =>
-          data.entries.length === 0 ? (
-            <Empty>No wallets on your blocklist. Sanctioned wallets are blocked for every employer automatically.</Empty>
-          ) : (
-            <div className="table-wrap">
-              <table className="more-table">
-                <caption className="more-sr">Wallets on the employer's blocklist</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Wallet</th>
-                    <th scope="col">Reason</th>
-                    <th scope="col">Source</th>
-                    <th scope="col">Added</th>
-                    <th scope="col">
-                      <span className="more-sr">Remove</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.entries.map((entry) => (
-                    <tr key={entry.id}>
-                      <td data-label="Wallet">
-                        <span className="more-mono more-break">{entry.wallet_address}</span>
-                      </td>
-                      <td data-label="Reason">{entry.reason ?? '—'}</td>
-                      <td data-label="Source">{entry.source}</td>
-                      <td data-label="Added">{formatDate(entry.created_at)}</td>
-                      <td data-label="Remove">
-                        <ConfirmButton label="Unblock" question={<>Remove {entry.wallet_address} from the blocklist?</>} confirmLabel="Unblock" onConfirm={() => remove(entry.id, entry.wallet_address)} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
-      </Async>
-      <form className="inline-form" onSubmit={(e) => void add(e)} aria-labelledby="block-form-heading">
-        <h3 id="block-form-heading" className="more-full">
-          Block a wallet
-        </h3>
-        <label htmlFor="block-wallet">Wallet address</label>
-        <input
-          id="block-wallet"
-          className="more-mono"
-          value={wallet}
-          placeholder="0x…"
-          autoComplete="off"
-          spellCheck={false}
-          onChange={(e) => setWallet(e.target.value)}
-          aria-invalid={message?.field === 'wallet_address' || (wallet.trim() !== '' && !walletValid)}
-          aria-describedby="block-wallet-hint"
-        />
-        <p id="block-wallet-hint" className="muted more-small more-full">
-          {wallet.trim() !== '' && !walletValid ? '0x followed by 40 hex digits.' : 'An EVM address (0x followed by 40 hex digits).'}
-        </p>
-        <label htmlFor="block-reason">Reason (optional)</label>
-        <input id="block-reason" value={reason} maxLength={500} onChange={(e) => setReason(e.target.value)} />
-        <button type="submit" className="button danger" disabled={busy || !walletValid}>
-          {busy ? 'Blocking…' : 'Block wallet'}
-        </button>
-      </form>
-      {message && (
-        <p role={message.ok ? 'status' : 'alert'} className={message.ok ? 'more-ok' : 'field-error'}>
-          {message.text}
-        </p>
-      )}
-    </section>
   );
 }
 

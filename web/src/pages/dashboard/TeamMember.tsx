@@ -1,14 +1,11 @@
 import { useEmployerId } from '../../session';
-import { useState, type FormEvent } from 'react';
-import { Link, useNavigate, useParams } from 'react-router';
-import { api, ApiError, type Employee, type Team, type Transactions } from '../../lib/api';
-import { Async, Empty, ErrorState, Loading } from '../../components/States';
-import { formatDate, shortAddress } from '../../lib/format';
-import { formatUsd, fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from '../../lib/money';
+import { Link, useParams } from 'react-router';
+import type { Employee, Team, Transactions } from '../../lib/api';
+import { Empty, ErrorState, Loading } from '../../components/States';
 import { useApi, type Loaded } from '../../hooks';
-import { ConfirmButton } from '../../components/ConfirmButton';
 import { NeedsEmployer } from './components/CreateCompany';
 import { StatusPill } from './components/StatusPill';
+import { MemberFacts, PayrollAndRemoval, RecentPayments, SalaryEditor, useMemberPatch, WalletReview } from './components/TeamMemberSections';
 import { employeeState } from './Team';
 
 /** /dashboard/team/:employeeId: details, salary, pause, wallet review, removal (PATCH .../team/{employeeId}). */
@@ -46,45 +43,9 @@ function MemberDetails({
   payments: Loaded<Transactions>;
   onChanged: () => void;
 }) {
-  const navigate = useNavigate();
-  const [salary, setSalary] = useState(fromUnits(toUnits(employee.annual_salary_usd) ?? 0n));
-  const [salaryError, setSalaryError] = useState<string | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const path = `/api/employers/${employerId}/team/${employee.id}`;
+  const { message, setMessage, error, setError, patch } = useMemberPatch(path, onChanged);
   const state = employeeState(employee);
-
-  const patch = async (body: Record<string, unknown>, done: string) => {
-    setError(null);
-    setMessage(null);
-    try {
-      await api<Employee>(path, { method: 'PATCH', body });
-      setMessage(done);
-      onChanged();
-      return true;
-    } catch (reason) {
-      setError((reason as Error).message);
-      return false;
-    }
-  };
-
-  const saveSalary = async (event: FormEvent) => {
-    event.preventDefault();
-    setSalaryError(null);
-    setBusy(true);
-    try {
-      await api<Employee>(path, { method: 'PATCH', body: { annual_salary_usd: normaliseAmountInput(salary) } });
-      setMessage('Salary updated.');
-      onChanged();
-    } catch (reason) {
-      const e = reason as Error;
-      if (e instanceof ApiError && e.field === 'annual_salary_usd') setSalaryError(`Annual salary: ${e.message.replace(/^[\w.]+: /, '')}`);
-      else setError(e.message);
-    } finally {
-      setBusy(false);
-    }
-  };
 
   return (
     <>
@@ -106,144 +67,11 @@ function MemberDetails({
         </p>
       )}
 
-      <section className="card" aria-labelledby="details-heading">
-        <h2 id="details-heading">Details</h2>
-        <dl className="core-details">
-          <dt>Email</dt>
-          <dd className="core-break">{employee.email}</dd>
-          <dt>Wallet (Tempo)</dt>
-          <dd className="core-break">{employee.wallet_address ? <code>{employee.wallet_address}</code> : 'none: payroll cannot pay this employee yet'}</dd>
-          {employee.solana_wallet_address && (
-            <>
-              <dt>Wallet (Solana)</dt>
-              <dd className="core-break">
-                <code>{employee.solana_wallet_address}</code>
-              </dd>
-            </>
-          )}
-          <dt>Annual salary</dt>
-          <dd>
-            {formatUsd(employee.annual_salary_usd)} <span className="muted">({formatUsd(fromUnits(monthlyUnits(employee.annual_salary_usd)))} a month)</span>
-          </dd>
-          <dt>Department</dt>
-          <dd>{employee.department ?? '—'}</dd>
-          <dt>Payroll</dt>
-          <dd>{employee.payroll_paused ? 'paused' : 'included'}</dd>
-          <dt>Wallet review</dt>
-          <dd>{employee.manual_review_status}</dd>
-          <dt>KYC</dt>
-          <dd>{employee.kyc_status.replace(/_/g, ' ')}</dd>
-          <dt>Signed in</dt>
-          <dd>{employee.linked_user ? 'yes' : 'not yet'}</dd>
-          <dt>Added</dt>
-          <dd>{formatDate(employee.created_at)}</dd>
-        </dl>
-      </section>
-
-      {employee.manual_review_status === 'pending' && (
-        <section className="card" aria-labelledby="review-heading">
-          <h2 id="review-heading">Wallet change to review</h2>
-          <p>
-            The employee changed their payout wallet{employee.wallet_address ? ` to ${shortAddress(employee.wallet_address)}` : ''}. Payroll skips them until you approve it.
-          </p>
-          <div className="row">
-            <ConfirmButton question="Approve the new wallet? Payroll will pay it from the next run." confirmLabel="Approve wallet" onConfirm={() => patch({ manual_review: { status: 'approved' } }, 'Wallet approved.').then(() => undefined)}>
-              Approve wallet
-            </ConfirmButton>
-            <ConfirmButton danger question="Reject the new wallet? Payroll will not pay this employee until it is reviewed again." confirmLabel="Reject wallet" onConfirm={() => patch({ manual_review: { status: 'rejected' } }, 'Wallet rejected.').then(() => undefined)}>
-              Reject wallet
-            </ConfirmButton>
-          </div>
-        </section>
-      )}
-
-      <section className="card" aria-labelledby="salary-heading">
-        <h2 id="salary-heading">Edit salary</h2>
-        <form className="inline-form" onSubmit={(e) => void saveSalary(e)} noValidate>
-          <label htmlFor="member-salary">Annual salary (USD)</label>
-          <input
-            id="member-salary"
-            inputMode="decimal"
-            value={salary}
-            onChange={(e) => setSalary(e.target.value)}
-            aria-invalid={salaryError ? true : undefined}
-            aria-describedby={salaryError ? 'member-salary-error' : undefined}
-          />
-          <button type="submit" className="button" disabled={busy || !salary.trim()}>
-            Save salary
-          </button>
-        </form>
-        {salaryError && (
-          <p id="member-salary-error" className="field-error" role="alert">
-            {salaryError}
-          </p>
-        )}
-      </section>
-
-      <section className="card" aria-labelledby="actions-heading">
-        <h2 id="actions-heading">Payroll and removal</h2>
-        <div className="row core-actions">
-          {employee.payroll_paused ? (
-            <ConfirmButton question={`Resume payroll for ${employee.full_name}? They will be included in new runs.`} confirmLabel="Resume payroll" onConfirm={() => patch({ payroll_paused: false }, 'Payroll resumed.').then(() => undefined)}>
-              Resume payroll
-            </ConfirmButton>
-          ) : (
-            <ConfirmButton question={`Pause payroll for ${employee.full_name}? New runs will leave them out until you resume.`} confirmLabel="Pause payroll" onConfirm={() => patch({ payroll_paused: true }, 'Payroll paused.').then(() => undefined)}>
-              Pause payroll
-            </ConfirmButton>
-          )}
-          <ConfirmButton
-            danger
-            question={`Remove ${employee.full_name} from your team? Their payment history stays, but they can no longer be paid or edited.`}
-            confirmLabel="Remove employee"
-            onConfirm={async () => {
-              if (await patch({ remove: true }, 'Removed.')) navigate('/dashboard/team', { state: { notice: `${employee.full_name} was removed.` } });
-            }}
-          >
-            Remove employee
-          </ConfirmButton>
-        </div>
-      </section>
-
-      <section className="card" aria-labelledby="payments-heading">
-        <h2 id="payments-heading">Recent payments</h2>
-        <Async loaded={payments}>
-          {(paymentsData) =>
-            paymentsData.transactions.length === 0 ? (
-              <Empty>No payments to this employee yet.</Empty>
-            ) : (
-              <div className="table-wrap core-scroll">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Date</th>
-                      <th scope="col" className="num">
-                        Amount
-                      </th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Run</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {paymentsData.transactions.map((t) => (
-                      <tr key={t.id}>
-                        <td>{formatDate(t.finalized_at ?? t.created_at)}</td>
-                        <td className="num">{formatUsd(t.amount_usd)}</td>
-                        <td>
-                          <StatusPill status={t.status} />
-                        </td>
-                        <td>
-                          <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>View run</Link>
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )
-          }
-        </Async>
-      </section>
+      <MemberFacts employee={employee} />
+      {employee.manual_review_status === 'pending' && <WalletReview employee={employee} patch={patch} />}
+      <SalaryEditor employee={employee} path={path} setMessage={setMessage} setError={setError} onChanged={onChanged} />
+      <PayrollAndRemoval employee={employee} patch={patch} />
+      <RecentPayments payments={payments} />
     </>
   );
 }

@@ -18,13 +18,16 @@ type FieldName = keyof AnnouncementDraft;
 const FIELDS: FieldName[] = ['title', 'body', 'severity', 'audience', 'link_url', 'link_label', 'expires_at'];
 
 /** Where the server's 400 belongs: the named form field, or the form as a whole. */
-function placeError(error: unknown): { field: FieldName | null; message: string } {
+function placeError(error: unknown): FormError {
   if (error instanceof ApiError) {
     const field = (error.field ?? '').split('.')[0] as FieldName;
     return { field: FIELDS.includes(field) ? field : null, message: error.message };
   }
   return { field: null, message: error instanceof Error ? error.message : String(error) };
 }
+
+type SaveAction = 'draft' | 'publish' | 'save';
+type FormError = { field: FieldName | null; message: string };
 
 /**
  * Create (no `editing`) or edit an announcement, with the banner's live preview. Create offers
@@ -37,23 +40,61 @@ export function AnnouncementForm({
   onCancel,
 }: {
   editing: AdminAnnouncement | null;
-  onSaved: (saved: AdminAnnouncement, action: 'draft' | 'publish' | 'save') => void;
+  onSaved: (saved: AdminAnnouncement, action: SaveAction) => void;
   onCancel: () => void;
 }) {
+  const { draft, busy, error, set, submit } = useAnnouncementDraft(editing, onSaved);
+  const id = useId();
+  const f = formFields(id, draft, error, set);
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const isDraft = !editing || editing.state === 'draft';
+
+  return (
+    <div className="ap-form-grid">
+      <form
+        className="card ap-form"
+        aria-labelledby={`${id}-heading`}
+        noValidate
+        onSubmit={(event) => {
+          event.preventDefault();
+          void submit(isDraft ? 'draft' : 'save');
+        }}
+      >
+        <h2 id={`${id}-heading`} tabIndex={-1}>
+          {editing ? `Edit “${editing.title}”` : 'New announcement'}
+        </h2>
+
+        <TitleAndBodyFields f={f} />
+        <SeverityAndAudienceFields f={f} />
+        <LinkFields f={f} />
+        <ExpiryField f={f} zone={zone} />
+
+        {error && error.field === null && (
+          <p className="field-error" role="alert">
+            {error.message}
+          </p>
+        )}
+
+        <FormActions editing={editing} isDraft={isDraft} busy={busy} submit={submit} onCancel={onCancel} />
+      </form>
+      <BannerPreview draft={draft} />
+    </div>
+  );
+}
+
+/** The draft being written, and saving it (create, or patch only what changed). */
+function useAnnouncementDraft(editing: AdminAnnouncement | null, onSaved: (saved: AdminAnnouncement, action: SaveAction) => void) {
   const original = editing ? draftOf(editing) : EMPTY_DRAFT;
   const [draft, setDraft] = useState<AnnouncementDraft>(original);
-  const [busy, setBusy] = useState<null | 'draft' | 'publish' | 'save'>(null);
-  const [error, setError] = useState<{ field: FieldName | null; message: string } | null>(null);
-  const id = useId();
-  const fieldId = (name: FieldName) => `${id}-${name}`;
-  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const [busy, setBusy] = useState<null | SaveAction>(null);
+  const [error, setError] = useState<FormError | null>(null);
 
   const set = (name: FieldName, value: string) => {
     setDraft((current) => ({ ...current, [name]: value }));
     if (error?.field === name) setError(null);
   };
 
-  const submit = async (action: 'draft' | 'publish' | 'save') => {
+  const submit = async (action: SaveAction) => {
     setBusy(action);
     setError(null);
     try {
@@ -73,164 +114,199 @@ export function AnnouncementForm({
     }
   };
 
-  const fieldError = (name: FieldName): ReactNode =>
-    error?.field === name ? (
-      <p className="field-error" id={`${fieldId(name)}-error`} role="alert">
-        {error.message}
-      </p>
-    ) : null;
-  const describedBy = (name: FieldName, ...extra: string[]) =>
-    [...extra, ...(error?.field === name ? [`${fieldId(name)}-error`] : [])].join(' ') || undefined;
-  const invalid = (name: FieldName) => (error?.field === name ? true : undefined);
-  const counter = (name: 'title' | 'body' | 'link_label') => {
-    const count = charCount(draft[name]);
-    return (
-      <span id={`${fieldId(name)}-count`} className={count > LIMITS[name] ? 'ap-count field-error' : 'ap-count muted'}>
-        {count} / {LIMITS[name]} characters
-      </span>
-    );
+  return { draft, busy, error, set, submit };
+}
+
+/** What every field of the form needs: its value and setter, its id, and its error and counter wiring. */
+interface FormFields {
+  draft: AnnouncementDraft;
+  set: (name: FieldName, value: string) => void;
+  fieldId: (name: FieldName) => string;
+  fieldError: (name: FieldName) => ReactNode;
+  describedBy: (name: FieldName, ...extra: string[]) => string | undefined;
+  invalid: (name: FieldName) => true | undefined;
+  counter: (name: 'title' | 'body' | 'link_label') => ReactNode;
+}
+
+function formFields(id: string, draft: AnnouncementDraft, error: FormError | null, set: FormFields['set']): FormFields {
+  const fieldId = (name: FieldName) => `${id}-${name}`;
+  return {
+    draft,
+    set,
+    fieldId,
+    fieldError: (name) =>
+      error?.field === name ? (
+        <p className="field-error" id={`${fieldId(name)}-error`} role="alert">
+          {error.message}
+        </p>
+      ) : null,
+    describedBy: (name, ...extra) => [...extra, ...(error?.field === name ? [`${fieldId(name)}-error`] : [])].join(' ') || undefined,
+    invalid: (name) => (error?.field === name ? true : undefined),
+    counter: (name) => {
+      const count = charCount(draft[name]);
+      return (
+        <span id={`${fieldId(name)}-count`} className={count > LIMITS[name] ? 'ap-count field-error' : 'ap-count muted'}>
+          {count} / {LIMITS[name]} characters
+        </span>
+      );
+    },
   };
+}
 
-  const isDraft = !editing || editing.state === 'draft';
-  const canPublish = !editing || editing.state !== 'active';
-
+function TitleAndBodyFields({ f }: { f: FormFields }) {
+  const { draft, set, fieldId, fieldError, describedBy, invalid, counter } = f;
   return (
-    <div className="ap-form-grid">
-      <form
-        className="card ap-form"
-        aria-labelledby={`${id}-heading`}
-        noValidate
-        onSubmit={(event) => {
-          event.preventDefault();
-          void submit(isDraft ? 'draft' : 'save');
-        }}
-      >
-        <h2 id={`${id}-heading`} tabIndex={-1}>
-          {editing ? `Edit “${editing.title}”` : 'New announcement'}
-        </h2>
+    <>
+      <label htmlFor={fieldId('title')}>Title</label>
+      <input
+        id={fieldId('title')}
+        value={draft.title}
+        onChange={(e) => set('title', e.target.value)}
+        aria-required="true"
+        aria-invalid={invalid('title')}
+        aria-describedby={describedBy('title', `${fieldId('title')}-count`)}
+        autoComplete="off"
+      />
+      {counter('title')}
+      {fieldError('title')}
 
-        <label htmlFor={fieldId('title')}>Title</label>
-        <input
-          id={fieldId('title')}
-          value={draft.title}
-          onChange={(e) => set('title', e.target.value)}
-          aria-required="true"
-          aria-invalid={invalid('title')}
-          aria-describedby={describedBy('title', `${fieldId('title')}-count`)}
-          autoComplete="off"
-        />
-        {counter('title')}
-        {fieldError('title')}
+      <label htmlFor={fieldId('body')}>Body</label>
+      <textarea
+        id={fieldId('body')}
+        rows={4}
+        value={draft.body}
+        onChange={(e) => set('body', e.target.value)}
+        aria-required="true"
+        aria-invalid={invalid('body')}
+        aria-describedby={describedBy('body', `${fieldId('body')}-count`)}
+      />
+      {counter('body')}
+      {fieldError('body')}
+    </>
+  );
+}
 
-        <label htmlFor={fieldId('body')}>Body</label>
-        <textarea
-          id={fieldId('body')}
-          rows={4}
-          value={draft.body}
-          onChange={(e) => set('body', e.target.value)}
-          aria-required="true"
-          aria-invalid={invalid('body')}
-          aria-describedby={describedBy('body', `${fieldId('body')}-count`)}
-        />
-        {counter('body')}
-        {fieldError('body')}
+function SeverityAndAudienceFields({ f }: { f: FormFields }) {
+  const { draft, set, fieldId, fieldError, describedBy, invalid } = f;
+  return (
+    <div className="ap-form-row">
+      <div>
+        <label htmlFor={fieldId('severity')}>Severity</label>
+        <select id={fieldId('severity')} value={draft.severity} onChange={(e) => set('severity', e.target.value)} aria-invalid={invalid('severity')} aria-describedby={describedBy('severity')}>
+          {SEVERITIES.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+        {fieldError('severity')}
+      </div>
+      <div>
+        <label htmlFor={fieldId('audience')}>Audience</label>
+        <select id={fieldId('audience')} value={draft.audience} onChange={(e) => set('audience', e.target.value)} aria-invalid={invalid('audience')} aria-describedby={describedBy('audience')}>
+          {AUDIENCES.map((a) => (
+            <option key={a} value={a}>
+              {a === 'all' ? 'all signed-in users' : a}
+            </option>
+          ))}
+        </select>
+        {fieldError('audience')}
+      </div>
+    </div>
+  );
+}
 
-        <div className="ap-form-row">
-          <div>
-            <label htmlFor={fieldId('severity')}>Severity</label>
-            <select id={fieldId('severity')} value={draft.severity} onChange={(e) => set('severity', e.target.value)} aria-invalid={invalid('severity')} aria-describedby={describedBy('severity')}>
-              {SEVERITIES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-            {fieldError('severity')}
-          </div>
-          <div>
-            <label htmlFor={fieldId('audience')}>Audience</label>
-            <select id={fieldId('audience')} value={draft.audience} onChange={(e) => set('audience', e.target.value)} aria-invalid={invalid('audience')} aria-describedby={describedBy('audience')}>
-              {AUDIENCES.map((a) => (
-                <option key={a} value={a}>
-                  {a === 'all' ? 'all signed-in users' : a}
-                </option>
-              ))}
-            </select>
-            {fieldError('audience')}
-          </div>
-        </div>
+function LinkFields({ f }: { f: FormFields }) {
+  const { draft, set, fieldId, fieldError, describedBy, invalid, counter } = f;
+  return (
+    <>
+      <label htmlFor={fieldId('link_url')}>Link URL</label>
+      <input
+        id={fieldId('link_url')}
+        value={draft.link_url}
+        onChange={(e) => set('link_url', e.target.value)}
+        inputMode="url"
+        placeholder="https://… or /dashboard/…"
+        aria-invalid={invalid('link_url')}
+        aria-describedby={describedBy('link_url', `${fieldId('link_url')}-hint`)}
+        autoComplete="off"
+      />
+      <span id={`${fieldId('link_url')}-hint`} className="muted ap-hint">
+        Optional: an https address or a path on this site; needs a link label.
+      </span>
+      {fieldError('link_url')}
 
-        <label htmlFor={fieldId('link_url')}>Link URL</label>
-        <input
-          id={fieldId('link_url')}
-          value={draft.link_url}
-          onChange={(e) => set('link_url', e.target.value)}
-          inputMode="url"
-          placeholder="https://… or /dashboard/…"
-          aria-invalid={invalid('link_url')}
-          aria-describedby={describedBy('link_url', `${fieldId('link_url')}-hint`)}
-          autoComplete="off"
-        />
-        <span id={`${fieldId('link_url')}-hint`} className="muted ap-hint">
-          Optional: an https address or a path on this site; needs a link label.
-        </span>
-        {fieldError('link_url')}
+      <label htmlFor={fieldId('link_label')}>Link label</label>
+      <input
+        id={fieldId('link_label')}
+        value={draft.link_label}
+        onChange={(e) => set('link_label', e.target.value)}
+        aria-invalid={invalid('link_label')}
+        aria-describedby={describedBy('link_label', `${fieldId('link_label')}-count`)}
+        autoComplete="off"
+      />
+      {counter('link_label')}
+      {fieldError('link_label')}
+    </>
+  );
+}
 
-        <label htmlFor={fieldId('link_label')}>Link label</label>
-        <input
-          id={fieldId('link_label')}
-          value={draft.link_label}
-          onChange={(e) => set('link_label', e.target.value)}
-          aria-invalid={invalid('link_label')}
-          aria-describedby={describedBy('link_label', `${fieldId('link_label')}-count`)}
-          autoComplete="off"
-        />
-        {counter('link_label')}
-        {fieldError('link_label')}
+function ExpiryField({ f, zone }: { f: FormFields; zone: string }) {
+  const { draft, set, fieldId, fieldError, describedBy, invalid } = f;
+  return (
+    <>
+      <label htmlFor={fieldId('expires_at')}>Expires at</label>
+      <input
+        id={fieldId('expires_at')}
+        type="datetime-local"
+        value={draft.expires_at}
+        onChange={(e) => set('expires_at', e.target.value)}
+        aria-invalid={invalid('expires_at')}
+        aria-describedby={describedBy('expires_at', `${fieldId('expires_at')}-hint`)}
+      />
+      <span id={`${fieldId('expires_at')}-hint`} className="muted ap-hint">
+        Optional, your local time ({zone}); empty: shown until deleted or expired.
+      </span>
+      {fieldError('expires_at')}
+    </>
+  );
+}
 
-        <label htmlFor={fieldId('expires_at')}>Expires at</label>
-        <input
-          id={fieldId('expires_at')}
-          type="datetime-local"
-          value={draft.expires_at}
-          onChange={(e) => set('expires_at', e.target.value)}
-          aria-invalid={invalid('expires_at')}
-          aria-describedby={describedBy('expires_at', `${fieldId('expires_at')}-hint`)}
-        />
-        <span id={`${fieldId('expires_at')}-hint`} className="muted ap-hint">
-          Optional, your local time ({zone}); empty: shown until deleted or expired.
-        </span>
-        {fieldError('expires_at')}
-
-        {error && error.field === null && (
-          <p className="field-error" role="alert">
-            {error.message}
-          </p>
-        )}
-
-        <div className="row ap-actions">
-          {isDraft ? (
-            <button type="button" className="button secondary" disabled={busy !== null} onClick={() => void submit('draft')}>
-              {busy === 'draft' ? 'Saving…' : 'Save draft'}
-            </button>
-          ) : (
-            <button type="button" className="button secondary" disabled={busy !== null} onClick={() => void submit('save')}>
-              {busy === 'save' ? 'Saving…' : 'Save changes'}
-            </button>
-          )}
-          {canPublish && (
-            <button type="button" className="button" disabled={busy !== null} onClick={() => void submit('publish')}>
-              {busy === 'publish' ? 'Publishing…' : 'Publish now'}
-            </button>
-          )}
-          {editing && (
-            <button type="button" className="link-button" disabled={busy !== null} onClick={onCancel}>
-              Cancel editing
-            </button>
-          )}
-        </div>
-      </form>
-      <BannerPreview draft={draft} />
+function FormActions({
+  editing,
+  isDraft,
+  busy,
+  submit,
+  onCancel,
+}: {
+  editing: AdminAnnouncement | null;
+  isDraft: boolean;
+  busy: SaveAction | null;
+  submit: (action: SaveAction) => Promise<void>;
+  onCancel: () => void;
+}) {
+  const canPublish = !editing || editing.state !== 'active';
+  return (
+    <div className="row ap-actions">
+      {isDraft ? (
+        <button type="button" className="button secondary" disabled={busy !== null} onClick={() => void submit('draft')}>
+          {busy === 'draft' ? 'Saving…' : 'Save draft'}
+        </button>
+      ) : (
+        <button type="button" className="button secondary" disabled={busy !== null} onClick={() => void submit('save')}>
+          {busy === 'save' ? 'Saving…' : 'Save changes'}
+        </button>
+      )}
+      {canPublish && (
+        <button type="button" className="button" disabled={busy !== null} onClick={() => void submit('publish')}>
+          {busy === 'publish' ? 'Publishing…' : 'Publish now'}
+        </button>
+      )}
+      {editing && (
+        <button type="button" className="link-button" disabled={busy !== null} onClick={onCancel}>
+          Cancel editing
+        </button>
+      )}
     </div>
   );
 }

@@ -116,37 +116,8 @@ function OfframpForm({
 }) {
   const id = useId();
   const [accountId, setAccountId] = useState(accounts[0]?.bank_account_id ?? '');
-  const [amount, setAmount] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<{ field: 'amount' | 'bankAccountId' | null; message: string } | null>(null);
-  const [created, setCreated] = useState<Offramp | null>(null);
   const account = accounts.find((a) => a.bank_account_id === accountId) ?? accounts[0];
-
-  const submit = async () => {
-    const problem = validAmount(amount);
-    if (problem) {
-      setError({ field: 'amount', message: problem });
-      return;
-    }
-    if (!account) return;
-    setBusy(true);
-    setError(null);
-    setCreated(null);
-    try {
-      const result = await api<Offramp>(`/api/employees/${employeeId}/offramp`, {
-        method: 'POST',
-        body: { amount: amount.trim(), destinationType: account.destination_type, bankAccountId: account.bank_account_id },
-      });
-      setCreated(result);
-      setAmount('');
-      onCreated();
-    } catch (reason) {
-      const field = fieldOf(reason);
-      setError({ field: field === 'amount' || field === 'bankAccountId' ? field : null, message: errorText(reason) });
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { amount, setAmount, busy, error, created, submit } = useOfframpSubmit(employeeId, account, onCreated);
 
   return (
     <>
@@ -199,24 +170,65 @@ function OfframpForm({
           {error.message}
         </p>
       )}
-      {created && (
-        <div className="ap-result" role="status">
-          <p>
-            <strong>Cash-out of {formatUsd(created.amount)} created</strong> (status <StatePill state={created.status} />
-            ).
-          </p>
-          {created.deposit_instructions && (
-            <p>
-              To complete it, send exactly <strong>{formatUsd(created.deposit_instructions.amount)}</strong> from your wallet{' '}
-              <code className="ap-mono" title={created.deposit_instructions.from_address}>
-                {shortAddress(created.deposit_instructions.from_address)}
-              </code>{' '}
-              to <code className="ap-address">{created.deposit_instructions.to_address}</code>. The bank is paid once it arrives.
-            </p>
-          )}
-        </div>
-      )}
+      {created && <OfframpCreated created={created} />}
     </>
+  );
+}
+
+/** The amount being cashed out, and creating the off-ramp to the chosen account. */
+function useOfframpSubmit(employeeId: string, account: BankAccount | undefined, onCreated: () => void) {
+  const [amount, setAmount] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<{ field: 'amount' | 'bankAccountId' | null; message: string } | null>(null);
+  const [created, setCreated] = useState<Offramp | null>(null);
+
+  const submit = async () => {
+    const problem = validAmount(amount);
+    if (problem) {
+      setError({ field: 'amount', message: problem });
+      return;
+    }
+    if (!account) return;
+    setBusy(true);
+    setError(null);
+    setCreated(null);
+    try {
+      const result = await api<Offramp>(`/api/employees/${employeeId}/offramp`, {
+        method: 'POST',
+        body: { amount: amount.trim(), destinationType: account.destination_type, bankAccountId: account.bank_account_id },
+      });
+      setCreated(result);
+      setAmount('');
+      onCreated();
+    } catch (reason) {
+      const field = fieldOf(reason);
+      setError({ field: field === 'amount' || field === 'bankAccountId' ? field : null, message: errorText(reason) });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return { amount, setAmount, busy, error, created, submit };
+}
+
+/** A created off-ramp: its status and, when the employee must send the money, where to send it. */
+function OfframpCreated({ created }: { created: Offramp }) {
+  return (
+    <div className="ap-result" role="status">
+      <p>
+        <strong>Cash-out of {formatUsd(created.amount)} created</strong> (status <StatePill state={created.status} />
+        ).
+      </p>
+      {created.deposit_instructions && (
+        <p>
+          To complete it, send exactly <strong>{formatUsd(created.deposit_instructions.amount)}</strong> from your wallet{' '}
+          <code className="ap-mono" title={created.deposit_instructions.from_address}>
+            {shortAddress(created.deposit_instructions.from_address)}
+          </code>{' '}
+          to <code className="ap-address">{created.deposit_instructions.to_address}</code>. The bank is paid once it arrives.
+        </p>
+      )}
+    </div>
   );
 }
 

@@ -1,0 +1,228 @@
+import { useState, type FormEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { ConfirmButton } from '../../../components/ConfirmButton';
+import { Async, Empty } from '../../../components/States';
+import type { Loaded } from '../../../hooks';
+import { api, ApiError, type Employee, type Transactions } from '../../../lib/api';
+import { formatDate, shortAddress } from '../../../lib/format';
+import { formatUsd, fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from '../../../lib/money';
+import { StatusPill } from './StatusPill';
+
+/** Sends `PATCH` changes to one employee; `patch` resolves whether it worked. */
+export type PatchMember = (body: Record<string, unknown>, done: string) => Promise<boolean>;
+
+/** The employee page's notice and error, and the `PATCH .../team/{employeeId}` every section sends through. */
+export function useMemberPatch(path: string, onChanged: () => void) {
+  const [message, setMessage] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const patch: PatchMember = async (body, done) => {
+    setError(null);
+    setMessage(null);
+    try {
+      await api<Employee>(path, { method: 'PATCH', body });
+      setMessage(done);
+      onChanged();
+      return true;
+    } catch (reason) {
+      setError((reason as Error).message);
+      return false;
+    }
+  };
+
+  return { message, setMessage, error, setError, patch };
+}
+
+export function MemberFacts({ employee }: { employee: Employee }) {
+  return (
+    <section className="card" aria-labelledby="details-heading">
+      <h2 id="details-heading">Details</h2>
+      <dl className="core-details">
+        <dt>Email</dt>
+        <dd className="core-break">{employee.email}</dd>
+        <dt>Wallet (Tempo)</dt>
+        <dd className="core-break">{employee.wallet_address ? <code>{employee.wallet_address}</code> : 'none: payroll cannot pay this employee yet'}</dd>
+        {employee.solana_wallet_address && (
+          <>
+            <dt>Wallet (Solana)</dt>
+            <dd className="core-break">
+              <code>{employee.solana_wallet_address}</code>
+            </dd>
+          </>
+        )}
+        <dt>Annual salary</dt>
+        <dd>
+          {formatUsd(employee.annual_salary_usd)} <span className="muted">({formatUsd(fromUnits(monthlyUnits(employee.annual_salary_usd)))} a month)</span>
+        </dd>
+        <dt>Department</dt>
+        <dd>{employee.department ?? '—'}</dd>
+        <dt>Payroll</dt>
+        <dd>{employee.payroll_paused ? 'paused' : 'included'}</dd>
+        <dt>Wallet review</dt>
+        <dd>{employee.manual_review_status}</dd>
+        <dt>KYC</dt>
+        <dd>{employee.kyc_status.replace(/_/g, ' ')}</dd>
+        <dt>Signed in</dt>
+        <dd>{employee.linked_user ? 'yes' : 'not yet'}</dd>
+        <dt>Added</dt>
+        <dd>{formatDate(employee.created_at)}</dd>
+      </dl>
+    </section>
+  );
+}
+
+/** Shown while the employee's new payout wallet waits for the employer's approval. */
+export function WalletReview({ employee, patch }: { employee: Employee; patch: PatchMember }) {
+  return (
+    <section className="card" aria-labelledby="review-heading">
+      <h2 id="review-heading">Wallet change to review</h2>
+      <p>
+        The employee changed their payout wallet{employee.wallet_address ? ` to ${shortAddress(employee.wallet_address)}` : ''}. Payroll skips them until you approve it.
+      </p>
+      <div className="row">
+        <ConfirmButton question="Approve the new wallet? Payroll will pay it from the next run." confirmLabel="Approve wallet" onConfirm={() => patch({ manual_review: { status: 'approved' } }, 'Wallet approved.').then(() => undefined)}>
+          Approve wallet
+        </ConfirmButton>
+        <ConfirmButton danger question="Reject the new wallet? Payroll will not pay this employee until it is reviewed again." confirmLabel="Reject wallet" onConfirm={() => patch({ manual_review: { status: 'rejected' } }, 'Wallet rejected.').then(() => undefined)}>
+          Reject wallet
+        </ConfirmButton>
+      </div>
+    </section>
+  );
+}
+
+/** The salary form: a field error stays beside it, any other failure goes to the page's error. */
+export function SalaryEditor({
+  employee,
+  path,
+  setMessage,
+  setError,
+  onChanged,
+}: {
+  employee: Employee;
+  path: string;
+  setMessage: (message: string) => void;
+  setError: (error: string) => void;
+  onChanged: () => void;
+}) {
+  const [salary, setSalary] = useState(fromUnits(toUnits(employee.annual_salary_usd) ?? 0n));
+  const [salaryError, setSalaryError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const saveSalary = async (event: FormEvent) => {
+    event.preventDefault();
+    setSalaryError(null);
+    setBusy(true);
+    try {
+      await api<Employee>(path, { method: 'PATCH', body: { annual_salary_usd: normaliseAmountInput(salary) } });
+      setMessage('Salary updated.');
+      onChanged();
+    } catch (reason) {
+      const e = reason as Error;
+      if (e instanceof ApiError && e.field === 'annual_salary_usd') setSalaryError(`Annual salary: ${e.message.replace(/^[\w.]+: /, '')}`);
+      else setError(e.message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section className="card" aria-labelledby="salary-heading">
+      <h2 id="salary-heading">Edit salary</h2>
+      <form className="inline-form" onSubmit={(e) => void saveSalary(e)} noValidate>
+        <label htmlFor="member-salary">Annual salary (USD)</label>
+        <input
+          id="member-salary"
+          inputMode="decimal"
+          value={salary}
+          onChange={(e) => setSalary(e.target.value)}
+          aria-invalid={salaryError ? true : undefined}
+          aria-describedby={salaryError ? 'member-salary-error' : undefined}
+        />
+        <button type="submit" className="button" disabled={busy || !salary.trim()}>
+          Save salary
+        </button>
+      </form>
+      {salaryError && (
+        <p id="member-salary-error" className="field-error" role="alert">
+          {salaryError}
+        </p>
+      )}
+    </section>
+  );
+}
+
+/** Pause or resume payroll for the employee, or remove them (then back to the team list). */
+export function PayrollAndRemoval({ employee, patch }: { employee: Employee; patch: PatchMember }) {
+  const navigate = useNavigate();
+  return (
+    <section className="card" aria-labelledby="actions-heading">
+      <h2 id="actions-heading">Payroll and removal</h2>
+      <div className="row core-actions">
+        {employee.payroll_paused ? (
+          <ConfirmButton question={`Resume payroll for ${employee.full_name}? They will be included in new runs.`} confirmLabel="Resume payroll" onConfirm={() => patch({ payroll_paused: false }, 'Payroll resumed.').then(() => undefined)}>
+            Resume payroll
+          </ConfirmButton>
+        ) : (
+          <ConfirmButton question={`Pause payroll for ${employee.full_name}? New runs will leave them out until you resume.`} confirmLabel="Pause payroll" onConfirm={() => patch({ payroll_paused: true }, 'Payroll paused.').then(() => undefined)}>
+            Pause payroll
+          </ConfirmButton>
+        )}
+        <ConfirmButton
+          danger
+          question={`Remove ${employee.full_name} from your team? Their payment history stays, but they can no longer be paid or edited.`}
+          confirmLabel="Remove employee"
+          onConfirm={async () => {
+            if (await patch({ remove: true }, 'Removed.')) navigate('/dashboard/team', { state: { notice: `${employee.full_name} was removed.` } });
+          }}
+        >
+          Remove employee
+        </ConfirmButton>
+      </div>
+    </section>
+  );
+}
+
+export function RecentPayments({ payments }: { payments: Loaded<Transactions> }) {
+  return (
+    <section className="card" aria-labelledby="payments-heading">
+      <h2 id="payments-heading">Recent payments</h2>
+      <Async loaded={payments}>
+        {(paymentsData) =>
+          paymentsData.transactions.length === 0 ? (
+            <Empty>No payments to this employee yet.</Empty>
+          ) : (
+            <div className="table-wrap core-scroll">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Date</th>
+                    <th scope="col" className="num">
+                      Amount
+                    </th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Run</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {paymentsData.transactions.map((t) => (
+                    <tr key={t.id}>
+                      <td>{formatDate(t.finalized_at ?? t.created_at)}</td>
+                      <td className="num">{formatUsd(t.amount_usd)}</td>
+                      <td>
+                        <StatusPill status={t.status} />
+                      </td>
+                      <td>
+                        <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>View run</Link>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Async>
+    </section>
+  );
+}
