@@ -12,10 +12,12 @@ export default tseslint.config(
     },
   },
   {
-    // The payment gate is a closed library: features hook into it (openPayments' onSettled), never the reverse.
-    files: ['src/payments/**/*.ts'],
+    // The platform (the payment gate, HTTP plumbing, chains, providers, the database) is a closed library:
+    // features hook into it (openPayments' onSettled, structural ports), never the reverse.
+    files: ['src/{payments,http,chains,providers,db}/**/*.ts'],
+    ignores: ['**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/features/**'], message: 'src/payments imports nothing from src/features (docs/decisions.md, issue 24).' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/features/**'], message: 'The platform imports nothing from src/features (docs/decisions.md, "Code structure").' }] }],
     },
   },
   {

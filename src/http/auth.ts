@@ -1,7 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
-import type { UsersService } from '../features/users/service.js';
-import type { IdentityVerifier } from '../providers/identity/verifier.js';
-import type { AppEnv } from './context.js';
+import type { IdentityClaims, IdentityVerifier } from '../providers/identity/verifier.js';
+import type { AppEnv, Caller } from './context.js';
 import { AppError } from '../errors.js';
 import { errorResponse } from './errors.js';
 
@@ -13,8 +12,13 @@ function unauthenticated(description: string): AppError {
   });
 }
 
+/** Turns verified claims into the caller (the users feature's service). */
+export interface CallerResolver {
+  resolveCaller(claims: IdentityClaims): Promise<Caller>;
+}
+
 /** Internal routes: `Authorization: Bearer <identity-provider JWT>` resolves `c.var.caller`. */
-export function requireUser(verify: IdentityVerifier, users: UsersService): MiddlewareHandler<AppEnv> {
+export function requireUser(verify: IdentityVerifier, users: CallerResolver): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const match = BEARER.exec(c.req.header('authorization') ?? '');
     if (!match?.[1]) return errorResponse(c, unauthenticated('A bearer token is required.'));

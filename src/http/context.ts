@@ -1,4 +1,4 @@
-import type { PaidCaller } from '../features/employers/paid-caller.js';
+import type { PaidCaller } from './paid-caller.js';
 import type { Logger } from '../log.js';
 
 /** Who is calling an internal route, resolved from the identity-provider JWT (spec 5.3). */
