@@ -256,14 +256,10 @@ function chainRoutes(deps: AppDependencies, services: Services, mount: Mount): F
     agentDirectoryRoutes({ gate, directory: on.agentDirectory }),
     reputationRoutes({ reputation: on.reputation }),
     demoAgentRoutes({
-      mode: config.mode,
-      faucet: on.faucet,
-      chains,
-      liveWallet: config.demoAgent.livePrivateKey ? { privateKey: config.demoAgent.livePrivateKey, spendCapUsd: config.demoAgent.liveSpendCapUsd } : null,
+      demo: on.demoAgent,
       trustProxy: config.http.trustProxy,
       shutdown,
       rateLimits: services.rateLimits,
-      database: deps.database,
       appFetch: (request) => mount.appFetch(request, undefined),
     }),
     decisionRoutes({

@@ -15,6 +15,7 @@ import { AiService } from './features/ai/service.js';
 import { AnnouncementsService } from './features/announcements/service.js';
 import { BridgeService, bridgeProviderFor } from './features/bridge/service.js';
 import { ComplianceService } from './features/compliance/service.js';
+import { DemoAgentService } from './features/demo/service.js';
 import { Faucet } from './features/dev/faucet.js';
 import { PaidCallers } from './features/employers/paid-caller.js';
 import { EmployersService } from './features/employers/service.js';
@@ -75,6 +76,7 @@ export interface ChainServices {
   escrow: EscrowService;
   /** Local mode only: funds wallets on the embedded chains. */
   faucet: Faucet | null;
+  demoAgent: DemoAgentService;
 }
 
 export interface Services {
@@ -143,17 +145,22 @@ function createChainServices(
   // A change that takes salary away from a wallet stops its stream at once (the wages job retries).
   employers.onStreamStops((stopIds) => wages.stopStreams(stopIds));
   const masterOptions = virtualMasterOptionsFrom(config, tempo, deps.embeddedChains?.tempo.operatorKey, log);
-  const agents = new AgentsService(database, employers, new SecretBox({ configured: config.agentSecretsKey, dataDir: config.dataDir }));
+  const agents = new AgentsService({ database, employers, secrets: new SecretBox({ configured: config.agentSecretsKey, dataDir: config.dataDir }) });
   const proofFailures = new ProofFailures(shared.rateLimits);
-  const agentDirectory = new AgentDirectoryService(database, tempo, proofFailures);
-  const reputation = new ReputationService(database, chains, {
+  const agentDirectory = new AgentDirectoryService({ database, tempo, failures: proofFailures });
+  const reputation = new ReputationService({
+    database,
+    chains,
     serviceSlug: config.serviceSlug,
     leaseSeconds: config.faults.takeoverSeconds,
     linkedIdentity: (address) => agentDirectory.linkedIdentity(address),
   });
-  const agentVerifier = new AgentRequestVerifier(database, agents, tempo, proofFailures);
+  const agentVerifier = new AgentRequestVerifier({ database, agents, tempo, failures: proofFailures });
   const reputationPort = { tierOf: (identity: Parameters<ReputationService['tierOf']>[0]) => reputation.tierOf(identity), enqueue: enqueueReputationWrite };
   const { perTxCap, allowedPrograms } = config.solanaPayrollPolicy;
+  const faucet = deps.embeddedChains ? new Faucet(deps.embeddedChains) : null;
+  const { livePrivateKey, liveSpendCapUsd } = config.demoAgent;
+  const liveWallet = livePrivateKey ? { privateKey: livePrivateKey, spendCapUsd: liveSpendCapUsd } : null;
   return {
     ai,
     treasury,
@@ -170,18 +177,19 @@ function createChainServices(
     agentDirectory,
     reputation,
     agentVerifier,
-    agentPay: new AgentPayService(database, agentVerifier, employers, tempo, reputationPort, log),
-    escrow: new EscrowService(
+    agentPay: new AgentPayService({ database, verifier: agentVerifier, employers, tempo, reputation: reputationPort, log }),
+    escrow: new EscrowService({
       database,
-      agentVerifier,
+      verifier: agentVerifier,
       employers,
       tempo,
       solana,
       reputation,
       ai,
-      escrowOptionsFrom(config, LOCAL_ESCROW_PROGRAM_ID),
-      log.child({ component: 'escrow' }),
-    ),
-    faucet: deps.embeddedChains ? new Faucet(deps.embeddedChains) : null,
+      ...escrowOptionsFrom(config, LOCAL_ESCROW_PROGRAM_ID),
+      log: log.child({ component: 'escrow' }),
+    }),
+    faucet,
+    demoAgent: new DemoAgentService({ mode: config.mode, faucet, chains, liveWallet, database }),
   };
 }

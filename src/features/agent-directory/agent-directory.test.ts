@@ -130,7 +130,7 @@ beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use('*', requestContext(createLogger('silent'), new HttpMetrics({ processMetrics: false })));
-  app.route('/', agentDirectoryRoutes({ gate: t.payments!.gate, directory: new AgentDirectoryService(t.database, t.chains!.tempo) }));
+  app.route('/', agentDirectoryRoutes({ gate: t.payments!.gate, directory: new AgentDirectoryService({ database: t.database, tempo: t.chains!.tempo }) }));
   app.onError(handleError);
   // The paying clients reach the embedded chains through the full app's development routes.
   server = await serveOnLoopback((request) => (new URL(request.url).pathname.startsWith('/api/dev/') ? t.app.fetch(request) : app.fetch(request)));
@@ -369,7 +369,7 @@ describe('POST /api/mpp/agents/register', () => {
   });
 
   it('creates exactly one registration when two first registrations race (one 201, one 200)', async () => {
-    const service = new AgentDirectoryService(t.database, t.chains!.tempo);
+    const service = new AgentDirectoryService({ database: t.database, tempo: t.chains!.tempo });
     const signer = solanaSigner();
     const attempt = async (name: string) => {
       const body = JSON.stringify({ display_name: name });
@@ -532,7 +532,7 @@ describe('GET /api/agents/directory and /api/agents/profile/{id}', () => {
     const solana = solanaSigner();
     const solanaProfile = (await (await register(solana, { display_name: 'Findable too' })).json()) as Registration;
     expect((await get<Profile>(`/api/agents/profile/${solana.publicKey}`)).body.id).toBe(solanaProfile.agent.id);
-    const service = new AgentDirectoryService(t.database, t.chains!.tempo);
+    const service = new AgentDirectoryService({ database: t.database, tempo: t.chains!.tempo });
     expect((await service.findByIdentifier(`erc8004:tempo:${agentId}`))?.id).toBe(registered.agent.id);
     expect((await service.findByIdentifier(getAddress(owner.address)))).toBeNull();
   });
@@ -549,7 +549,7 @@ describe('GET /api/agents/directory and /api/agents/profile/{id}', () => {
 describe('OpenAPI', () => {
   it('documents the three routes in a valid OpenAPI 3.0.3 document', async () => {
     const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-    app.route('/', agentDirectoryRoutes({ gate: t.payments!.gate, directory: new AgentDirectoryService(t.database, t.chains!.tempo) }));
+    app.route('/', agentDirectoryRoutes({ gate: t.payments!.gate, directory: new AgentDirectoryService({ database: t.database, tempo: t.chains!.tempo }) }));
     const document = app.getOpenAPIDocument({ openapi: '3.0.3', info: { title: 't', version: '1.0.0' } }) as unknown as Record<string, any>;
     const result = await new Validator().validate(document);
     expect(result.errors ?? []).toEqual([]);

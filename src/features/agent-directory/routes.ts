@@ -1,4 +1,4 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute, type RouteHandler, type z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { featureApp, type FeatureApp } from '../../http/feature-app.js';
@@ -6,7 +6,16 @@ import { badRequest, notFound } from '../../errors.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
-import { AgentProfile, Directory, DirectoryQuery, ProfileParams, RegisterBody, RegisterHeaders, RegistrationResult } from './schema.js';
+import {
+  AgentProfile,
+  CursorRegistrationId,
+  Directory,
+  DirectoryQuery,
+  ProfileParams,
+  RegisterBody,
+  RegisterHeaders,
+  RegistrationResult,
+} from './schema.js';
 import type { AgentDirectoryService, AgentRegistrationRow, DirectoryPosition } from './service.js';
 
 export interface AgentDirectoryRouteDeps {
@@ -37,7 +46,7 @@ const encodeCursor = (position: DirectoryPosition) => Buffer.from(`${position.cr
 const CURSOR_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 function decodeCursor(cursor: string): DirectoryPosition {
   const [createdAt, id, extra] = Buffer.from(cursor, 'base64url').toString().split('|');
-  if (extra !== undefined || !createdAt || !CURSOR_AT.test(createdAt) || Number.isNaN(Date.parse(createdAt)) || !z.uuid().safeParse(id).success) {
+  if (extra !== undefined || !createdAt || !CURSOR_AT.test(createdAt) || Number.isNaN(Date.parse(createdAt)) || !CursorRegistrationId.safeParse(id).success) {
     throw badRequest('cursor', 'is not a cursor this route gave out');
   }
   return { createdAt, id: id! };
@@ -52,32 +61,74 @@ const readBodyOnce: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-export function agentDirectoryRoutes(deps: AgentDirectoryRouteDeps): FeatureApp {
-  const app = featureApp();
-  const { directory } = deps;
+const registerRoute = (gate: AgentDirectoryRouteDeps['gate']) =>
+  createRoute(
+    paidRoute(PAID.agentRegister, gate, {
+      request: { headers: RegisterHeaders, body: jsonBody(RegisterBody) },
+      middleware: [readBodyOnce],
+      description:
+        'Lists an agent in the public directory, or replaces its profile. Ownership is proven with the agent identity proof ' +
+        '(`X-Agent-Identifier`, `X-Agent-Timestamp`, `X-Agent-Signature`; docs/api.md): an ERC-8004 agent by its current owner on the Tempo ' +
+        'identity registry, a Solana identity by its key, an EVM address by itself. Whoever can sign for an identifier may replace its profile; ' +
+        'nobody else can. Refusals after payment (400, 401) keep the fee.',
+      responses: {
+        201: jsonContent(RegistrationResult, 'Registered for the first time.'),
+        200: jsonContent(RegistrationResult, 'Already registered: the profile was replaced by this one.'),
+        400: jsonContent(ErrorSchema, 'Invalid body field, or `X-Agent-Identifier` in no accepted form; `field` names it.'),
+        401: jsonContent(
+          ErrorSchema,
+          '`PROOF_MISSING` (a proof header is absent), `PROOF_STALE` (timestamp outside 300 s), `PROOF_INVALID` (the signature does not sign this ' +
+            'request by the identity, or the ERC-8004 agent does not exist), `PROOF_REPLAYED` (signature already used); `field` names the header.',
+        ),
+        429: rateLimitedContent('too many refused identity proofs for this X-Agent-Identifier (a valid proof is still accepted)'),
+        ...errorResponses(415),
+      },
+    }),
+  );
 
-  const register = paidRoute(PAID.agentRegister, deps.gate, {
-    request: { headers: RegisterHeaders, body: jsonBody(RegisterBody) },
-    middleware: [readBodyOnce],
-    description:
-      'Lists an agent in the public directory, or replaces its profile. Ownership is proven with the agent identity proof ' +
-      '(`X-Agent-Identifier`, `X-Agent-Timestamp`, `X-Agent-Signature`; docs/api.md): an ERC-8004 agent by its current owner on the Tempo ' +
-      'identity registry, a Solana identity by its key, an EVM address by itself. Whoever can sign for an identifier may replace its profile; ' +
-      'nobody else can. Refusals after payment (400, 401) keep the fee.',
-    responses: {
-      201: jsonContent(RegistrationResult, 'Registered for the first time.'),
-      200: jsonContent(RegistrationResult, 'Already registered: the profile was replaced by this one.'),
-      400: jsonContent(ErrorSchema, 'Invalid body field, or `X-Agent-Identifier` in no accepted form; `field` names it.'),
-      401: jsonContent(
-        ErrorSchema,
-        '`PROOF_MISSING` (a proof header is absent), `PROOF_STALE` (timestamp outside 300 s), `PROOF_INVALID` (the signature does not sign this ' +
-          'request by the identity, or the ERC-8004 agent does not exist), `PROOF_REPLAYED` (signature already used); `field` names the header.',
-      ),
-      429: rateLimitedContent('too many refused identity proofs for this X-Agent-Identifier (a valid proof is still accepted)'),
-      ...errorResponses(415),
-    },
-  });
-  app.openapi(createRoute(register), async (c) => {
+const directoryRoute = createRoute({
+  method: 'get',
+  path: '/api/agents/directory',
+  tags: ['Agents'],
+  summary: 'The public directory of registered agents, newest first (free)',
+  request: { query: DirectoryQuery },
+  responses: { 200: jsonContent(Directory, 'One page.'), ...errorResponses(400) },
+});
+
+const profileRoute = createRoute({
+  method: 'get',
+  path: '/api/agents/profile/{id}',
+  tags: ['Agents'],
+  summary: "A registered agent's public profile, by registration id or identifier (free)",
+  request: { params: ProfileParams },
+  responses: { 200: jsonContent(AgentProfile, 'The profile.'), ...errorResponses(404) },
+});
+
+export function agentDirectoryRoutes(deps: AgentDirectoryRouteDeps): FeatureApp {
+  const { directory } = deps;
+  return featureApp()
+    .openapi(registerRoute(deps.gate), onRegister(directory))
+    .openapi(directoryRoute, async (c) => {
+      const query = c.req.valid('query');
+      const rows = await directory.directory({
+        nameContains: query.q ? query.q : null,
+        capability: query.capability ?? null,
+        limit: query.limit,
+        after: query.cursor ? decodeCursor(query.cursor) : null,
+      });
+      const last = rows.length === query.limit ? rows.at(-1) : undefined;
+      return c.json({ agents: rows.map(presentProfile), next_cursor: last ? encodeCursor(last.position) : null }, 200);
+    })
+    .openapi(profileRoute, async (c) => {
+      const row = await directory.profile(c.req.valid('param').id);
+      if (!row) throw notFound('Agent');
+      return c.json(presentProfile(row), 200);
+    });
+}
+
+const onRegister =
+  (directory: AgentDirectoryService): RouteHandler<ReturnType<typeof registerRoute>, AppEnv> =>
+  async (c) => {
     const body = c.req.valid('json');
     const url = new URL(c.req.url);
     const { registration, created } = await directory.register({
@@ -95,44 +146,4 @@ export function agentDirectoryRoutes(deps: AgentDirectoryRouteDeps): FeatureApp 
       redeemed: c.var.payment.redeemed,
     });
     return c.json({ created, agent: presentProfile(registration) }, created ? 201 : 200);
-  });
-
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/api/agents/directory',
-      tags: ['Agents'],
-      summary: 'The public directory of registered agents, newest first (free)',
-      request: { query: DirectoryQuery },
-      responses: { 200: jsonContent(Directory, 'One page.'), ...errorResponses(400) },
-    }),
-    async (c) => {
-      const query = c.req.valid('query');
-      const rows = await directory.directory({
-        nameContains: query.q ? query.q : null,
-        capability: query.capability ?? null,
-        limit: query.limit,
-        after: query.cursor ? decodeCursor(query.cursor) : null,
-      });
-      const last = rows.length === query.limit ? rows.at(-1) : undefined;
-      return c.json({ agents: rows.map(presentProfile), next_cursor: last ? encodeCursor(last.position) : null }, 200);
-    },
-  );
-
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/api/agents/profile/{id}',
-      tags: ['Agents'],
-      summary: "A registered agent's public profile, by registration id or identifier (free)",
-      request: { params: ProfileParams },
-      responses: { 200: jsonContent(AgentProfile, 'The profile.'), ...errorResponses(404) },
-    }),
-    async (c) => {
-      const row = await directory.profile(c.req.valid('param').id);
-      if (!row) throw notFound('Agent');
-      return c.json(presentProfile(row), 200);
-    },
-  );
-  return app;
-}
+  };

@@ -127,3 +127,6 @@ export const ProfileParams = z.object({
       example: 'erc8004:eip155:4217:42',
     }),
 });
+
+/** The registration id inside a directory cursor. */
+export const CursorRegistrationId = z.uuid();

@@ -65,13 +65,27 @@ const proofError = (code: ProofFailure, reason: string, field = PROOF_FIELD[code
  * GET /api/agents/directory, GET /api/agents/profile/{id}). A registration is owned by whoever
  * can sign for its identifier; re-registering replaces the profile.
  */
+export interface AgentDirectoryServiceOptions {
+  database: Database;
+  tempo: Pick<TempoChain, 'agentOwner'>;
+  /** Counts refused proofs per identifier (429 past the limit); default: uncounted. */
+  failures?: ProofFailures;
+  /** The clock the proofs' timestamps are checked against; default: now. */
+  nowSeconds?: () => number;
+}
+
 export class AgentDirectoryService {
-  constructor(
-    private readonly database: Database,
-    private readonly tempo: Pick<TempoChain, 'agentOwner'>,
-    private readonly failures: ProofFailures = ProofFailures.uncounted,
-    private readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000),
-  ) {}
+  private readonly database: Database;
+  private readonly tempo: Pick<TempoChain, 'agentOwner'>;
+  private readonly failures: ProofFailures;
+  private readonly nowSeconds: () => number;
+
+  constructor({ database, tempo, failures = ProofFailures.uncounted, nowSeconds = () => Math.floor(Date.now() / 1000) }: AgentDirectoryServiceOptions) {
+    this.database = database;
+    this.tempo = tempo;
+    this.failures = failures;
+    this.nowSeconds = nowSeconds;
+  }
 
   /**
    * Registers the identifier of `X-Agent-Identifier`, or replaces its profile, once the request is

@@ -355,9 +355,16 @@ describe('elevated caps by reputation tier', () => {
 
 /** The service behind the route, for what HTTP cannot reach (a crash's leftovers, a race without 200 fees). */
 function agentPayService() {
-  const agents = new AgentsService(t.database, t.services.employers, new SecretBox({ configured: undefined, dataDir: t.dataDir }));
+  const agents = new AgentsService({ database: t.database, employers: t.services.employers, secrets: new SecretBox({ configured: undefined, dataDir: t.dataDir }) });
   const reputation = { tierOf: () => Promise.resolve({ tier: 'unknown' as const }), enqueue: enqueueReputationWrite };
-  return new AgentPayService(t.database, new AgentRequestVerifier(t.database, agents, t.chains!.tempo), t.services.employers, t.chains!.tempo, reputation, createLogger('silent'));
+  return new AgentPayService({
+    database: t.database,
+    verifier: new AgentRequestVerifier({ database: t.database, agents, tempo: t.chains!.tempo }),
+    employers: t.services.employers,
+    tempo: t.chains!.tempo,
+    reputation,
+    log: createLogger('silent'),
+  });
 }
 
 describe('reservations a crash left behind', () => {

@@ -62,18 +62,30 @@ const notAuthorized = () =>
  * the treasury check (422), the transfer from the employer's treasury on Tempo, and gate 6 after
  * success.
  */
+export interface AgentPayServiceOptions {
+  database: Database;
+  verifier: AgentRequestVerifier;
+  employers: EmployersService;
+  tempo: TempoChain;
+  reputation: ReputationPort;
+  log: Logger;
+}
+
 export class AgentPayService {
   private readonly transfers: TreasuryTransferBatcher;
   private readonly spend: SpendReservations;
+  private readonly database: Database;
+  private readonly employers: EmployersService;
+  private readonly tempo: TempoChain;
+  private readonly reputation: ReputationPort;
+  private readonly log: Logger;
 
-  constructor(
-    private readonly database: Database,
-    verifier: AgentRequestVerifier,
-    private readonly employers: EmployersService,
-    private readonly tempo: TempoChain,
-    private readonly reputation: ReputationPort,
-    private readonly log: Logger,
-  ) {
+  constructor({ database, verifier, employers, tempo, reputation, log }: AgentPayServiceOptions) {
+    this.database = database;
+    this.employers = employers;
+    this.tempo = tempo;
+    this.reputation = reputation;
+    this.log = log;
     this.transfers = new TreasuryTransferBatcher(tempo);
     this.spend = new SpendReservations(database, verifier, reputation);
   }

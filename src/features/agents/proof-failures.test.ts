@@ -22,8 +22,8 @@ const BODY = '{"deliverable_uri":"https://example.com/x"}';
 
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
-  const agents = new AgentsService(t.database, t.services.employers, new SecretBox({ configured: undefined, dataDir: t.dataDir }));
-  const verifier = () => new AgentRequestVerifier(t.database, agents, t.chains!.tempo, new ProofFailures(new RateLimits(t.database, rateLimitRules({ proofFailures: 3 }))));
+  const agents = new AgentsService({ database: t.database, employers: t.services.employers, secrets: new SecretBox({ configured: undefined, dataDir: t.dataDir }) });
+  const verifier = () => new AgentRequestVerifier({ database: t.database, agents, tempo: t.chains!.tempo, failures: new ProofFailures(new RateLimits(t.database, rateLimitRules({ proofFailures: 3 }))) });
   verifiers = [verifier(), verifier()];
 });
 afterAll(() => t?.close());

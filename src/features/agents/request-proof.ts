@@ -25,13 +25,26 @@ export interface SignedAgentRequest {
  * identifier names. Every identifier proves itself: one that cannot is refused, never trusted.
  * A refusal is a 401 naming the proof header.
  */
+export interface AgentRequestVerifierOptions {
+  database: Database;
+  agents: AgentsService;
+  tempo: TempoChain;
+  /** Counts refused proofs per identifier (429 past the limit); default: uncounted. */
+  failures?: ProofFailures;
+}
+
 export class AgentRequestVerifier {
-  constructor(
-    private readonly database: Database,
-    private readonly agents: AgentsService,
-    private readonly tempo: TempoChain,
-    private readonly failures: ProofFailures = ProofFailures.uncounted,
-  ) {}
+  private readonly database: Database;
+  private readonly agents: AgentsService;
+  private readonly tempo: TempoChain;
+  private readonly failures: ProofFailures;
+
+  constructor({ database, agents, tempo, failures = ProofFailures.uncounted }: AgentRequestVerifierOptions) {
+    this.database = database;
+    this.agents = agents;
+    this.tempo = tempo;
+    this.failures = failures;
+  }
 
   /** Proof by the scheme the employer configured for this authorization. */
   async verifyAuthorized(authorization: AuthorizationRow, identifier: string, request: SignedAgentRequest): Promise<void> {

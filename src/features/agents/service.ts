@@ -39,12 +39,23 @@ const newHmacSecret = () => `${HMAC_SECRET_PREFIX}${randomBytes(32).toString('ba
  * identifier, how it proves itself, and its spend limits. Every change is audited in its
  * transaction; another tenant's authorization answers exactly like a missing one.
  */
+export interface AgentsServiceOptions {
+  database: Database;
+  employers: EmployersService;
+  /** Seals HMAC agents' secrets at rest. */
+  secrets: SecretBox;
+}
+
 export class AgentsService {
-  constructor(
-    private readonly database: Database,
-    private readonly employers: EmployersService,
-    private readonly secrets: SecretBox,
-  ) {}
+  private readonly database: Database;
+  private readonly employers: EmployersService;
+  private readonly secrets: SecretBox;
+
+  constructor({ database, employers, secrets }: AgentsServiceOptions) {
+    this.database = database;
+    this.employers = employers;
+    this.secrets = secrets;
+  }
 
   async create(caller: Caller, employerId: string, input: AuthorizationInput, requestId: string): Promise<IssuedAuthorization> {
     const identifier = normaliseIdentifier(input.agentIdentifier);

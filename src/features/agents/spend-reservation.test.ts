@@ -170,7 +170,15 @@ describe('reconcilers own nothing in flight', () => {
   }
 
   const verifier = () =>
-    new AgentRequestVerifier(t.database, new AgentsService(t.database, t.services.employers, new SecretBox({ configured: t.config.agentSecretsKey, dataDir: t.config.dataDir })), t.chains!.tempo);
+    new AgentRequestVerifier({
+      database: t.database,
+      agents: new AgentsService({
+        database: t.database,
+        employers: t.services.employers,
+        secrets: new SecretBox({ configured: t.config.agentSecretsKey, dataDir: t.config.dataDir }),
+      }),
+      tempo: t.chains!.tempo,
+    });
 
   async function proof(agent: Agent, path: string, body: Json): Promise<{ proof: SignedAgentRequest; text: string }> {
     const text = JSON.stringify(body);
@@ -186,7 +194,7 @@ describe('reconcilers own nothing in flight', () => {
     const to = evmRecipient();
     const stalled = stalledTempo();
     const reputation = { tierOf: () => Promise.resolve({ tier: 'unknown' as const }), enqueue: enqueueReputationWrite };
-    const service = new AgentPayService(t.database, verifier(), t.services.employers, stalled.chain, reputation, createLogger('silent'));
+    const service = new AgentPayService({ database: t.database, verifier: verifier(), employers: t.services.employers, tempo: stalled.chain, reputation, log: createLogger('silent') });
     const { proof: signed } = await proof(agent, '/api/mpp/agent/pay', { employer_id: employerId, recipient_wallet: to, amount: '3' });
     const paying = service.pay({ identifier: agent.identifier, employerId, recipient: to, amount: 3_000_000n, reference: null, idempotencyKey: null, proof: signed, feePaymentId: null });
     const settled = paying.then(() => 'paid', (error: Error) => error.message);
@@ -212,10 +220,10 @@ describe('reconcilers own nothing in flight', () => {
     const worker = solanaWallet();
     const stalled = stalledTempo();
     const log = createLogger('silent');
-    const reputation = new ReputationService(t.database, t.chains!, { serviceSlug: t.config.serviceSlug });
+    const reputation = new ReputationService({ database: t.database, chains: t.chains!, serviceSlug: t.config.serviceSlug });
     const options = escrowOptionsFrom(t.config, LOCAL_ESCROW_PROGRAM_ID);
     const service = (tempo: TempoChain) =>
-      new EscrowService(t.database, verifier(), t.services.employers, tempo, t.chains!.solana, reputation, createAiProvider(t.config.ai, log), options, log);
+      new EscrowService({ database: t.database, verifier: verifier(), employers: t.services.employers, tempo, solana: t.chains!.solana, reputation, ai: createAiProvider(t.config.ai, log), ...options, log });
     const body = { employer_id: employerId, worker_wallet_address: worker, worker_agent_identifier: `solana:${worker}`, amount_usdc: '4', rubric_prompt: 'must include: ledger' };
     const { proof: signed } = await proof(agent, '/api/mpp/escrow/post', body);
     const posting = service(stalled.chain).post({

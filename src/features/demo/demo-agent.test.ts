@@ -12,6 +12,7 @@ import { findPaidRoute } from '../../payments/prices.js';
 import { Faucet } from '../dev/faucet.js';
 import { runTour, type DemoEvent } from './agent.js';
 import { demoAgentRoutes } from './routes.js';
+import { DemoAgentService } from './service.js';
 import { DatabaseSpendBudget, UNCAPPED } from './spend-budget.js';
 import { readSseEvents } from '../../../test/support/sse.js';
 
@@ -73,7 +74,7 @@ beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   // As app.ts does in local mode (unless it already has).
   if (!t.app.routes.some((r) => r.path === PATH)) {
-    t.app.route('/', demoAgentRoutes({ mode: 'local', faucet: new Faucet(t.embeddedChains!), chains: t.chains!, liveWallet: null, rateLimits: new RateLimits(t.database), database: t.database, appFetch: (request) => t.app.fetch(request) }));
+    t.app.route('/', demoAgentRoutes({ demo: new DemoAgentService({ mode: 'local', faucet: new Faucet(t.embeddedChains!), chains: t.chains!, liveWallet: null, database: t.database }), rateLimits: new RateLimits(t.database), appFetch: (request) => t.app.fetch(request) }));
   }
 });
 afterAll(() => t?.close());
@@ -231,13 +232,9 @@ describe('time bounds', () => {
       await next();
     });
     app.route('/', demoAgentRoutes({
-      mode: 'local',
-      faucet: new Faucet(t.embeddedChains!),
-      chains: t.chains!,
-      liveWallet: null,
+      demo: new DemoAgentService({ mode: 'local', faucet: new Faucet(t.embeddedChains!), chains: t.chains!, liveWallet: null, database: t.database }),
       limits: { runTimeoutMs: 1 },
       rateLimits: new RateLimits(t.database),
-      database: t.database,
       appFetch: (request) => app.fetch(request),
     }));
     const events = await readEvents(await app.request(PATH, { method: 'POST' }));
@@ -249,7 +246,7 @@ describe('time bounds', () => {
 describe('live mode', () => {
   it('without a wallet the route does not exist (404)', async () => {
     const app = new OpenAPIHono<AppEnv>();
-    app.route('/', demoAgentRoutes({ mode: 'live', faucet: null, chains: t.chains!, liveWallet: null, rateLimits: new RateLimits(t.database), database: t.database, appFetch: (request) => app.fetch(request) }));
+    app.route('/', demoAgentRoutes({ demo: new DemoAgentService({ mode: 'live', faucet: null, chains: t.chains!, liveWallet: null, database: t.database }), rateLimits: new RateLimits(t.database), appFetch: (request) => app.fetch(request) }));
     expect(app.routes.some((r) => r.path === PATH)).toBe(false);
     expect((await app.request(PATH, { method: 'POST' })).status).toBe(404);
   });

@@ -128,18 +128,22 @@ async function until(id: string, statuses: string[], timeoutMs = 20_000) {
 /** Another process's escrow service over the same database and chains (a restart). */
 function restartedService(solanaPort: SolanaChain = solana) {
   const log = createLogger('silent');
-  const agents = new AgentsService(t.database, t.services.employers, new SecretBox({ configured: t.config.agentSecretsKey, dataDir: t.config.dataDir }));
-  return new EscrowService(
-    t.database,
-    new AgentRequestVerifier(t.database, agents, t.chains!.tempo),
-    t.services.employers,
-    t.chains!.tempo,
-    solanaPort,
-    new ReputationService(t.database, t.chains!, { serviceSlug: t.config.serviceSlug }),
-    createAiProvider(t.config.ai, log),
-    escrowOptionsFrom(t.config, LOCAL_ESCROW_PROGRAM_ID),
+  const agents = new AgentsService({
+    database: t.database,
+    employers: t.services.employers,
+    secrets: new SecretBox({ configured: t.config.agentSecretsKey, dataDir: t.config.dataDir }),
+  });
+  return new EscrowService({
+    database: t.database,
+    verifier: new AgentRequestVerifier({ database: t.database, agents, tempo: t.chains!.tempo }),
+    employers: t.services.employers,
+    tempo: t.chains!.tempo,
+    solana: solanaPort,
+    reputation: new ReputationService({ database: t.database, chains: t.chains!, serviceSlug: t.config.serviceSlug }),
+    ai: createAiProvider(t.config.ai, log),
+    ...escrowOptionsFrom(t.config, LOCAL_ESCROW_PROGRAM_ID),
     log,
-  );
+  });
 }
 
 beforeAll(async () => {

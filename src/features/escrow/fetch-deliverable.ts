@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import http, { type IncomingMessage } from 'node:http';
+import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, isIPv4 } from 'node:net';
 
@@ -417,37 +417,46 @@ export function forbiddenAddressReason(address: string): string | null {
 
 type Outcome = { kind: 'redirect'; location: string } | { kind: 'body'; bytes: Uint8Array; contentType: string | null };
 
+/** A DNS lookup that never resolves again: it answers with the addresses that were checked. */
+function pinnedLookup({ hostname, addresses }: Target) {
+  return (requested: string, opts: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => {
+    if (requested !== hostname) {
+      callback(Object.assign(new Error(`Unexpected lookup of ${requested}`), { code: 'ENOTFOUND' }), '', 4);
+      return;
+    }
+    const wanted = opts.family === 4 || opts.family === 6 ? addresses.filter((a) => a.family === opts.family) : addresses;
+    if (wanted.length === 0) {
+      callback(Object.assign(new Error(`No IPv${String(opts.family)} address for ${requested}`), { code: 'ENOTFOUND' }), '', 4);
+      return;
+    }
+    if (opts.all) callback(null, wanted.map((a) => ({ address: a.address, family: a.family })));
+    else callback(null, wanted[0]!.address, wanted[0]!.family);
+  };
+}
+
+/** The GET of `target`, pinned to its validated addresses (not sent yet). */
+function pinnedRequest(target: Target): ClientRequest {
+  const { url, hostname } = target;
+  const isTls = url.protocol === 'https:';
+  return (isTls ? https : http).request({
+    protocol: url.protocol,
+    host: hostname,
+    port: target.port,
+    path: `${url.pathname}${url.search}`,
+    method: 'GET',
+    headers: { host: url.host, accept: '*/*', 'accept-encoding': 'identity', 'user-agent': 'deliverable-fetcher/1' },
+    lookup: pinnedLookup(target),
+    agent: false,
+    // SNI and certificate checks use the URL's hostname (SNI must not be an IP literal).
+    ...(isTls && isIP(hostname) === 0 ? { servername: hostname } : {}),
+  });
+}
+
 function exchange(target: Target, maxBytes: number, deadline: Deadline): Promise<Outcome> {
   if (deadline.signal.aborted) return Promise.reject(deadline.error());
   return new Promise<Outcome>((resolve, reject) => {
-    const { url, hostname, addresses } = target;
-    const pinnedLookup = (requested: string, opts: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => {
-      // Never resolve again: answer with the addresses that were checked.
-      if (requested !== hostname) {
-        callback(Object.assign(new Error(`Unexpected lookup of ${requested}`), { code: 'ENOTFOUND' }), '', 4);
-        return;
-      }
-      const wanted = opts.family === 4 || opts.family === 6 ? addresses.filter((a) => a.family === opts.family) : addresses;
-      if (wanted.length === 0) {
-        callback(Object.assign(new Error(`No IPv${String(opts.family)} address for ${requested}`), { code: 'ENOTFOUND' }), '', 4);
-        return;
-      }
-      if (opts.all) callback(null, wanted.map((a) => ({ address: a.address, family: a.family })));
-      else callback(null, wanted[0]!.address, wanted[0]!.family);
-    };
-    const isTls = url.protocol === 'https:';
-    const request = (isTls ? https : http).request({
-      protocol: url.protocol,
-      host: hostname,
-      port: target.port,
-      path: `${url.pathname}${url.search}`,
-      method: 'GET',
-      headers: { host: url.host, accept: '*/*', 'accept-encoding': 'identity', 'user-agent': 'deliverable-fetcher/1' },
-      lookup: pinnedLookup,
-      agent: false,
-      // SNI and certificate checks use the URL's hostname (SNI must not be an IP literal).
-      ...(isTls && isIP(hostname) === 0 ? { servername: hostname } : {}),
-    });
+    const { url } = target;
+    const request = pinnedRequest(target);
 
     let settled = false;
     let response: IncomingMessage | undefined;

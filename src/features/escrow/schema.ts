@@ -141,3 +141,5 @@ export const DecideBody = z
   })
   .strict()
   .openapi('EscrowDecision');
+
+export const EmployerEscrowList = EmployerEscrow.array().openapi('EmployerEscrowList');

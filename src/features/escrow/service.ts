@@ -96,21 +96,41 @@ type Outcome = 'settled' | 'rejected_refunded' | 'expired_refunded';
  * transaction known before it is sent) under a lease, so a crash at any point resumes without
  * paying twice. `advance` is the one place that moves an escrow after delivery.
  */
+/** The service's ports and its settings (`escrowOptionsFrom`), in one object. */
+export interface EscrowServiceOptions extends EscrowOptions {
+  database: Database;
+  verifier: AgentRequestVerifier;
+  employers: EmployersService;
+  tempo: TempoChain;
+  solana: SolanaChain;
+  reputation: EscrowReputationPort;
+  ai: AiProvider;
+  log: Logger;
+}
+
 export class EscrowService {
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly spend: SpendReservations;
+  private readonly database: Database;
+  private readonly verifier: AgentRequestVerifier;
+  private readonly employers: EmployersService;
+  private readonly tempo: TempoChain;
+  private readonly solana: SolanaChain;
+  private readonly reputation: EscrowReputationPort;
+  private readonly ai: AiProvider;
+  private readonly options: EscrowOptions;
+  private readonly log: Logger;
 
-  constructor(
-    private readonly database: Database,
-    private readonly verifier: AgentRequestVerifier,
-    private readonly employers: EmployersService,
-    private readonly tempo: TempoChain,
-    private readonly solana: SolanaChain,
-    private readonly reputation: EscrowReputationPort,
-    private readonly ai: AiProvider,
-    private readonly options: EscrowOptions,
-    private readonly log: Logger,
-  ) {
+  constructor({ database, verifier, employers, tempo, solana, reputation, ai, log, ...options }: EscrowServiceOptions) {
+    this.database = database;
+    this.verifier = verifier;
+    this.employers = employers;
+    this.tempo = tempo;
+    this.solana = solana;
+    this.reputation = reputation;
+    this.ai = ai;
+    this.options = options;
+    this.log = log;
     this.spend = new SpendReservations(database, verifier, reputation);
   }
 

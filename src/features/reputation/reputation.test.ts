@@ -83,7 +83,7 @@ async function drain() {
 
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
-  reputation = new ReputationService(t.database, { tempo: t.chains!.tempo, solana: t.chains!.solana }, { serviceSlug: 'svc', maxAttempts: 3 });
+  reputation = new ReputationService({ database: t.database, chains: { tempo: t.chains!.tempo, solana: t.chains!.solana }, serviceSlug: 'svc', maxAttempts: 3 });
   faucet = new Faucet(t.embeddedChains!);
   // SOL for the service's attestation fees; gas for the foreign agent's owner.
   await faucet.fund(t.chains!.solana.network, t.chains!.solana.serviceAddress, USD);
@@ -251,11 +251,12 @@ describe('writing and summarising', () => {
   });
 
   it("includes a linked identity's artifacts, counting an event seen on both chains once", async () => {
-    const linked = new ReputationService(
-      t.database,
-      { tempo: t.chains!.tempo, solana: t.chains!.solana },
-      { serviceSlug: 'svc', linkedIdentity: async (address) => (address.kind === 'solana' && address.key === worker ? { erc8004AgentId: agentId } : null) },
-    );
+    const linked = new ReputationService({
+      database: t.database,
+      chains: { tempo: t.chains!.tempo, solana: t.chains!.solana },
+      serviceSlug: 'svc',
+      linkedIdentity: async (address) => (address.kind === 'solana' && address.key === worker ? { erc8004AgentId: agentId } : null),
+    });
     const both = await linked.summary(worker);
     expect(both.subject).toEqual({ solana: worker, tempo_agent_id: agentId.toString() });
     expect(both.solana!.attestationCount).toBe(4);

@@ -4,22 +4,19 @@ import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { ReputationParams, ReputationSummarySchema } from './schema.js';
 import type { ReputationService } from './service.js';
 
+const summaryRoute = createRoute({
+  method: 'get',
+  path: '/api/reputation/{address}',
+  tags: ['Reputation'],
+  summary: 'Reputation summary of a Solana key or an ERC-8004 agent id, from the artifacts written on chain (free, no auth)',
+  request: { params: ReputationParams },
+  responses: {
+    200: jsonContent(ReputationSummarySchema, 'The summary; an address never seen has zero totals.'),
+    ...errorResponses(400),
+  },
+});
+
 /** GET /api/reputation/{address} (spec 4.5): free, no auth. */
 export function reputationRoutes(deps: { reputation: ReputationService }): FeatureApp {
-  const app = featureApp();
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/api/reputation/{address}',
-      tags: ['Reputation'],
-      summary: 'Reputation summary of a Solana key or an ERC-8004 agent id, from the artifacts written on chain (free, no auth)',
-      request: { params: ReputationParams },
-      responses: {
-        200: jsonContent(ReputationSummarySchema, 'The summary; an address never seen has zero totals.'),
-        ...errorResponses(400),
-      },
-    }),
-    async (c) => c.json(await deps.reputation.summary(c.req.valid('param').address), 200),
-  );
-  return app;
+  return featureApp().openapi(summaryRoute, async (c) => c.json(await deps.reputation.summary(c.req.valid('param').address), 200));
 }

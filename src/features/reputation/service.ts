@@ -174,15 +174,23 @@ export function reputationBackoffSeconds(attempts: number): number {
  * Writes queued reputation artifacts on chain (Solana attestations as signed memos, ERC-8004
  * feedback on Tempo from the service wallet) and reads them back as the 2.3 summary.
  */
+/** The service's ports and its settings, in one object. */
+export interface ReputationServiceOptions extends ReputationOptions {
+  database: Database;
+  chains: { tempo: TempoChain; solana: SolanaChain };
+}
+
 export class ReputationService {
   private readonly slug: string;
   private readonly maxAttempts: number;
+  private readonly database: Database;
+  private readonly chains: { tempo: TempoChain; solana: SolanaChain };
+  private readonly options: ReputationOptions;
 
-  constructor(
-    private readonly database: Database,
-    private readonly chains: { tempo: TempoChain; solana: SolanaChain },
-    private readonly options: ReputationOptions,
-  ) {
+  constructor({ database, chains, ...options }: ReputationServiceOptions) {
+    this.database = database;
+    this.chains = chains;
+    this.options = options;
     this.slug = options.serviceSlug;
     this.maxAttempts = options.maxAttempts ?? 8;
   }
