@@ -115,7 +115,7 @@ export function createServices(deps: ServiceDependencies): Services {
     admin: new AdminService(database, deps.observability.health),
     aiRules: new AiService({ ai, employers, database }),
     accessTokens,
-    oauth: new OAuthService(database, accessTokens, { issuer: config.publicBaseUrl, resource: accessTokens.audience }),
+    oauth: new OAuthService({ database, accessTokens, issuer: config.publicBaseUrl, resource: accessTokens.audience }),
     rateLimits,
     paidCallers: new PaidCallers(database, deps.verifyIdentity, users),
   };
@@ -155,9 +155,9 @@ function createChainServices(
     payroll: new PayrollService(database, employers, treasury, tempo, compliance),
     solanaPayrollWallet: new SolanaPolicyWallet(solana, { perTxCap, allowedPrograms: allowedPrograms ? new Set(allowedPrograms) : DEFAULT_ALLOWED_PROGRAMS }),
     wages,
-    bridge: new BridgeService(database, employers, tempo, bridgeProviderFor(config, database, tempo)),
-    virtualMasters: masterOptions ? new VirtualMasterService(database, employers, tempo, masterOptions) : null,
-    inflowIndexer: new VirtualInflowIndexer(database, tempo, inflowTokens(config.mode, tempo.token), { confirmations: config.virtualInflows.confirmations }),
+    bridge: new BridgeService({ database, employers, tempo, provider: bridgeProviderFor(config, database, tempo) }),
+    virtualMasters: masterOptions ? new VirtualMasterService({ database, employers, tempo, ...masterOptions }) : null,
+    inflowIndexer: new VirtualInflowIndexer({ database, chain: tempo, tokens: inflowTokens(config.mode, tempo.token), confirmations: config.virtualInflows.confirmations }),
     agents,
     proofFailures,
     agentDirectory,
@@ -175,6 +175,6 @@ function createChainServices(
       escrowOptionsFrom(config, LOCAL_ESCROW_PROGRAM_ID),
       log.child({ component: 'escrow' }),
     ),
-    faucet: deps.embeddedChains ? new Faucet(deps.embeddedChains) : null,
+    faucet: deps.embeddedChains ? new Faucet({ chains: deps.embeddedChains }) : null,
   };
 }

@@ -73,7 +73,7 @@ beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   // As app.ts does in local mode (unless it already has).
   if (!t.app.routes.some((r) => r.path === PATH)) {
-    t.app.route('/', demoAgentRoutes({ mode: 'local', faucet: new Faucet(t.embeddedChains!), chains: t.chains!, liveWallet: null, rateLimits: new RateLimits(t.database), database: t.database }));
+    t.app.route('/', demoAgentRoutes({ mode: 'local', faucet: new Faucet({ chains: t.embeddedChains! }), chains: t.chains!, liveWallet: null, rateLimits: new RateLimits(t.database), database: t.database }));
   }
 });
 afterAll(() => t?.close());
@@ -208,7 +208,7 @@ describe('time bounds', () => {
     const events: DemoEvent[] = [];
     const result = await runTour({
       mode: 'local',
-      faucet: new Faucet(t.embeddedChains!),
+      faucet: new Faucet({ chains: t.embeddedChains! }),
       chains: t.chains!,
       liveWallet: null,
       budget: UNCAPPED,
@@ -232,7 +232,7 @@ describe('time bounds', () => {
     });
     app.route('/', demoAgentRoutes({
       mode: 'local',
-      faucet: new Faucet(t.embeddedChains!),
+      faucet: new Faucet({ chains: t.embeddedChains! }),
       chains: t.chains!,
       liveWallet: null,
       limits: { runTimeoutMs: 1 },
