@@ -19,6 +19,29 @@ export default tseslint.config(
     },
   },
   {
+    // Feature boundaries (issue 28): a feature reaches another only through its index.ts, and owns its tables.
+    // tables.ts files may import other features' tables for foreign keys (one database).
+    files: ['src/features/**/*.ts'],
+    ignores: ['src/features/*/tables.ts', '**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^\\.\\./[a-z-]+/(?!index\\.js$)', message: "Import another feature only through its index.ts (README, 'Where things are')." },
+            { regex: '^\\.\\./\\.\\./(payments|http|chains|providers|audit)/tables\\.js$', message: "Platform tables are read through the platform's functions, not by features." },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // No function too long to read at once (issue 28); tests and generated types are exempt.
+    files: ['src/**/*.ts', 'web/src/**/*.{ts,tsx}'],
+    ignores: ['**/*.test.ts', '**/*.test.tsx', 'web/src/lib/api-types.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true }] },
+  },
+  {
     files: ['test/**', 'bench/**', '**/*.test.ts', 'scripts/**'],
     rules: { 'no-console': 'off', '@typescript-eslint/no-explicit-any': 'off' },
   },

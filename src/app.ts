@@ -120,7 +120,11 @@ export function buildApp(deps: AppDependencies, given?: Services) {
       openApiDocument: () => (openApiDocument ??= buildOpenApiDocument(app, config)),
     }),
   );
-  const mount = { requireUser: requireUser(deps.verifyIdentity, services.users), idempotency: idempotency(deps.database) };
+  const mount: Mount = {
+    requireUser: requireUser(deps.verifyIdentity, services.users),
+    idempotency: idempotency(deps.database),
+    appFetch: (request, env) => app.fetch(request, env),
+  };
   const features = [accountRoutes, chainRoutes, frontDoorRoutes].flatMap((routes) => routes(deps, services, mount));
   for (const routes of features) app.route('/', routes);
 
@@ -137,6 +141,8 @@ export function buildApp(deps: AppDependencies, given?: Services) {
 interface Mount {
   requireUser: MiddlewareHandler<AppEnv>;
   idempotency: MiddlewareHandler<AppEnv>;
+  /** The root app's fetch, for the MCP tools that answer through REST routes. */
+  appFetch: (request: Request, env: unknown) => Response | Promise<Response>;
 }
 
 /** Request context and metrics, CORS, 405s, the body limit, and the security schemes of the OpenAPI document. */
@@ -191,13 +197,14 @@ function accountRoutes(deps: AppDependencies, services: Services, mount: Mount):
       : []),
     employerRoutes({
       employers: services.employers,
-      ...mount,
+      requireUser: mount.requireUser,
+      idempotency: mount.idempotency,
       // Without chains (some tests), policy ids are stored unchecked.
       policyExists: deps.chains ? tip403PolicyExists(deps.chains.tempo) : undefined,
       publicBaseUrl: config.publicBaseUrl,
     }),
     adminRoutes({ admin: services.admin, requireUser: mount.requireUser }),
-    announcementRoutes({ announcements: services.announcements, ...mount }),
+    announcementRoutes({ announcements: services.announcements, requireUser: mount.requireUser, idempotency: mount.idempotency }),
     mppActivityRoutes({ activity: services.mppActivity, requireUser: mount.requireUser }),
     notificationRoutes({ notifications: services.notifications, requireUser: mount.requireUser }),
     activityRoutes({ database: deps.database, requireUser: mount.requireUser }),
@@ -216,7 +223,7 @@ function accountRoutes(deps: AppDependencies, services: Services, mount: Mount):
 function frontDoorRoutes(deps: AppDependencies, services: Services, mount: Mount): FeatureApp[] {
   const { config } = deps;
   return [
-    mcpRoutes({ config, oauth: services.oauth }),
+    mcpRoutes({ config, oauth: services.oauth, appFetch: mount.appFetch }),
     sessionRoute({ requireUser: mount.requireUser }),
     signInOptionsRoute({ devSignIn: deps.devIdentityProvider !== null, loginUrl: config.idp.loginUrl }),
   ];
@@ -236,14 +243,14 @@ function chainRoutes(deps: AppDependencies, services: Services, mount: Mount): F
     treasuryRoutes({ treasury: on.treasury, gate, paidCallers, employers, database: deps.database, requireUser: authenticated, ai: on.ai }),
     aiRoutes({ mode: config.mode, ai: on.ai, rules: services.aiRules, requireUser: authenticated }),
     streamRoutes({ gate, solanaAgentWallet: solana.serviceAddress }),
-    complianceRoutes({ compliance: on.compliance, paidCallers, gate, ...mount }),
+    complianceRoutes({ compliance: on.compliance, paidCallers, gate, requireUser: mount.requireUser, idempotency: mount.idempotency }),
     memoRoutes({ gate }),
-    payrollRoutes({ payroll: on.payroll, ...mount }),
+    payrollRoutes({ payroll: on.payroll, requireUser: mount.requireUser, idempotency: mount.idempotency }),
     paidPayrollRoutes({ payroll: on.payroll, paidCallers, gate }),
     wagesRoutes({ wages: on.wages, requireUser: authenticated, paidCallers, gate, shutdown }),
     bridgeRoutes({ bridge: on.bridge, requireUser: authenticated, paidCallers, gate, network: tempo.network, token: tempo.token }),
     depositAddressRoute({ employers, requireUser: authenticated, network: tempo.network }),
-    ...(on.virtualMasters ? [virtualMasterRoutes({ masters: on.virtualMasters, ...mount })] : []),
+    ...(on.virtualMasters ? [virtualMasterRoutes({ masters: on.virtualMasters, requireUser: mount.requireUser, idempotency: mount.idempotency })] : []),
     agentRoutes({ agents: on.agents, agentPay: on.agentPay, requireUser: authenticated, gate }),
     escrowRoutes({ escrow: on.escrow, gate, requireUser: authenticated, solanaExplorerUrl: (signature) => solana.explorerUrl(signature) }),
     agentDirectoryRoutes({ gate, directory: on.agentDirectory }),
@@ -257,10 +264,12 @@ function chainRoutes(deps: AppDependencies, services: Services, mount: Mount): F
       shutdown,
       rateLimits: services.rateLimits,
       database: deps.database,
+      appFetch: (request) => mount.appFetch(request, undefined),
     }),
     decisionRoutes({
       payroll: on.payroll,
-      ...mount,
+      requireUser: mount.requireUser,
+      idempotency: mount.idempotency,
       solanaWallet: on.solanaPayrollWallet,
       solanaExplorerUrl: (signature) => solana.explorerUrl(signature),
       tempoExplorerUrl: (txHash) => tempo.explorerUrl(txHash),

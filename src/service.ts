@@ -61,16 +61,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const migrations = await migrate(database);
     log.info({ engine: database.engine, applied: migrations.applied }, 'database ready');
 
-    const devIdentityProvider =
-      config.mode === 'local'
-        ? await DevIdentityProvider.open({ dataDir: config.dataDir, issuer: config.idp.issuer, audience: config.idp.audience })
-        : null;
-    const jwksUrl = config.idp.jwksUrl;
-    const verifyIdentity = createIdentityVerifier({
-      issuer: config.idp.issuer,
-      audience: config.idp.audience,
-      jwks: jwksUrl ? { url: jwksUrl } : { keys: devIdentityProvider?.jwks().keys ?? [] },
-    });
+    const { devIdentityProvider, verifyIdentity } = await openIdentity(config);
 
     // The registry's difficulty is fixed when the embedded chain is first created (its journal
     // replays the same deployment); VIRTUAL_MASTER_ZERO_BYTES later has no effect on that data dir.
@@ -140,22 +131,49 @@ export async function startService(config: Config, log: Logger): Promise<Running
       jobs,
       devIdentityProvider,
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
-      async close() {
-        const graceMs = config.shutdownGraceSeconds * 1000;
-        const deadline = Date.now() + graceMs;
-        shutdown.abort();
-        const answered = await http.drain(graceMs * DRAIN_SHARE);
-        if (!answered) log.warn('shutdown: answers still running were cut off');
-        // Jobs stop after the answers: a request in flight may still enqueue one.
-        await jobs.stop(deadline - Date.now() - graceMs * CLOSE_RESERVE_SHARE);
-        await embeddedChains?.close();
-        await database.close();
-        return { clean: answered };
-      },
+      close: () => closeService({ config, log, shutdown, http, jobs, embeddedChains, database }),
     };
   } catch (error) {
     await embeddedChains?.close().catch(() => {});
     await database.close().catch(() => {});
     throw error;
   }
+}
+
+/** Local mode's identity provider (none in live mode), and the verifier of its or the configured issuer's tokens. */
+async function openIdentity(config: Config) {
+  const devIdentityProvider =
+    config.mode === 'local'
+      ? await DevIdentityProvider.open({ dataDir: config.dataDir, issuer: config.idp.issuer, audience: config.idp.audience })
+      : null;
+  const jwksUrl = config.idp.jwksUrl;
+  const verifyIdentity = createIdentityVerifier({
+    issuer: config.idp.issuer,
+    audience: config.idp.audience,
+    jwks: jwksUrl ? { url: jwksUrl } : { keys: devIdentityProvider?.jwks().keys ?? [] },
+  });
+  return { devIdentityProvider, verifyIdentity };
+}
+
+/** Answers in flight first, then jobs, then chains and the database, all within SHUTDOWN_GRACE_SECONDS. */
+async function closeService(parts: {
+  config: Config;
+  log: Logger;
+  shutdown: AbortController;
+  http: Awaited<ReturnType<typeof listen>>;
+  jobs: JobRunner;
+  embeddedChains: LocalChains | undefined;
+  database: Database;
+}): Promise<{ clean: boolean }> {
+  const { config, log, http, jobs, embeddedChains, database } = parts;
+  const graceMs = config.shutdownGraceSeconds * 1000;
+  const deadline = Date.now() + graceMs;
+  parts.shutdown.abort();
+  const answered = await http.drain(graceMs * DRAIN_SHARE);
+  if (!answered) log.warn('shutdown: answers still running were cut off');
+  // Jobs stop after the answers: a request in flight may still enqueue one.
+  await jobs.stop(deadline - Date.now() - graceMs * CLOSE_RESERVE_SHARE);
+  await embeddedChains?.close();
+  await database.close();
+  return { clean: answered };
 }

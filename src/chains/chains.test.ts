@@ -7,7 +7,7 @@ import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { SecretRedactor } from '../secrets.js';
 import { loadConfig } from '../config.js';
-import { embeddedChains as embeddedChainsTable } from '../db/schema.js';
+import { embeddedChains as embeddedChainsTable } from './tables.js';
 import { Faucet } from '../features/dev/faucet.js';
 import { agentIdentityRegistryAbi, stablecoinAbi } from './evm/abis.js';
 import { ChainRevertError } from './evm/connection.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Database, Db } from '../db/client.js';
-import { idempotencyKeys } from '../db/schema.js';
+import { idempotencyKeys } from './tables.js';
 import type { AppEnv } from './context.js';
 import { AppError, badRequest } from '../errors.js';
 import { errorResponse } from './errors.js';

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { card } from '../../test/support/pay.js';
-import { paymentReceipts, payments } from '../db/schema.js';
+import { paymentReceipts, payments } from './tables.js';
 import type { AppEnv } from '../http/context.js';
 import { HttpMetrics } from '../http/metrics.js';
 import { requestContext } from '../http/request-context.js';

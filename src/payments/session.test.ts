@@ -8,7 +8,7 @@ import { tempo as tempoChain } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
-import { mppSessions, paymentReceipts, payments } from '../db/schema.js';
+import { mppSessions, paymentReceipts, payments } from './tables.js';
 import type { PaidRoute } from './prices.js';
 import { registerSessionManagement } from './routes.js';
 

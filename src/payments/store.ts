@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { auditLog, paymentReceipts, payments } from '../db/schema.js';
+import { auditLog } from '../audit/tables.js';
+import { paymentReceipts, payments } from './tables.js';
 
 export type PaymentRail = (typeof payments.$inferInsert)['rail'];
 export type PaymentRow = typeof payments.$inferSelect;

@@ -6,7 +6,8 @@ import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402
 import { and, eq, sql } from 'drizzle-orm';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { payments, payrollRuns } from '../../src/db/schema.js';
+import { payrollRuns } from '../../src/features/payroll/tables.js';
+import { payments } from '../../src/payments/tables.js';
 import { findPaidRoute } from '../../src/payments/prices.js';
 import { parseUsd } from '../../src/money.js';
 import { startTestApp, type TestApp } from '../support/app.js';

@@ -5,7 +5,7 @@ import { getBase58Decoder } from '@solana/kit';
 import { eq } from 'drizzle-orm';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oauthCodes, oauthRefreshTokens } from '../../src/db/schema.js';
+import { oauthCodes, oauthRefreshTokens } from '../../src/features/oauth/tables.js';
 import { canonicalMessage } from '../../src/features/agents/identity-proof.js';
 import { TreasuryService } from '../../src/features/treasury/service.js';
 import { agentProofHeaders, erc8004Agent, type AgentSigner } from '../support/agents.js';

@@ -1,6 +1,8 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentPayCalls, escrows, payments } from '../../src/db/schema.js';
+import { agentPayCalls } from '../../src/features/agents/tables.js';
+import { escrows } from '../../src/features/escrow/tables.js';
+import { payments } from '../../src/payments/tables.js';
 import { spendUsage } from '../../src/features/agents/store.js';
 import { findPaidRoute } from '../../src/payments/prices.js';
 import { startTestApp, type TestApp } from '../support/app.js';

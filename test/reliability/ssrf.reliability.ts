@@ -3,7 +3,7 @@ import { getBase58Decoder } from '@solana/kit';
 import { eq } from 'drizzle-orm';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { escrows } from '../../src/db/schema.js';
+import { escrows } from '../../src/features/escrow/tables.js';
 import { DeliverableFetchError, fetchDeliverable, type DeliverableFetchErrorCode, type ResolvedAddress } from '../../src/features/escrow/fetch-deliverable.js';
 import { TreasuryService } from '../../src/features/treasury/service.js';
 import { agentProofHeaders } from '../support/agents.js';

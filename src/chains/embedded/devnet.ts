@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { defineChain, type Address, type Chain, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { Database } from '../../db/client.js';
-import { embeddedChains } from '../../db/schema.js';
+import { embeddedChains } from '../tables.js';
 import { createDeployer, deployPayrollContracts } from '../contracts/deploy.js';
 import { startEmbeddedEvm, type EmbeddedEvm } from './evm.js';
 import { databaseJournal } from './journal.js';

@@ -1,6 +1,6 @@
 import { and, asc, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { embeddedChainJournal } from '../../db/schema.js';
+import { embeddedChainJournal } from '../tables.js';
 import type { ChainJournal } from './evm.js';
 
 /** An embedded chain's journal in the service database, so chain state lives and dies with it. */

@@ -32,7 +32,7 @@ import {
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
 import type { Db } from '../../db/client.js';
-import { embeddedChains } from '../../db/schema.js';
+import { embeddedChains } from '../tables.js';
 import type { ChainJournal } from './evm.js';
 import { escrowProgramElf, LOCAL_ESCROW_PROGRAM_ID } from './escrow-program.js';
 import { databaseJournal } from './journal.js';

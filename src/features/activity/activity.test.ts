@@ -2,7 +2,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { advances, bankAccounts, offrampTransfers, paymentItems, payrollRuns, virtualAddressInflows } from '../../db/schema.js';
+import { bankAccounts, offrampTransfers } from '../bridge/tables.js';
+import { paymentItems, payrollRuns } from '../payroll/tables.js';
+import { virtualAddressInflows } from '../virtual-addresses/tables.js';
+import { advances } from '../wages/tables.js';
 
 /**
  * GET /api/portal/activity over rows written straight into each source table: one merged feed,

@@ -1,6 +1,9 @@
 import { and, eq, inArray, ne, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { advances, offrampTransfers, paymentItems, virtualAddressInflows } from '../../db/schema.js';
+import { offrampTransfers } from '../bridge/tables.js';
+import { paymentItems } from '../payroll/tables.js';
+import { virtualAddressInflows } from '../virtual-addresses/tables.js';
+import { advances } from '../wages/tables.js';
 
 /** Card types, in the order that breaks a tie on time (descending: virtual_inflow first). */
 export const ACTIVITY_TYPES = ['advance', 'offramp', 'payroll_payment', 'virtual_inflow'] as const;

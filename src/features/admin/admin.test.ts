@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { reputationWrites } from '../../db/schema.js';
+import { reputationWrites } from '../reputation/tables.js';
 import { JobRunner } from '../../jobs/runner.js';
 import { createLogger } from '../../log.js';
 import { enqueueReputationWrite } from '../reputation/service.js';

@@ -1,5 +1,7 @@
 import type { Database } from '../../db/client.js';
-import { EMPLOYEE_STATUSES, PAYROLL_RUN_STATUSES, REPUTATION_WRITE_STATUSES } from '../../db/schema.js';
+import { EMPLOYEE_STATUSES } from '../employers/tables.js';
+import { PAYROLL_RUN_STATUSES } from '../payroll/tables.js';
+import { REPUTATION_WRITE_STATUSES } from '../reputation/tables.js';
 import { badRequest } from '../../errors.js';
 import { formatUsd } from '../../money.js';
 import { presentForAdmin } from '../announcements/service.js';

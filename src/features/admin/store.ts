@@ -6,7 +6,13 @@
  */
 import { count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { auditLog, emailOutbox, employees, employers, escrows, payments, payrollRuns, reputationWrites } from '../../db/schema.js';
+import { payments } from '../../payments/tables.js';
+import { auditLog } from '../../audit/tables.js';
+import { emailOutbox } from '../email/tables.js';
+import { employees, employers } from '../employers/tables.js';
+import { escrows } from '../escrow/tables.js';
+import { payrollRuns } from '../payroll/tables.js';
+import { reputationWrites } from '../reputation/tables.js';
 
 export interface Page {
   offset: number;

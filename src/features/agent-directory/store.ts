@@ -1,6 +1,6 @@
 import { and, desc, eq, getTableColumns, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { agentRegistrations } from '../../db/schema.js';
+import { agentRegistrations } from './tables.js';
 
 export type AgentRegistrationRow = typeof agentRegistrations.$inferSelect;
 

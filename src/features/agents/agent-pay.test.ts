@@ -8,7 +8,10 @@ import { agentProofHeaders, erc8004Agent, type AgentSigner } from '../../../test
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { loseAnswer, proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
-import { agentPayCalls, notifications, paymentReceipts, payments, reputationWrites } from '../../db/schema.js';
+import { paymentReceipts, payments } from '../../payments/tables.js';
+import { notifications } from '../notifications/tables.js';
+import { reputationWrites } from '../reputation/tables.js';
+import { agentPayCalls } from './tables.js';
 import { createLogger } from '../../log.js';
 import { decodeMemo } from '../memo/codec.js';
 import { enqueueReputationWrite } from '../reputation/service.js';

@@ -3,7 +3,8 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { agentProofHeaders } from '../../../test/support/agents.js';
-import { agentAuthorizations, auditLog } from '../../db/schema.js';
+import { auditLog } from '../../audit/tables.js';
+import { agentAuthorizations } from './tables.js';
 import { SecretBox } from './secret-box.js';
 
 /**

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
 import { AppError, badRequest, notFound } from '../../errors.js';
-import { recordAudit } from '../audit/store.js';
+import { recordAudit } from '../../audit/store.js';
 import type { EmployersService } from '../employers/service.js';
 import { normaliseIdentifier, parseAgentIdentifier } from './identifiers.js';
 import type { SecretBox } from './secret-box.js';

@@ -1,6 +1,6 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { agentSignatureReplays } from '../../db/schema.js';
+import { agentSignatureReplays } from './tables.js';
 
 /**
  * The replay store of identity proofs (spec 5.2): a signature is accepted once. The insert is the

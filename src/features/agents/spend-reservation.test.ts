@@ -10,7 +10,8 @@ import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http
 import { railA, type PayingFetch } from '../../../test/support/pay.js';
 import { LOCAL_ESCROW_PROGRAM_ID } from '../../chains/embedded/escrow-program.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
-import { agentPayCalls, escrows } from '../../db/schema.js';
+import { escrows } from '../escrow/tables.js';
+import { agentPayCalls } from './tables.js';
 import { createLogger } from '../../log.js';
 import { createAiProvider } from '../../providers/ai/index.js';
 import { EscrowService, escrowOptionsFrom } from '../escrow/service.js';

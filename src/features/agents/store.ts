@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, isNotNull, isNull, lt, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { agentAuthorizations, agentPayCalls, escrows } from '../../db/schema.js';
+import { escrows } from '../escrow/tables.js';
+import { agentAuthorizations, agentPayCalls } from './tables.js';
 
 export type AuthorizationRow = typeof agentAuthorizations.$inferSelect;
 export type NewAuthorization = typeof agentAuthorizations.$inferInsert;

@@ -1,6 +1,8 @@
 import { and, asc, desc, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { complianceEvents, employees, paymentItems, payrollRuns, walletBlocklist } from '../../db/schema.js';
+import { complianceEvents, walletBlocklist } from '../compliance/tables.js';
+import { employees } from '../employers/tables.js';
+import { paymentItems, payrollRuns } from '../payroll/tables.js';
 
 /**
  * Read-only queries behind the AI routes. They read the payroll and compliance ledgers directly:

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { AUDIENCES, SEVERITIES } from '../../db/schema.js';
+import { SEVERITIES } from '../notifications/tables.js';
+import { AUDIENCES } from './tables.js';
 
 /** Spec 2.12 / 8.1 limits, in characters (Unicode code points, as PostgreSQL's char_length counts). */
 export const TITLE_MAX = 120;

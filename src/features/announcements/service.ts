@@ -1,7 +1,7 @@
 import type { Database } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
 import { AppError, badRequest, notFound } from '../../errors.js';
-import { recordAudit } from '../audit/store.js';
+import { recordAudit } from '../../audit/store.js';
 import type { AnnouncementState } from './schema.js';
 import * as store from './store.js';
 import type { AdminAnnouncementRow, AnnouncementChanges, AnnouncementRow, Audience } from './store.js';

@@ -1,6 +1,6 @@
 import { and, count, desc, eq, gt, inArray, isNotNull, isNull, lte, notExists, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { AUDIENCES, announcementDismissals, announcements } from '../../db/schema.js';
+import { announcementDismissals, announcements, AUDIENCES } from './tables.js';
 import type { AnnouncementState } from './schema.js';
 
 export type AnnouncementRow = typeof announcements.$inferSelect;

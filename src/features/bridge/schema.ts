@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { DESTINATION_TYPES } from '../../db/schema.js';
+import { DESTINATION_TYPES } from './tables.js';
 import { usdAmountSchema } from '../../http/validation.js';
 import { parseUsd } from '../../money.js';
 

@@ -1,6 +1,7 @@
 import { and, desc, eq, inArray, isNotNull, isNull, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { bankAccounts, cards, employees, offrampTransfers } from '../../db/schema.js';
+import { employees } from '../employers/tables.js';
+import { bankAccounts, cards, offrampTransfers } from './tables.js';
 import { FINAL_TRANSFER_STATUSES, type DestinationType } from '../../providers/bridge/index.js';
 
 export type BankAccountRow = typeof bankAccounts.$inferSelect;

@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { railA, x402, type PayingFetch } from '../../../test/support/pay.js';
-import { auditLog, complianceEvents, payments, walletBlocklist } from '../../db/schema.js';
+import { payments } from '../../payments/tables.js';
+import { auditLog } from '../../audit/tables.js';
+import { complianceEvents, walletBlocklist } from './tables.js';
 import { BUILTIN_SANCTIONS, ComplianceService } from './service.js';
 import { BUILTIN_SANCTIONS_SOURCE } from './store.js';
 

@@ -5,7 +5,7 @@ import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
 import { AppError, notFound } from '../../errors.js';
-import { recordAudit } from '../audit/store.js';
+import { recordAudit } from '../../audit/store.js';
 import { PaidCallers, type PaidCaller } from '../employers/paid-caller.js';
 import type { EmployersService } from '../employers/service.js';
 import type { EmployeeRow } from '../employers/store.js';

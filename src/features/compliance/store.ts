@@ -1,6 +1,7 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { auditLog, complianceEvents, walletBlocklist } from '../../db/schema.js';
+import { auditLog } from '../../audit/tables.js';
+import { complianceEvents, walletBlocklist } from './tables.js';
 
 export type BlocklistRow = typeof walletBlocklist.$inferSelect;
 export type ComplianceEventRow = typeof complianceEvents.$inferSelect;

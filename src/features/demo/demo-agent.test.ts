@@ -3,7 +3,7 @@ import { inArray } from 'drizzle-orm';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { payments } from '../../db/schema.js';
+import { payments } from '../../payments/tables.js';
 import type { AppEnv } from '../../http/context.js';
 import { RateLimits } from '../../http/rate-limits.js';
 import { createLogger } from '../../log.js';
@@ -73,7 +73,7 @@ beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   // As app.ts does in local mode (unless it already has).
   if (!t.app.routes.some((r) => r.path === PATH)) {
-    t.app.route('/', demoAgentRoutes({ mode: 'local', faucet: new Faucet({ chains: t.embeddedChains! }), chains: t.chains!, liveWallet: null, rateLimits: new RateLimits(t.database), database: t.database }));
+    t.app.route('/', demoAgentRoutes({ mode: 'local', faucet: new Faucet({ chains: t.embeddedChains! }), chains: t.chains!, liveWallet: null, rateLimits: new RateLimits(t.database), database: t.database, appFetch: (request) => t.app.fetch(request) }));
   }
 });
 afterAll(() => t?.close());
@@ -238,6 +238,7 @@ describe('time bounds', () => {
       limits: { runTimeoutMs: 1 },
       rateLimits: new RateLimits(t.database),
       database: t.database,
+      appFetch: (request) => app.fetch(request),
     }));
     const events = await readEvents(await app.request(PATH, { method: 'POST' }));
     expect(events.at(-2)).toMatchObject({ event: 'step', data: { kind: 'error', message: expect.stringMatching(/run took longer than/) } });
@@ -248,7 +249,7 @@ describe('time bounds', () => {
 describe('live mode', () => {
   it('without a wallet the route does not exist (404)', async () => {
     const app = new OpenAPIHono<AppEnv>();
-    app.route('/', demoAgentRoutes({ mode: 'live', faucet: null, chains: t.chains!, liveWallet: null, rateLimits: new RateLimits(t.database), database: t.database }));
+    app.route('/', demoAgentRoutes({ mode: 'live', faucet: null, chains: t.chains!, liveWallet: null, rateLimits: new RateLimits(t.database), database: t.database, appFetch: (request) => app.fetch(request) }));
     expect(app.routes.some((r) => r.path === PATH)).toBe(false);
     expect((await app.request(PATH, { method: 'POST' })).status).toBe(404);
   });

@@ -34,6 +34,8 @@ export interface DemoAgentRouteDeps {
   rateLimits: RateLimits;
   /** Keeps the live wallet's spending. */
   database: Database;
+  /** The whole app's fetch: the tour pays the paid routes of other features' sub-apps. */
+  appFetch: (request: Request) => Response | Promise<Response>;
 }
 
 const RunAgentBody = z
@@ -119,7 +121,7 @@ export function demoAgentRoutes(deps: DemoAgentRouteDeps): FeatureApp {
             chains: deps.chains,
             liveWallet: deps.liveWallet,
             budget,
-            appFetch: (request) => app.fetch(request),
+            appFetch: (request) => deps.appFetch(request),
             origin: new URL(c.req.url).origin,
             signal,
             stepTimeoutMs: limits.stepTimeoutMs,

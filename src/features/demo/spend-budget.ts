@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client.js';
-import { demoAgentSpend } from '../../db/schema.js';
+import { demoAgentSpend } from './tables.js';
 
 /** What demos may still spend: reserved before a payment is signed, given back when it was not charged. */
 export interface SpendBudget {

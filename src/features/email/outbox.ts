@@ -1,6 +1,6 @@
 import { and, asc, eq, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { emailOutbox } from '../../db/schema.js';
+import { emailOutbox } from './tables.js';
 import { EmailDeliveryError, type EmailMessage, type EmailTransport } from '../../providers/email/transport.js';
 
 export type OutboxRow = typeof emailOutbox.$inferSelect;

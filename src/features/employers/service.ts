@@ -4,7 +4,7 @@ import type { Database, Db } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
 import { AppError, notFound } from '../../errors.js';
 import { formatUsd, parseUsd } from '../../money.js';
-import { recordAudit } from '../audit/store.js';
+import { recordAudit } from '../../audit/store.js';
 import type { UsersService } from '../users/service.js';
 import { queueReleasedStream } from '../wages/service.js';
 import { newAgentKey } from './paid-caller.js';

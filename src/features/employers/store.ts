@@ -1,6 +1,7 @@
 import { and, asc, count, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { emailOutbox, employees, employers } from '../../db/schema.js';
+import { emailOutbox } from '../email/tables.js';
+import { employees, employers } from './tables.js';
 
 export type EmployerRow = typeof employers.$inferSelect;
 export type EmployeeRow = typeof employees.$inferSelect;

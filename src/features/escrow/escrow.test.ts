@@ -27,7 +27,9 @@ import { loseAnswer, proofMaker, railA, type PayingFetch } from '../../../test/s
 import { LOCAL_ESCROW_PROGRAM_ID } from '../../chains/embedded/escrow-program.js';
 import { embeddedSolanaTransport } from '../../chains/embedded/solana-transport.js';
 import type { SolanaChain } from '../../chains/solana/solana-chain.js';
-import { escrows, notifications, reputationWrites } from '../../db/schema.js';
+import { notifications } from '../notifications/tables.js';
+import { reputationWrites } from '../reputation/tables.js';
+import { escrows } from './tables.js';
 import { createLogger } from '../../log.js';
 import { createAiProvider } from '../../providers/ai/index.js';
 import { AgentRequestVerifier } from '../agents/request-proof.js';

@@ -1,6 +1,6 @@
 import { and, desc, eq, gt, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { escrows, type ESCROW_STATUSES } from '../../db/schema.js';
+import { escrows, type ESCROW_STATUSES } from './tables.js';
 
 export type EscrowRow = typeof escrows.$inferSelect;
 export type NewEscrow = typeof escrows.$inferInsert;

@@ -514,7 +514,7 @@ describe('the dispatch', () => {
       c.set('log', createLogger('silent'));
       await next();
     });
-    app.route('/', mcpRoutes({ config: t.config, oauth: { authenticate: async () => ({ userId: 'u', clientId: 'c', scopes: ['mcp:tools'], familyId: randomUUID() }) } }));
+    app.route('/', mcpRoutes({ config: t.config, oauth: { authenticate: async () => ({ userId: 'u', clientId: 'c', scopes: ['mcp:tools'], familyId: randomUUID() }) }, appFetch: (request, env) => app.fetch(request, env) }));
     app.all('/api/*', async (c) =>
       c.req.path === '/api/mcp'
         ? c.json({ error: 'no SSE stream' }, 405)

@@ -19,6 +19,8 @@ export interface McpRouteDeps {
   config: Pick<Config, 'publicBaseUrl' | 'serviceSlug' | 'http'>;
   /** A bearer's claims, or null when it is not a live access token for this endpoint. */
   oauth: Pick<OAuthService, 'authenticate'>;
+  /** The whole app's fetch: each tool is answered by its REST route, which lives in another feature's sub-app. */
+  appFetch: (request: Request, env: unknown) => Response | Promise<Response>;
 }
 
 const error = (description: string) => ({ description, content: { 'application/json': { schema: ErrorSchema } } });
@@ -117,7 +119,7 @@ export function mcpRoutes(deps: McpRouteDeps): FeatureApp {
 
     const server = createMcpServer({
       catalog,
-      fetch: (request) => app.fetch(request, c.env),
+      fetch: (request) => deps.appFetch(request, c.env),
       origin,
       requestId: c.var.requestId,
       log,

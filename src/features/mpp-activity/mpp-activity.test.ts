@@ -5,7 +5,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { mppSessions } from '../../db/schema.js';
+import { mppSessions } from '../../payments/tables.js';
 import type { PaidRoute } from '../../payments/prices.js';
 
 /**

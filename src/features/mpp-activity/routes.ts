@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { MPP_SESSION_STATUSES, type mppSessions } from '../../db/schema.js';
+import { MPP_SESSION_STATUSES, type mppSessions } from '../../payments/tables.js';
 import type { AppEnv } from '../../http/context.js';
 import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { errorResponses, jsonContent } from '../../http/validation.js';

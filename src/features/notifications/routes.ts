@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { SEVERITIES } from '../../db/schema.js';
+import { SEVERITIES } from './tables.js';
 import type { AppEnv } from '../../http/context.js';
 import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { badRequest } from '../../errors.js';

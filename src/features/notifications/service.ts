@@ -1,5 +1,5 @@
 import type { Database, Db } from '../../db/client.js';
-import type { SEVERITIES } from '../../db/schema.js';
+import type { SEVERITIES } from './tables.js';
 import type { Caller } from '../../http/context.js';
 import type { EmployersService } from '../employers/service.js';
 import * as store from './store.js';

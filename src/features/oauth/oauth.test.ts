@@ -7,7 +7,7 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_RATE_LIMITS, startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { oauthClients, oauthCodes, oauthRefreshTokens } from '../../db/schema.js';
+import { oauthClients, oauthCodes, oauthRefreshTokens } from './tables.js';
 import { AccessTokens, MCP_SCOPE } from './access-tokens.js';
 
 /**

@@ -1,6 +1,6 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { oauthClients, oauthCodes, oauthRefreshTokens } from '../../db/schema.js';
+import { oauthClients, oauthCodes, oauthRefreshTokens } from './tables.js';
 
 export type ClientRow = typeof oauthClients.$inferSelect;
 export type CodeRow = typeof oauthCodes.$inferSelect;

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { PAYMENT_ITEM_STATUSES, PAYROLL_RUN_STATUSES } from '../../db/schema.js';
+import { PAYMENT_ITEM_STATUSES, PAYROLL_RUN_STATUSES } from './tables.js';
 import { evmAddressSchema, usdAmountSchema } from '../../http/validation.js';
 import { MemoFieldsSchema } from '../memo/routes.js';
 

@@ -7,7 +7,7 @@ import { isUniqueViolation, type Database } from '../../db/client.js';
 import type { Caller, FeePayment } from '../../http/context.js';
 import { AppError, notFound } from '../../errors.js';
 import { formatUsd } from '../../money.js';
-import { recordAudit } from '../audit/store.js';
+import { recordAudit } from '../../audit/store.js';
 import { PaidCallers, type PaidCaller } from '../employers/paid-caller.js';
 import type { EmployersService } from '../employers/service.js';
 import type { EmployeeRow, EmployerRow } from '../employers/store.js';

@@ -1,6 +1,8 @@
 import { and, asc, count, desc, eq, gte, inArray, isNull, lte, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { advances, agentDecisions, employees, employers, paymentItems, payrollRuns } from '../../db/schema.js';
+import { employees, employers } from '../employers/tables.js';
+import { advances } from '../wages/tables.js';
+import { agentDecisions, paymentItems, payrollRuns } from './tables.js';
 
 export type RunRow = typeof payrollRuns.$inferSelect;
 export type ItemRow = typeof paymentItems.$inferSelect;

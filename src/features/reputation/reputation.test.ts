@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { erc8004Agent } from '../../../test/support/agents.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { agentReputationRegistryAbi } from '../../chains/evm/abis.js';
-import { reputationWrites } from '../../db/schema.js';
+import { reputationWrites } from './tables.js';
 import type { AppEnv } from '../../http/context.js';
 import { handleError } from '../../http/errors.js';
 import { HttpMetrics } from '../../http/metrics.js';

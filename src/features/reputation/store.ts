@@ -1,6 +1,6 @@
 import { and, asc, count, countDistinct, desc, eq, gt, inArray, isNotNull, isNull, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { reputationWrites } from '../../db/schema.js';
+import { reputationWrites } from './tables.js';
 
 export type ReputationWriteRow = typeof reputationWrites.$inferSelect;
 export type NewReputationWrite = typeof reputationWrites.$inferInsert;

@@ -3,13 +3,13 @@ import type { Caller } from '../../http/context.js';
 import { notFound } from '../../errors.js';
 import { formatUsd } from '../../money.js';
 import type { AiProvider } from '../../providers/ai/index.js';
-import { recordAudit } from '../audit/store.js';
+import { recordAudit } from '../../audit/store.js';
 import type { PaidCaller } from '../employers/paid-caller.js';
 import type { EmployersService } from '../employers/service.js';
 import { percentagesToBps, rebalanceTarget } from './allocation.js';
 import { dollars, percent2, planOptimization, rewriteAdvice, type Recommendation } from './optimizer.js';
 import type { TreasuryService } from './service.js';
-import { findAuditDetails } from '../audit/store.js';
+import { findAuditDetails } from '../../audit/store.js';
 
 /**
  * Yield credited to the account so far. The yield router records sources, their APYs and each

@@ -1,6 +1,7 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { employees, users } from '../../db/schema.js';
+import { employees } from '../employers/tables.js';
+import { users } from './tables.js';
 
 export interface UserRecord {
   id: string;

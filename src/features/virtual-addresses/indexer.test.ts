@@ -4,7 +4,8 @@ import { createWalletClient, encodePacked, erc20Abi, getAddress, keccak256, pad,
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { employers, indexerCursors, virtualAddressInflows } from '../../db/schema.js';
+import { employers } from '../employers/tables.js';
+import { indexerCursors, virtualAddressInflows } from './tables.js';
 import { userTag, virtualAddress } from './address.js';
 import type { JobDefinition } from '../../jobs/runner.js';
 import { cursorName, decodeVirtualAddress, inflowTokens, TEMPO_KNOWN_USD_TOKENS, VirtualInflowIndexer } from './indexer.js';

@@ -1,6 +1,7 @@
 import { and, desc, eq, gt, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { employees, employers, indexerCheckpoints, indexerCursors, virtualAddressInflows } from '../../db/schema.js';
+import { employees, employers } from '../employers/tables.js';
+import { indexerCheckpoints, indexerCursors, virtualAddressInflows } from './tables.js';
 
 export type NewInflow = typeof virtualAddressInflows.$inferInsert;
 

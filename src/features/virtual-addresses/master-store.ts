@@ -1,6 +1,6 @@
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { employers } from '../../db/schema.js';
+import { employers } from '../employers/tables.js';
 
 /**
  * Queries on the employer's virtual-master columns (spec 2.13), which belong to this feature.

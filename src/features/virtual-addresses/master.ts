@@ -8,7 +8,7 @@ import type { Database } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { recordAudit } from '../audit/store.js';
+import { recordAudit } from '../../audit/store.js';
 import type { EmployersService } from '../employers/service.js';
 import { mineSalt, type MineResult } from './miner.js';
 import * as store from './master-store.js';

@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, lt, lte, ne, or, sql } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../../db/client.js';
-import { advances, employees, streamStops } from '../../db/schema.js';
+import { employees } from '../employers/tables.js';
+import { advances, streamStops } from './tables.js';
 
 export type AdvanceRow = typeof advances.$inferSelect;
 export type EmployeeRow = typeof employees.$inferSelect;

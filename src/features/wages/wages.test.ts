@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { loseAnswer, proofMaker, railA, railASession, type PayingFetch } from '../../../test/support/pay.js';
-import { advances } from '../../db/schema.js';
+import { advances } from './tables.js';
 import { JobRunner } from '../../jobs/runner.js';
 import { createLogger } from '../../log.js';
 import { EmployersService } from '../employers/service.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { stripe } from 'mppx/server';
 import type { Db } from '../../db/client.js';
-import { cardSandboxPaymentIntents, cardSandboxTokens } from '../../db/schema.js';
+import { cardSandboxPaymentIntents, cardSandboxTokens } from '../tables.js';
 import type { CardRail } from '../mpp/rail.js';
 
 /**

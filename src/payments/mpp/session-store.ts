@@ -3,7 +3,7 @@ import { desc, eq, inArray, sql } from 'drizzle-orm';
 import { Json } from 'ox';
 import { getAddress } from 'viem';
 import type { Db } from '../../db/client.js';
-import { mppChannelStore, mppSessions, paymentReceipts } from '../../db/schema.js';
+import { mppChannelStore, mppSessions, paymentReceipts } from '../tables.js';
 import { recordOwedRefund, type OwedRefund } from '../store.js';
 
 /**

@@ -2,7 +2,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { getAddress, isAddress, keccak256, toHex } from 'viem';
 import type { Db } from '../../db/client.js';
-import { bridgeSandboxObjects } from '../../db/schema.js';
+import { bridgeSandboxObjects } from './tables.js';
 import {
   BridgeError,
   DESTINATION_TYPES,

@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client.js';
-import { auditLog } from '../../db/schema.js';
+import type { Db } from '../db/client.js';
+import { auditLog } from './tables.js';
 
 export interface AuditEntry {
   actorUserId: string | null;
