@@ -141,8 +141,8 @@ async function signatureRecoveryFigure(): Promise<[string, string, string, strin
 /** Sequential transfers through the chain ports features use. */
 async function portLatencies(embedded: EmbeddedChains): Promise<{ tempo: number[]; solana: number[] }> {
   const { tempo, solana } = await embeddedChainPorts(embedded);
-  await new Faucet(embedded).fund('eip155:4217', tempo.serviceAddress, 1_000_000n);
-  await new Faucet(embedded).fund(solana.network, solana.serviceAddress, 1_000_000n);
+  await new Faucet({ chains: embedded }).fund('eip155:4217', tempo.serviceAddress, 1_000_000n);
+  await new Faucet({ chains: embedded }).fund(solana.network, solana.serviceAddress, 1_000_000n);
   const memo = `0x${'ab'.repeat(32)}` as const;
   const times = { tempo: [] as number[], solana: [] as number[] };
   const to = { evm: '0x7000000000000000000000000000000000000007', solana: (await generateKeyPairSigner()).address } as const;

@@ -123,7 +123,7 @@ export function createServices(deps: ServiceDependencies): Services {
     admin: new AdminService({ database, health: deps.observability.health }),
     aiRules: new AiService({ ai, employers, database }),
     accessTokens,
-    oauth: new OAuthService(database, accessTokens, { issuer: config.publicBaseUrl, resource: accessTokens.audience }),
+    oauth: new OAuthService({ database, accessTokens, issuer: config.publicBaseUrl, resource: accessTokens.audience }),
     rateLimits,
     paidCallers: new PaidCallers({ database, verifyIdentity: deps.verifyIdentity, users }),
   };
@@ -158,7 +158,7 @@ function createChainServices(
   const agentVerifier = new AgentRequestVerifier({ database, agents, tempo, failures: proofFailures });
   const reputationPort = { tierOf: (identity: Parameters<ReputationService['tierOf']>[0]) => reputation.tierOf(identity), enqueue: enqueueReputationWrite };
   const { perTxCap, allowedPrograms } = config.solanaPayrollPolicy;
-  const faucet = deps.embeddedChains ? new Faucet(deps.embeddedChains) : null;
+  const faucet = deps.embeddedChains ? new Faucet({ chains: deps.embeddedChains }) : null;
   const { livePrivateKey, liveSpendCapUsd } = config.demoAgent;
   const liveWallet = livePrivateKey ? { privateKey: livePrivateKey, spendCapUsd: liveSpendCapUsd } : null;
   return {
@@ -169,9 +169,9 @@ function createChainServices(
     payroll: new PayrollService({ database, employers, treasury, tempo, screen: compliance }),
     solanaPayrollWallet: new SolanaPolicyWallet(solana, { perTxCap, allowedPrograms: allowedPrograms ? new Set(allowedPrograms) : DEFAULT_ALLOWED_PROGRAMS }),
     wages,
-    bridge: new BridgeService(database, employers, tempo, bridgeProviderFor(config, database, tempo)),
-    virtualMasters: masterOptions ? new VirtualMasterService(database, employers, tempo, masterOptions) : null,
-    inflowIndexer: new VirtualInflowIndexer(database, tempo, inflowTokens(config.mode, tempo.token), { confirmations: config.virtualInflows.confirmations }),
+    bridge: new BridgeService({ database, employers, tempo, provider: bridgeProviderFor(config, database, tempo) }),
+    virtualMasters: masterOptions ? new VirtualMasterService({ database, employers, tempo, ...masterOptions }) : null,
+    inflowIndexer: new VirtualInflowIndexer({ database, chain: tempo, tokens: inflowTokens(config.mode, tempo.token), confirmations: config.virtualInflows.confirmations }),
     agents,
     proofFailures,
     agentDirectory,

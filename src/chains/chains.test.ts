@@ -27,7 +27,7 @@ const ports: Record<'embedded' | 'live over HTTP', Chains> = {} as never;
 beforeAll(async () => {
   app = await startTestApp({}, { chains: true });
   const embedded = app.embeddedChains!;
-  faucet = new Faucet(embedded);
+  faucet = new Faucet({ chains: embedded });
   ports.embedded = await embeddedChainPorts(embedded);
 
   // The live adapters, pointed at the embedded chains' JSON-RPC over real HTTP, with the

@@ -31,7 +31,7 @@ interface DevnetEvmInfo {
  */
 export function devnetApp(chains: LocalChains): Hono {
   const app = new Hono();
-  const faucet = new Faucet(chains);
+  const faucet = new Faucet({ chains });
   const evmInfo = (chain: LocalChains['tempo']): DevnetEvmInfo => ({
     chain_id: chain.chain.id,
     contracts: chain.contracts,

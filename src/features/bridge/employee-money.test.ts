@@ -179,7 +179,7 @@ describe('off-ramps', () => {
 
   it('moves open transfers on in the sync job', async () => {
     const sandbox = new SandboxBridge(t.database.db, { stepSeconds: 1, tokenBalance: (address) => t.chains!.tempo.balanceOf(address as Address) });
-    const service = new BridgeService(t.database, t.services.employers, t.chains!.tempo, sandbox);
+    const service = new BridgeService({ database: t.database, employers: t.services.employers, tempo: t.chains!.tempo, provider: sandbox });
     const synced = await service.syncOpen();
     expect(synced.offramps).toBeGreaterThan(0);
   });

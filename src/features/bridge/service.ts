@@ -34,19 +34,32 @@ function providerError(error: unknown, field: string): never {
   throw new AppError('BRIDGE_UNAVAILABLE', 'The fiat bridge is not answering; nothing was created. Try again shortly.');
 }
 
+/** What the bridge service is built from. */
+export interface BridgeServiceOptions {
+  database: Database;
+  employers: EmployersService;
+  tempo: TempoChain;
+  /** Null in live mode without provider keys: every bridge route answers 503. */
+  provider: BridgeProvider | null;
+}
+
 /**
  * The employee's fiat side through the bridge provider port (docs/decisions.md, "Fiat bridge"):
  * KYC, bank accounts, cards and off-ramps. Money leaves only from the employee's own wallet: an
  * off-ramp reserves part of the wallet balance and gives the address the provider pays out from.
  */
 export class BridgeService {
-  constructor(
-    private readonly database: Database,
-    private readonly employers: EmployersService,
-    private readonly tempo: TempoChain,
-    /** Null in live mode without provider keys: every bridge route answers 503. */
-    private readonly bridge: BridgeProvider | null,
-  ) {}
+  private readonly database: Database;
+  private readonly employers: EmployersService;
+  private readonly tempo: TempoChain;
+  private readonly bridge: BridgeProvider | null;
+
+  constructor({ database, employers, tempo, provider }: BridgeServiceOptions) {
+    this.database = database;
+    this.employers = employers;
+    this.tempo = tempo;
+    this.bridge = provider;
+  }
 
   /** The employee when the caller is in the audience; anyone else gets 404, like a missing record. */
   async employeeFor(caller: Caller, employeeId: string, audience: Audience): Promise<EmployeeRow> {

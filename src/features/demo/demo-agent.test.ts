@@ -74,7 +74,7 @@ beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   // As app.ts does in local mode (unless it already has).
   if (!t.app.routes.some((r) => r.path === PATH)) {
-    t.app.route('/', demoAgentRoutes({ demo: new DemoAgentService({ mode: 'local', faucet: new Faucet(t.embeddedChains!), chains: t.chains!, liveWallet: null, database: t.database }), rateLimits: new RateLimits(t.database), appFetch: (request) => t.app.fetch(request) }));
+    t.app.route('/', demoAgentRoutes({ demo: new DemoAgentService({ mode: 'local', faucet: new Faucet({ chains: t.embeddedChains! }), chains: t.chains!, liveWallet: null, database: t.database }), rateLimits: new RateLimits(t.database), appFetch: (request) => t.app.fetch(request) }));
   }
 });
 afterAll(() => t?.close());
@@ -209,7 +209,7 @@ describe('time bounds', () => {
     const events: DemoEvent[] = [];
     const result = await runTour({
       mode: 'local',
-      faucet: new Faucet(t.embeddedChains!),
+      faucet: new Faucet({ chains: t.embeddedChains! }),
       chains: t.chains!,
       liveWallet: null,
       budget: UNCAPPED,
@@ -232,7 +232,7 @@ describe('time bounds', () => {
       await next();
     });
     app.route('/', demoAgentRoutes({
-      demo: new DemoAgentService({ mode: 'local', faucet: new Faucet(t.embeddedChains!), chains: t.chains!, liveWallet: null, database: t.database }),
+      demo: new DemoAgentService({ mode: 'local', faucet: new Faucet({ chains: t.embeddedChains! }), chains: t.chains!, liveWallet: null, database: t.database }),
       limits: { runTimeoutMs: 1 },
       rateLimits: new RateLimits(t.database),
       appFetch: (request) => app.fetch(request),

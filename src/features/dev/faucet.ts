@@ -14,7 +14,11 @@ export const FAUCET_MAX_UNITS = 1_000_000n * 1_000_000n;
 
 /** Local mode's faucet: mints the embedded stablecoin (and some gas or SOL) to an address. */
 export class Faucet {
-  constructor(private readonly chains: LocalChains) {}
+  private readonly chains: LocalChains;
+
+  constructor({ chains }: { chains: LocalChains }) {
+    this.chains = chains;
+  }
 
   /** Credits `amount` base units; returns the EVM tx hash or the Solana signature. */
   async fund(network: string, address: string, amount: bigint): Promise<{ txHash: string }> {

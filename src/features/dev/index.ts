@@ -1,2 +1,3 @@
 /** The dev feature's public face: what the app mounts and what other features may use. */
 export { devRoutes } from './routes.js';
+export { Faucet } from './faucet.js';

@@ -1,4 +1,4 @@
-import { z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { OpenAPIHono, RouteConfig } from '@hono/zod-openapi';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Context } from 'hono';
 import type { Config } from '../../config.js';
@@ -10,6 +10,7 @@ import { ErrorSchema } from '../../http/validation.js';
 import { MCP_SCOPE } from '../oauth/access-tokens.js';
 import type { OAuthService } from '../oauth/service.js';
 import { createMcpServer, FORWARDED_HEADERS, MPP_META_KEY, PAYMENT_AUTHORIZATION_HEADER, X402_META_KEY } from './server.js';
+import { JsonRpcMessage, JsonRpcResponse } from './schema.js';
 import { buildCatalog } from './tools.js';
 
 export const MCP_PATH = '/api/mcp';
@@ -20,6 +21,71 @@ export interface McpRouteDeps {
   oauth: Pick<OAuthService, 'authenticate'>;
   /** The whole app's fetch: each tool is answered by its REST route, which lives in another feature's sub-app. */
   appFetch: (request: Request, env: unknown) => Response | Promise<Response>;
+}
+
+const error = (description: string) => ({ description, content: { 'application/json': { schema: ErrorSchema } } });
+const forwarded = [...FORWARDED_HEADERS, PAYMENT_AUTHORIZATION_HEADER];
+
+/** The document's description of POST /api/mcp (its summary counts the tools, known when the catalog is built). */
+const mcpPost = (toolCount: number) =>
+  ({
+    method: 'post',
+    path: MCP_PATH,
+    tags: ['MCP'],
+    summary: `MCP over streamable HTTP: ${toolCount} tools, one per REST route (stateless, JSON responses)`,
+    description:
+      'JSON-RPC 2.0 (`initialize`, `tools/list`, `tools/call`); send `Accept: application/json, text/event-stream`. Each tool call runs its REST route ' +
+      'in process with these headers of this request passed on: ' +
+      `${forwarded.map((h) => `\`${h}\``).join(', ')} (\`${PAYMENT_AUTHORIZATION_HEADER}\` becomes \`Authorization\`; the bearer never does). ` +
+      `Per call, \`_meta["${MPP_META_KEY}"]\` (an MPP \`Payment ...\` credential) or \`_meta["${X402_META_KEY}"]\` (an x402 PaymentPayload, object or base64) ` +
+      'carries the payment instead. A paid call without payment answers a tool result with `isError: true` and the 402 challenge as JSON text ' +
+      '(`wwwAuthenticate`, `paymentRequired`, `price`, `rails`). docs/api.md, "MCP", has the argument mapping and the identity-proof rule.',
+    security: [{ mcpOAuth: [MCP_SCOPE] }],
+    request: { body: { required: true, content: { 'application/json': { schema: JsonRpcMessage } } } },
+    responses: {
+      200: { description: 'The JSON-RPC response(s).', content: { 'application/json': { schema: JsonRpcResponse } } },
+      202: { description: 'Accepted (notifications and responses only).' },
+      400: error('Not JSON, or not a JSON-RPC message.'),
+      401: {
+        ...error('No bearer, or a token refused (`WWW-Authenticate: Bearer resource_metadata="..."`, with `error="invalid_token"` when one was sent).'),
+        headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'RFC 6750 challenge naming the RFC 9728 protected resource metadata.' } },
+      },
+      403: error('The Origin header names an origin not allowed (MCP_ALLOWED_ORIGINS).'),
+      406: error('Accept must list application/json and text/event-stream.'),
+      415: error('Content-Type must be application/json.'),
+    },
+  }) satisfies RouteConfig;
+
+/** GET and DELETE /api/mcp: documented 405s (the app's method-not-allowed middleware answers them). */
+const mcpNotAllowed = (['get', 'delete'] as const).map((method) => ({
+  method,
+  path: MCP_PATH,
+  tags: ['MCP'],
+  summary: method === 'get' ? 'No server-sent event stream (stateless server)' : 'No sessions to end (stateless server)',
+  responses: { 405: { ...error('Not allowed: `Allow: POST`.'), headers: { Allow: { schema: { type: 'string', example: 'POST' } } } } },
+}) satisfies RouteConfig);
+
+/** The server's instructions to MCP clients: how tools, payment and identity headers work. */
+const instructionsFor = (serviceSlug: string) =>
+  `Tools named ${serviceSlug}_* run this service's REST routes. Free tools need only the bearer. Paid tools answer isError with a 402 challenge ` +
+  `(wwwAuthenticate for MPP rail A; paymentRequired/accepts for x402 rails B and C): retry the call with _meta["${MPP_META_KEY}"] = "Payment ..." ` +
+  `or _meta["${X402_META_KEY}"] = PaymentPayload (or the ${PAYMENT_AUTHORIZATION_HEADER} / X-PAYMENT HTTP headers). ` +
+  'Identity headers (X-Agent-Identifier, X-Agent-Timestamp, X-Agent-Signature, X-Identity-Token, X-Agent-Key) go on the HTTP request; ' +
+  'an agent signs POST <route path> with the body JSON.stringify(arguments).';
+
+/** 401 with the RFC 6750 challenge naming the protected resource metadata (and `invalid_token` when a token was refused). */
+function unauthorized(c: Context<AppEnv>, resourceMetadata: string, error?: string) {
+  const challenge = [
+    'Bearer',
+    [...(error ? [`error="invalid_token"`, `error_description="${error}"`] : []), `resource_metadata="${resourceMetadata}"`, `scope="${MCP_SCOPE}"`].join(', '),
+  ].join(' ');
+  return errorResponse(
+    c,
+    new AppError('UNAUTHENTICATED', error ? `Refused: ${error}.` : 'An OAuth access token for this endpoint is required.', {}, {
+      'WWW-Authenticate': challenge,
+      'Cache-Control': 'no-store',
+    }),
+  );
 }
 
 /**
@@ -34,26 +100,7 @@ export function mcpRoutes(deps: McpRouteDeps): FeatureApp {
   const origin = new URL(publicBaseUrl).origin;
   const allowed = deps.config.http.mcpAllowedOrigins;
   const resourceMetadata = `${publicBaseUrl}/.well-known/oauth-protected-resource`;
-  const instructions =
-    `Tools named ${serviceSlug}_* run this service's REST routes. Free tools need only the bearer. Paid tools answer isError with a 402 challenge ` +
-    `(wwwAuthenticate for MPP rail A; paymentRequired/accepts for x402 rails B and C): retry the call with _meta["${MPP_META_KEY}"] = "Payment ..." ` +
-    `or _meta["${X402_META_KEY}"] = PaymentPayload (or the ${PAYMENT_AUTHORIZATION_HEADER} / X-PAYMENT HTTP headers). ` +
-    'Identity headers (X-Agent-Identifier, X-Agent-Timestamp, X-Agent-Signature, X-Identity-Token, X-Agent-Key) go on the HTTP request; ' +
-    'an agent signs POST <route path> with the body JSON.stringify(arguments).';
-
-  const unauthorized = (c: Context<AppEnv>, error?: string) => {
-    const challenge = [
-      'Bearer',
-      [...(error ? [`error="invalid_token"`, `error_description="${error}"`] : []), `resource_metadata="${resourceMetadata}"`, `scope="${MCP_SCOPE}"`].join(', '),
-    ].join(' ');
-    return errorResponse(
-      c,
-      new AppError('UNAUTHENTICATED', error ? `Refused: ${error}.` : 'An OAuth access token for this endpoint is required.', {}, {
-        'WWW-Authenticate': challenge,
-        'Cache-Control': 'no-store',
-      }),
-    );
-  };
+  const instructions = instructionsFor(serviceSlug);
 
   app.post(MCP_PATH, async (c) => {
     // DNS rebinding: a browser always sends Origin; a page from another origin is refused.
@@ -62,9 +109,9 @@ export function mcpRoutes(deps: McpRouteDeps): FeatureApp {
       return errorResponse(c, new AppError('ORIGIN_NOT_ALLOWED', `Origin ${requestOrigin} may not call ${MCP_PATH}.`));
     }
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('Authorization') ?? '')?.[1];
-    if (!bearer) return unauthorized(c);
+    if (!bearer) return unauthorized(c, resourceMetadata);
     const claims = await deps.oauth.authenticate(bearer);
-    if (!claims) return unauthorized(c, 'the access token is invalid, expired, revoked or not for this endpoint');
+    if (!claims) return unauthorized(c, resourceMetadata, 'the access token is invalid, expired, revoked or not for this endpoint');
     // The OAuth user is on every log line of this request (tool calls included); it grants nothing
     // in a tool: only the forwarded payment and identity headers do.
     const log = c.var.log.child({ oauthSub: claims.userId, oauthClient: claims.clientId });
@@ -106,54 +153,6 @@ function registerMcpDocs(app: OpenAPIHono<AppEnv>, publicBaseUrl: string, toolCo
       },
     },
   });
-  const JsonRpcMessage = z
-    .object({
-      jsonrpc: z.literal('2.0'),
-      id: z.union([z.string(), z.number()]).optional(),
-      method: z.string().openapi({ example: 'tools/call' }),
-      params: z.object({}).loose().optional(),
-    })
-    .loose()
-    .openapi('JsonRpcMessage');
-  const JsonRpcResponse = z
-    .object({ jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number()]).nullable(), result: z.object({}).loose().optional(), error: z.object({}).loose().optional() })
-    .openapi('JsonRpcResponse');
-  const error = (description: string) => ({ description, content: { 'application/json': { schema: ErrorSchema } } });
-  const forwarded = [...FORWARDED_HEADERS, PAYMENT_AUTHORIZATION_HEADER];
-  app.openAPIRegistry.registerPath({
-    method: 'post',
-    path: MCP_PATH,
-    tags: ['MCP'],
-    summary: `MCP over streamable HTTP: ${toolCount} tools, one per REST route (stateless, JSON responses)`,
-    description:
-      'JSON-RPC 2.0 (`initialize`, `tools/list`, `tools/call`); send `Accept: application/json, text/event-stream`. Each tool call runs its REST route ' +
-      'in process with these headers of this request passed on: ' +
-      `${forwarded.map((h) => `\`${h}\``).join(', ')} (\`${PAYMENT_AUTHORIZATION_HEADER}\` becomes \`Authorization\`; the bearer never does). ` +
-      `Per call, \`_meta["${MPP_META_KEY}"]\` (an MPP \`Payment ...\` credential) or \`_meta["${X402_META_KEY}"]\` (an x402 PaymentPayload, object or base64) ` +
-      'carries the payment instead. A paid call without payment answers a tool result with `isError: true` and the 402 challenge as JSON text ' +
-      '(`wwwAuthenticate`, `paymentRequired`, `price`, `rails`). docs/api.md, "MCP", has the argument mapping and the identity-proof rule.',
-    security: [{ mcpOAuth: [MCP_SCOPE] }],
-    request: { body: { required: true, content: { 'application/json': { schema: JsonRpcMessage } } } },
-    responses: {
-      200: { description: 'The JSON-RPC response(s).', content: { 'application/json': { schema: JsonRpcResponse } } },
-      202: { description: 'Accepted (notifications and responses only).' },
-      400: error('Not JSON, or not a JSON-RPC message.'),
-      401: {
-        ...error('No bearer, or a token refused (`WWW-Authenticate: Bearer resource_metadata="..."`, with `error="invalid_token"` when one was sent).'),
-        headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'RFC 6750 challenge naming the RFC 9728 protected resource metadata.' } },
-      },
-      403: error('The Origin header names an origin not allowed (MCP_ALLOWED_ORIGINS).'),
-      406: error('Accept must list application/json and text/event-stream.'),
-      415: error('Content-Type must be application/json.'),
-    },
-  });
-  for (const method of ['get', 'delete'] as const) {
-    app.openAPIRegistry.registerPath({
-      method,
-      path: MCP_PATH,
-      tags: ['MCP'],
-      summary: method === 'get' ? 'No server-sent event stream (stateless server)' : 'No sessions to end (stateless server)',
-      responses: { 405: { ...error('Not allowed: `Allow: POST`.'), headers: { Allow: { schema: { type: 'string', example: 'POST' } } } } },
-    });
-  }
+  app.openAPIRegistry.registerPath(mcpPost(toolCount));
+  for (const route of mcpNotAllowed) app.openAPIRegistry.registerPath(route);
 }

@@ -4,7 +4,7 @@ import { formatUsd } from '../../money.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
 import { AgentPayBody } from '../agents/schema.js';
 import { AgentProfile, Directory, DirectoryQuery, ProfileParams, RegisterBody } from '../agent-directory/schema.js';
-import { PaidOfframpBody } from '../bridge/routes.js';
+import { PaidOfframpBody } from '../bridge/schema.js';
 import { CheckBody } from '../compliance/schema.js';
 import { DeliverBody, EscrowIdParams, PostEscrowBody } from '../escrow/schema.js';
 import { DecodeBody } from '../memo/schema.js';

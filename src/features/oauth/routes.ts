@@ -1,4 +1,4 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { ZodError } from 'zod';
 import type { AppEnv } from '../../http/context.js';
@@ -14,15 +14,17 @@ import {
   AuthorizeQuery,
   DecisionBody,
   DecisionResult,
+  HtmlPage,
   OAuthErrorBody,
   OAuthRateLimited,
   ProtectedResourceMetadata,
   RegisterClientBody,
   RegisteredClient,
+  RetryAfterHeader,
   TokenRequest,
   TokenResponse,
 } from './schema.js';
-import { GRANT_TYPES, OAuthError, type OAuthService } from './service.js';
+import { GRANT_TYPES, OAuthError, type AuthorizationRequest, type OAuthService } from './service.js';
 import type { ClientRow } from './store.js';
 
 export interface OAuthRouteDeps {
@@ -42,7 +44,7 @@ export interface OAuthRouteDeps {
 const tags = ['OAuth (MCP)'];
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 const oauthErrorContent = (description: string) => jsonContent(OAuthErrorBody, description);
-const html = (description: string) => ({ description, content: { 'text/html': { schema: z.string() } } });
+const html = (description: string) => ({ description, content: { 'text/html': { schema: HtmlPage } } });
 
 /** RFC 6749 5.2 error response (400, or 401 for `invalid_client`). */
 function oauthError(c: Context<AppEnv>, error: OAuthError) {
@@ -77,7 +79,7 @@ function rateLimitedBody(description: string, retryAfterSeconds: number) {
 const oauthRateLimitedContent = (what: string) => ({
   description: `Too many ${what}: \`error\` \`temporarily_unavailable\`, \`code\` \`RATE_LIMITED\`; see \`Retry-After\`.`,
   content: { 'application/json': { schema: OAuthRateLimited } },
-  headers: z.object({ 'Retry-After': z.string().openapi({ description: 'Seconds.' }) }),
+  headers: RetryAfterHeader,
 });
 
 /**
@@ -140,6 +142,91 @@ function presentClient(client: ClientRow) {
   };
 }
 
+// ---- route definitions (the rate limits' descriptions and middleware are added where they are wired) ----
+
+// The MCP SDK client asks for the path-suffixed document first (RFC 9728 3.1), then the root one.
+const protectedResourceMetadata = ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/api/mcp'].map((path) =>
+  createRoute({
+    method: 'get',
+    path,
+    tags,
+    summary: 'Protected resource metadata of the MCP endpoint (RFC 9728)',
+    responses: { 200: jsonContent(ProtectedResourceMetadata, 'Where to get an access token for /api/mcp.') },
+  }),
+);
+
+const authorizationServerMetadata = createRoute({
+  method: 'get',
+  path: '/.well-known/oauth-authorization-server',
+  tags,
+  summary: 'Authorization server metadata (RFC 8414)',
+  responses: { 200: jsonContent(AuthorizationServerMetadata, 'Endpoints, PKCE method, grant types.') },
+});
+
+const registerClient = createRoute({
+  method: 'post',
+  path: '/api/oauth/register',
+  tags,
+  summary: 'Register a public client (RFC 7591 dynamic registration; no authentication)',
+  request: { body: jsonBody(RegisterClientBody) },
+  responses: {
+    201: jsonContent(RegisteredClient, 'Registered. No secret: clients are public and use PKCE.'),
+    400: oauthErrorContent('`invalid_redirect_uri` or `invalid_client_metadata`.'),
+    ...errorResponses(413),
+    429: oauthRateLimitedContent('registrations from this address'),
+  },
+});
+
+const authorize = createRoute({
+  method: 'get',
+  path: '/api/oauth/authorize',
+  tags,
+  summary: 'Authorization endpoint: the consent page, or a redirect with an error',
+  request: { query: AuthorizeQuery },
+  responses: {
+    200: html('The consent page.'),
+    302: { description: 'Back to the redirect URI with `error`, `error_description`, `state` and `iss`.', headers: { Location: { schema: { type: 'string' } } } },
+    400: {
+      description: 'Unknown client or redirect URI: shown to the user, not sent to the client.',
+      content: { 'application/json': { schema: OAuthErrorBody }, 'text/html': { schema: HtmlPage } },
+    },
+    429: { ...oauthRateLimitedContent('authorization requests from this address'), content: { 'application/json': { schema: OAuthRateLimited }, 'text/html': { schema: HtmlPage } } },
+  },
+});
+
+const decide = createRoute({
+  method: 'post',
+  path: '/api/oauth/authorize/decision',
+  tags,
+  summary: "The signed-in user's consent decision (used by the consent page)",
+  description:
+    'Takes the authorization request parameters and `approve`, checks them again, and answers where the browser goes ' +
+    'next: the redirect URI with a single-use `code` (10 minutes), or with `error=access_denied`. Requests that cannot ' +
+    'go back to the client (unknown client or redirect URI) get a 400. Counted with `GET /api/oauth/authorize` per client IP.',
+  security: [{ bearerAuth: [] }],
+  request: { body: jsonBody(DecisionBody) },
+  responses: {
+    200: jsonContent(DecisionResult, 'Where to send the browser.'),
+    ...errorResponses(400, 401, 413, 415),
+    429: rateLimitedContent('too many authorization requests from this address'),
+  },
+});
+
+const token = createRoute({
+  method: 'post',
+  path: '/api/oauth/token',
+  tags,
+  summary: 'Token endpoint: authorization code (with PKCE) or refresh token -> access and refresh tokens',
+  request: { body: { required: true, content: { 'application/x-www-form-urlencoded': { schema: TokenRequest } } } },
+  responses: {
+    200: jsonContent(TokenResponse, 'Tokens (`Cache-Control: no-store`).'),
+    400: oauthErrorContent('`invalid_request`, `invalid_grant`, `invalid_scope`, `invalid_target` or `unsupported_grant_type`.'),
+    401: oauthErrorContent('`invalid_client`: the client_id is not registered.'),
+    ...errorResponses(413),
+    429: oauthRateLimitedContent('token requests from this address or for this client_id'),
+  },
+});
+
 /**
  * The OAuth 2.1 authorization server in front of /api/mcp (spec 4.7, 5.5): discovery documents,
  * dynamic client registration, the authorization endpoint with its consent page, the consent
@@ -147,57 +234,33 @@ function presentClient(client: ClientRow) {
  */
 export function oauthRoutes(deps: OAuthRouteDeps): FeatureApp {
   const app = featureApp();
-  const { oauth } = deps;
+  app.route('/', discoveryRoutes(deps));
+  app.route('/', registrationRoutes(deps));
+  app.route('/', authorizationRoutes(deps));
+  app.route('/', tokenRoutes(deps));
+  return app;
+}
 
-  // ---- discovery --------------------------------------------------------------------------------
+function discoveryRoutes({ oauth }: OAuthRouteDeps): FeatureApp {
+  const app = featureApp();
+  for (const route of protectedResourceMetadata) app.openapi(route, (c) => c.json(oauth.protectedResourceMetadata(), 200));
+  app.openapi(authorizationServerMetadata, (c) => c.json(oauth.authorizationServerMetadata(), 200));
+  return app;
+}
 
-  // The MCP SDK client asks for the path-suffixed document first (RFC 9728 3.1), then the root one.
-  for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/api/mcp']) {
-    app.openapi(
-      createRoute({
-        method: 'get',
-        path,
-        tags,
-        summary: 'Protected resource metadata of the MCP endpoint (RFC 9728)',
-        responses: { 200: jsonContent(ProtectedResourceMetadata, 'Where to get an access token for /api/mcp.') },
-      }),
-      (c) => c.json(oauth.protectedResourceMetadata(), 200),
-    );
-  }
-
+function registrationRoutes(deps: OAuthRouteDeps): FeatureApp {
+  const app = featureApp();
+  const route = {
+    ...registerClient,
+    description: `Client registrations per client IP: ${limitText(deps, 'oauthRegister')}.`,
+    middleware: [limitByClient(deps, 'oauthRegister', 'client registrations'), bodyGuard('json', 'invalid_client_metadata')],
+  };
   app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/.well-known/oauth-authorization-server',
-      tags,
-      summary: 'Authorization server metadata (RFC 8414)',
-      responses: { 200: jsonContent(AuthorizationServerMetadata, 'Endpoints, PKCE method, grant types.') },
-    }),
-    (c) => c.json(oauth.authorizationServerMetadata(), 200),
-  );
-
-  // ---- registration -----------------------------------------------------------------------------
-
-  app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/api/oauth/register',
-      tags,
-      summary: 'Register a public client (RFC 7591 dynamic registration; no authentication)',
-      description: `Client registrations per client IP: ${limitText(deps, 'oauthRegister')}.`,
-      middleware: [limitByClient(deps, 'oauthRegister', 'client registrations'), bodyGuard('json', 'invalid_client_metadata')] as const,
-      request: { body: jsonBody(RegisterClientBody) },
-      responses: {
-        201: jsonContent(RegisteredClient, 'Registered. No secret: clients are public and use PKCE.'),
-        400: oauthErrorContent('`invalid_redirect_uri` or `invalid_client_metadata`.'),
-        ...errorResponses(413),
-        429: oauthRateLimitedContent('registrations from this address'),
-      },
-    }),
+    route,
     async (c) => {
       const body = c.req.valid('json');
       try {
-        const client = await oauth.registerClient({ clientName: body.client_name, redirectUris: body.redirect_uris });
+        const client = await deps.oauth.registerClient({ clientName: body.client_name, redirectUris: body.redirect_uris });
         return c.json(presentClient(client), 201, NO_STORE);
       } catch (error) {
         if (error instanceof OAuthError) return registrationError(c, error);
@@ -210,57 +273,28 @@ export function oauthRoutes(deps: OAuthRouteDeps): FeatureApp {
       return registrationError(c, new OAuthError(field.startsWith('redirect_uris') ? 'invalid_redirect_uri' : 'invalid_client_metadata', `${message}.`));
     },
   );
+  return app;
+}
 
-  // ---- authorization ----------------------------------------------------------------------------
-
+function authorizationRoutes(deps: OAuthRouteDeps): FeatureApp {
+  const app = featureApp();
+  const { oauth } = deps;
+  const authorizeRoute = {
+    ...authorize,
+    description:
+      'A valid request gets the consent page (HTML). An unknown client or an unregistered redirect URI gets a 400 ' +
+      '(HTML when the client accepts it, else JSON) and never a redirect. Other problems redirect to the redirect URI ' +
+      `with \`error\`, \`error_description\`, \`state\` and \`iss\`. Authorization requests and decisions ` +
+      `together, per client IP: ${limitText(deps, 'oauthAuthorize')}.`,
+    middleware: limitByClient(deps, 'oauthAuthorize', 'authorization requests'),
+  };
   app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/api/oauth/authorize',
-      tags,
-      summary: 'Authorization endpoint: the consent page, or a redirect with an error',
-      description:
-        'A valid request gets the consent page (HTML). An unknown client or an unregistered redirect URI gets a 400 ' +
-        '(HTML when the client accepts it, else JSON) and never a redirect. Other problems redirect to the redirect URI ' +
-        `with \`error\`, \`error_description\`, \`state\` and \`iss\`. Authorization requests and decisions ` +
-        `together, per client IP: ${limitText(deps, 'oauthAuthorize')}.`,
-      middleware: limitByClient(deps, 'oauthAuthorize', 'authorization requests'),
-      request: { query: AuthorizeQuery },
-      responses: {
-        200: html('The consent page.'),
-        302: { description: 'Back to the redirect URI with `error`, `error_description`, `state` and `iss`.', headers: { Location: { schema: { type: 'string' } } } },
-        400: {
-          description: 'Unknown client or redirect URI: shown to the user, not sent to the client.',
-          content: { 'application/json': { schema: OAuthErrorBody }, 'text/html': { schema: z.string() } },
-        },
-        429: { ...oauthRateLimitedContent('authorization requests from this address'), content: { 'application/json': { schema: OAuthRateLimited }, 'text/html': { schema: z.string() } } },
-      },
-    }),
+    authorizeRoute,
     async (c) => {
-      const params = c.req.valid('query');
-      const check = await oauth.checkAuthorization(params);
+      const check = await oauth.checkAuthorization(c.req.valid('query'));
       if (!check.ok && !check.redirect) return untrustedRequest(c, check.error, check.description);
       if (!check.ok) return c.redirect(check.redirectTo, 302);
-      const { request } = check;
-      const page = consentPage({
-        clientId: request.client.clientId,
-        clientName: request.client.clientName,
-        redirectUri: request.redirectUri,
-        scope: request.scope,
-        params: {
-          response_type: 'code',
-          client_id: request.client.clientId,
-          redirect_uri: request.redirectUri,
-          code_challenge: request.codeChallenge,
-          code_challenge_method: 'S256',
-          scope: request.scope,
-          state: request.state,
-          resource: request.resource,
-        },
-        denyUrl: oauth.denialUrl(request),
-        devSignIn: deps.devSignIn,
-        identityProviderIssuer: deps.identityProviderIssuer,
-      });
+      const page = consentPageFor(check.request, deps);
       return c.html(page.html, 200, page.headers);
     },
     (result, c) => {
@@ -268,58 +302,30 @@ export function oauthRoutes(deps: OAuthRouteDeps): FeatureApp {
       return untrustedRequest(c, 'invalid_request', `${firstIssue(result.error).message} (is a parameter repeated?).`);
     },
   );
+  const decideMiddleware = [limitByClient(deps, 'oauthAuthorize', 'authorization requests', 'envelope'), deps.requireUser];
+  app.openapi({ ...decide, middleware: decideMiddleware }, async (c) => {
+    const { approve, ...params } = c.req.valid('json');
+    const decision = await oauth.decide(c.var.caller.userId, params, approve);
+    if (!decision.ok) {
+      throw badRequest(decision.field, decision.description, decision.field === 'client_id' ? 'INVALID_CLIENT' : 'INVALID_REDIRECT_URI');
+    }
+    return c.json({ redirect_to: decision.redirectTo }, 200, NO_STORE);
+  });
+  return app;
+}
 
+function tokenRoutes(deps: OAuthRouteDeps): FeatureApp {
+  const app = featureApp();
+  const route = {
+    ...token,
+    description:
+      'Form-encoded. The refresh token rotates on every use; presenting a used one revokes every token of its grant, ' +
+      'and so does a second use of an authorization code. Errors follow RFC 6749 5.2. ' +
+      `Token requests per client IP, and per client_id: ${limitText(deps, 'oauthToken')} each.`,
+    middleware: [limitByClient(deps, 'oauthToken', 'token requests'), bodyGuard('form', 'invalid_request')],
+  };
   app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/api/oauth/authorize/decision',
-      tags,
-      summary: "The signed-in user's consent decision (used by the consent page)",
-      description:
-        'Takes the authorization request parameters and `approve`, checks them again, and answers where the browser goes ' +
-        'next: the redirect URI with a single-use `code` (10 minutes), or with `error=access_denied`. Requests that cannot ' +
-        'go back to the client (unknown client or redirect URI) get a 400. Counted with `GET /api/oauth/authorize` per client IP.',
-      security: [{ bearerAuth: [] }],
-      middleware: [limitByClient(deps, 'oauthAuthorize', 'authorization requests', 'envelope'), deps.requireUser] as const,
-      request: { body: jsonBody(DecisionBody) },
-      responses: {
-        200: jsonContent(DecisionResult, 'Where to send the browser.'),
-        ...errorResponses(400, 401, 413, 415),
-        429: rateLimitedContent('too many authorization requests from this address'),
-      },
-    }),
-    async (c) => {
-      const { approve, ...params } = c.req.valid('json');
-      const decision = await oauth.decide(c.var.caller.userId, params, approve);
-      if (!decision.ok) {
-        throw badRequest(decision.field, decision.description, decision.field === 'client_id' ? 'INVALID_CLIENT' : 'INVALID_REDIRECT_URI');
-      }
-      return c.json({ redirect_to: decision.redirectTo }, 200, NO_STORE);
-    },
-  );
-
-  // ---- token ------------------------------------------------------------------------------------
-
-  app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/api/oauth/token',
-      tags,
-      summary: 'Token endpoint: authorization code (with PKCE) or refresh token -> access and refresh tokens',
-      description:
-        'Form-encoded. The refresh token rotates on every use; presenting a used one revokes every token of its grant, ' +
-        'and so does a second use of an authorization code. Errors follow RFC 6749 5.2. ' +
-        `Token requests per client IP, and per client_id: ${limitText(deps, 'oauthToken')} each.`,
-      middleware: [limitByClient(deps, 'oauthToken', 'token requests'), bodyGuard('form', 'invalid_request')] as const,
-      request: { body: { required: true, content: { 'application/x-www-form-urlencoded': { schema: TokenRequest } } } },
-      responses: {
-        200: jsonContent(TokenResponse, 'Tokens (`Cache-Control: no-store`).'),
-        400: oauthErrorContent('`invalid_request`, `invalid_grant`, `invalid_scope`, `invalid_target` or `unsupported_grant_type`.'),
-        401: oauthErrorContent('`invalid_client`: the client_id is not registered.'),
-        ...errorResponses(413),
-        429: oauthRateLimitedContent('token requests from this address or for this client_id'),
-      },
-    }),
+    route,
     async (c) => {
       const form = c.req.valid('form');
       const perClient = form.client_id ? await deps.rateLimits.consume('oauthToken', `client:${form.client_id}`) : { ok: true as const };
@@ -328,7 +334,7 @@ export function oauthRoutes(deps: OAuthRouteDeps): FeatureApp {
         return c.json(body, 429, headers);
       }
       try {
-        return c.json(await oauth.token(form), 200, NO_STORE);
+        return c.json(await deps.oauth.token(form), 200, NO_STORE);
       } catch (error) {
         if (error instanceof OAuthError) return oauthError(c, error);
         throw error;
@@ -340,6 +346,29 @@ export function oauthRoutes(deps: OAuthRouteDeps): FeatureApp {
     },
   );
   return app;
+}
+
+/** The consent page of a checked authorization request: the request's parameters go back in the form. */
+function consentPageFor(request: AuthorizationRequest, deps: OAuthRouteDeps) {
+  return consentPage({
+    clientId: request.client.clientId,
+    clientName: request.client.clientName,
+    redirectUri: request.redirectUri,
+    scope: request.scope,
+    params: {
+      response_type: 'code',
+      client_id: request.client.clientId,
+      redirect_uri: request.redirectUri,
+      code_challenge: request.codeChallenge,
+      code_challenge_method: 'S256',
+      scope: request.scope,
+      state: request.state,
+      resource: request.resource,
+    },
+    denyUrl: deps.oauth.denialUrl(request),
+    devSignIn: deps.devSignIn,
+    identityProviderIssuer: deps.identityProviderIssuer,
+  });
 }
 
 function limitText(deps: OAuthRouteDeps, name: LimitName): string {

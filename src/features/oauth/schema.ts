@@ -122,3 +122,9 @@ export const TokenResponse = z
     scope: z.string().openapi({ example: 'mcp:tools' }),
   })
   .openapi('OAuthTokenResponse');
+
+/** An HTML page (the consent page, or an error shown to the user). */
+export const HtmlPage = z.string();
+
+/** The `Retry-After` header of a 429. */
+export const RetryAfterHeader = z.object({ 'Retry-After': z.string().openapi({ description: 'Seconds.' }) });

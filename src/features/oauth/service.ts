@@ -79,6 +79,13 @@ export interface OAuthOptions {
   resource: string;
 }
 
+/** What the OAuth service is built from. */
+export interface OAuthServiceOptions extends OAuthOptions {
+  database: Database;
+  /** Issues and checks the access tokens /api/mcp requires. */
+  accessTokens: AccessTokens;
+}
+
 type Outcome = { ok: true; tokens: TokenSet } | { ok: false; error: OAuthError };
 
 const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest('base64url');
@@ -133,11 +140,15 @@ function required(value: string | undefined, name: string): string {
  * state change is a compare-and-set inside a transaction.
  */
 export class OAuthService {
-  constructor(
-    private readonly database: Database,
-    private readonly accessTokens: AccessTokens,
-    private readonly options: OAuthOptions,
-  ) {}
+  private readonly database: Database;
+  private readonly accessTokens: AccessTokens;
+  private readonly options: OAuthOptions;
+
+  constructor({ database, accessTokens, ...options }: OAuthServiceOptions) {
+    this.database = database;
+    this.accessTokens = accessTokens;
+    this.options = options;
+  }
 
   get issuer(): string {
     return this.options.issuer;

@@ -29,6 +29,8 @@ export function reportingSettled(hook: SettledHook, events: BusinessEvents): Set
 }
 
 export interface BusinessMetricSources {
+  /** The app's metrics registry. */
+  registry: Registry;
   database: Database;
   /** The outside systems (absent: no dependency gauge). */
   health?: DependencyHealth | undefined;
@@ -42,8 +44,8 @@ export class BusinessMetrics implements BusinessEvents {
   private readonly nonceWaits: Histogram<'chain' | 'signer'>;
   private readonly resolutions: Counter<'reconciler' | 'outcome'>;
 
-  constructor(registry: Registry, sources: BusinessMetricSources) {
-    const registers = [registry];
+  constructor(sources: BusinessMetricSources) {
+    const registers = [sources.registry];
     this.settlement = new Histogram({
       name: 'payment_settlement_seconds',
       help: 'Fee payments kept: seconds from claim to settlement, by rail (this instance).',

@@ -32,7 +32,11 @@ export function failureReason(error: unknown): FailureReason {
 export class DependencyHealth {
   private last: { at: number; states: Promise<Record<string, DependencyState>> } | undefined;
 
-  constructor(readonly probes: readonly DependencyProbe[]) {}
+  readonly probes: readonly DependencyProbe[];
+
+  constructor({ probes }: { probes: readonly DependencyProbe[] }) {
+    this.probes = probes;
+  }
 
   check(): Promise<Record<string, DependencyState>> {
     if (!this.last || Date.now() - this.last.at > REUSE_MS) this.last = { at: Date.now(), states: this.probeAll() };

@@ -46,7 +46,7 @@ const appWith = (change: Partial<TestApp['config']>, health?: DependencyHealth) 
     verifyIdentity: t.verifyIdentity,
     devIdentityProvider: null,
     readiness: [],
-    observability: { http, business: new BusinessMetrics(http.registry, { database: t.database, health }), health },
+    observability: { http, business: new BusinessMetrics({ registry: http.registry, database: t.database, health }), health },
   });
 };
 
@@ -87,11 +87,13 @@ describe('GET /api/admin?scope=health', () => {
         probe.close(() => resolve(port));
       });
     });
-    const health = new DependencyHealth([
-      httpProbe('refused', `http://127.0.0.1:${closedPort}/v2/SECRET_ALCHEMY_KEY`),
-      { name: 'silent', probe: () => new Promise(() => {}) },
-      { name: 'broken', probe: () => Promise.reject(new Error('bad answer from https://rpc.example/SECRET_ALCHEMY_KEY')) },
-    ]);
+    const health = new DependencyHealth({
+      probes: [
+        httpProbe('refused', `http://127.0.0.1:${closedPort}/v2/SECRET_ALCHEMY_KEY`),
+        { name: 'silent', probe: () => new Promise(() => {}) },
+        { name: 'broken', probe: () => Promise.reject(new Error('bad answer from https://rpc.example/SECRET_ALCHEMY_KEY')) },
+      ],
+    });
     const app = appWith({ metricsAccess: { kind: 'open' } }, health);
     const res = await app.request('/api/admin?scope=health', { headers: { authorization: `Bearer ${admin}` } });
     const text = await res.text();
@@ -175,7 +177,7 @@ describe('business metrics', () => {
       verifyIdentity: t.verifyIdentity,
       devIdentityProvider: null,
       readiness: [],
-      observability: { http, business: new BusinessMetrics(http.registry, { database: gone.database }), health: undefined },
+      observability: { http, business: new BusinessMetrics({ registry: http.registry, database: gone.database }), health: undefined },
     });
     const res = await app.request('/metrics');
     expect(res.status).toBe(200);

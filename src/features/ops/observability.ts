@@ -21,8 +21,8 @@ export function createObservability(deps: {
   processMetrics?: boolean | undefined;
 }): Observability {
   const http = new HttpMetrics({ processMetrics: deps.processMetrics ?? false });
-  const health = deps.chains && new DependencyHealth(dependencyProbes(deps.config, deps.chains));
-  const business = new BusinessMetrics(http.registry, { database: deps.database, health });
+  const health = deps.chains && new DependencyHealth({ probes: dependencyProbes(deps.config, deps.chains) });
+  const business = new BusinessMetrics({ registry: http.registry, database: deps.database, health });
   if (deps.chains) {
     // Tempo and Base may share one ledger (one signing key): watch each ledger once.
     for (const ledger of new Set([deps.chains.tempo.connection.nonces, deps.chains.base.connection.nonces])) {

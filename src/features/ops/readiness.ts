@@ -16,7 +16,10 @@ export class DatabaseLiveness {
   private lastAnswerAt = Number.NEGATIVE_INFINITY;
   private probe: Promise<unknown> | undefined;
 
-  constructor(private readonly pool: pg.Pool) {
+  private readonly pool: pg.Pool;
+
+  constructor({ pool }: { pool: pg.Pool }) {
+    this.pool = pool;
     // A connection handed back without an error: its query (or transaction) got its answer.
     pool.on('release', (error: Error | undefined) => {
       if (!error) this.lastAnswerAt = Date.now();
@@ -32,7 +35,7 @@ export class DatabaseLiveness {
 
 /** What /readyz checks: this instance's own dependencies only (the database, its job runner). */
 export function readinessChecks(database: Database, jobs?: JobRunner): ReadinessCheck[] {
-  const liveness = new DatabaseLiveness(database.pool);
+  const liveness = new DatabaseLiveness({ pool: database.pool });
   const checks: ReadinessCheck[] = [{ name: 'database', check: () => liveness.check() }];
   if (jobs) checks.push({ name: 'jobs', check: () => jobs.ping() });
   return checks;

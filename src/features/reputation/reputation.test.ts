@@ -84,7 +84,7 @@ async function drain() {
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
   reputation = new ReputationService({ database: t.database, chains: { tempo: t.chains!.tempo, solana: t.chains!.solana }, serviceSlug: 'svc', maxAttempts: 3 });
-  faucet = new Faucet(t.embeddedChains!);
+  faucet = new Faucet({ chains: t.embeddedChains! });
   // SOL for the service's attestation fees; gas for the foreign agent's owner.
   await faucet.fund(t.chains!.solana.network, t.chains!.solana.serviceAddress, USD);
   agentOwner = privateKeyToAccount(generatePrivateKey());

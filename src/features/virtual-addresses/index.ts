@@ -1,4 +1,4 @@
 /** The virtual-addresses feature's public face: what the app mounts and what other features may use. */
-export { virtualMasterRoutes } from './master-routes.js';
-export { depositAddressRoute } from './routes.js';
+export { depositAddressRoute, TIP20_ONLY_WARNING, virtualMasterRoutes } from './routes.js';
 export type { VirtualMasterService } from './master.js';
+export { userTag, virtualAddress } from './address.js';

@@ -92,7 +92,7 @@ let first: { txHash: Hex; blockNumber: bigint };
 
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
-  indexer = new VirtualInflowIndexer(t.database, t.chains!.tempo, inflowTokens('local', t.chains!.tempo.token), { confirmations: CONFIRMATIONS });
+  indexer = new VirtualInflowIndexer({ database: t.database, chain: t.chains!.tempo, tokens: inflowTokens('local', t.chains!.tempo.token), confirmations: CONFIRMATIONS });
   acme = await employerWithMaster('Acme');
   globex = await employerWithMaster('Globex');
   ada = await hire(acme, 'Ada');
@@ -291,7 +291,7 @@ describe('confirmations and reorgs', () => {
     expect(replacement.blockNumber).toBe(orphan.blockNumber);
     await mine(CONFIRMATIONS + 2);
 
-    const second = new VirtualInflowIndexer(t.database, t.chains!.tempo, inflowTokens('local', t.chains!.tempo.token), { confirmations: CONFIRMATIONS });
+    const second = new VirtualInflowIndexer({ database: t.database, chain: t.chains!.tempo, tokens: inflowTokens('local', t.chains!.tempo.token), confirmations: CONFIRMATIONS });
     const runs = await Promise.all([indexer.indexVirtualInflows(), second.indexVirtualInflows()]);
     await indexer.indexVirtualInflows();
     const rollbacks = runs.flatMap((run) => run.reorgs).filter((reorg) => reorg.employerId === initech.id);
@@ -333,7 +333,10 @@ describe('confirmations and reorgs', () => {
         };
       },
     });
-    const racing = new VirtualInflowIndexer(t.database, { connection: { publicClient }, blockNumber: () => tempo.blockNumber() }, inflowTokens('local', tempo.token), {
+    const racing = new VirtualInflowIndexer({
+      database: t.database,
+      chain: { connection: { publicClient }, blockNumber: () => tempo.blockNumber() },
+      tokens: inflowTokens('local', tempo.token),
       confirmations: CONFIRMATIONS,
     });
     const run = await racing.indexVirtualInflows();

@@ -50,7 +50,12 @@ export interface InflowChain {
   blockNumber(): Promise<bigint>;
 }
 
-export interface IndexerSettings {
+/** What the indexer is built from. */
+export interface IndexerOptions {
+  database: Database;
+  chain: InflowChain;
+  /** The TIP-20 tokens whose transfers are scanned. */
+  tokens: Address[];
   /** Blocks mined on top of a block before its inflows are recorded (config VIRTUAL_INFLOW_CONFIRMATIONS). */
   confirmations: number;
 }
@@ -129,15 +134,17 @@ export function decodeVirtualAddress(address: Address): { masterId: Hex; tag: He
 export class VirtualInflowIndexer {
   private readonly confirmations: bigint;
 
-  constructor(
-    private readonly database: Database,
-    private readonly chain: InflowChain,
-    private readonly tokens: Address[],
-    settings: IndexerSettings,
-  ) {
+  private readonly database: Database;
+  private readonly chain: InflowChain;
+  private readonly tokens: Address[];
+
+  constructor({ database, chain, tokens, confirmations }: IndexerOptions) {
     if (tokens.length === 0) throw new Error('the inflow indexer needs at least one token');
-    if (!Number.isInteger(settings.confirmations) || settings.confirmations < 0) throw new Error('confirmations must be a whole number of blocks');
-    this.confirmations = BigInt(settings.confirmations);
+    if (!Number.isInteger(confirmations) || confirmations < 0) throw new Error('confirmations must be a whole number of blocks');
+    this.database = database;
+    this.chain = chain;
+    this.tokens = tokens;
+    this.confirmations = BigInt(confirmations);
   }
 
   async indexVirtualInflows(options: IndexOptions = {}): Promise<IndexRunSummary> {

@@ -224,7 +224,10 @@ describe('GET, POST /api/employers/{id}/virtual-master', () => {
     const [row] = await t.database.db.select().from(employers).where(eq(employers.id, id));
     expect(row).toBeDefined();
     // A service with a long budget at 4 zero bytes (about 0.05% likely to find anything).
-    const masters = new VirtualMasterService(t.database, t.services.employers, t.chains!.tempo, {
+    const masters = new VirtualMasterService({
+      database: t.database,
+      employers: t.services.employers,
+      tempo: t.chains!.tempo,
       serviceKey,
       budget: 2_000_000,
       zeroBytes: () => Promise.resolve(4),

@@ -67,6 +67,13 @@ export interface VirtualMasterOptions {
   workers?: number;
 }
 
+/** What the virtual-master service is built from: its stores and chain, and the mining options. */
+export interface VirtualMasterServiceOptions extends VirtualMasterOptions {
+  database: Database;
+  employers: EmployersService;
+  tempo: TempoChain;
+}
+
 /**
  * The service's options from config: live mode derives masters from EVM_SERVICE_KEY and mines
  * for Tempo's 4 zero bytes; local mode derives them from the embedded operator's key and reads the
@@ -108,12 +115,16 @@ export class VirtualMasterService {
   private readonly mining = new Set<string>();
   private difficulty: Promise<number> | undefined;
 
-  constructor(
-    private readonly database: Database,
-    private readonly employers: EmployersService,
-    private readonly tempo: TempoChain,
-    private readonly options: VirtualMasterOptions,
-  ) {
+  private readonly database: Database;
+  private readonly employers: EmployersService;
+  private readonly tempo: TempoChain;
+  private readonly options: VirtualMasterOptions;
+
+  constructor({ database, employers, tempo, ...options }: VirtualMasterServiceOptions) {
+    this.database = database;
+    this.employers = employers;
+    this.tempo = tempo;
+    this.options = options;
     if (options.budget < 1 || options.budget > MAX_MINING_BUDGET) throw new RangeError(`budget must be 1 to ${MAX_MINING_BUDGET}`);
   }
 

@@ -1,0 +1,44 @@
+import { z } from '@hono/zod-openapi';
+import { usdAmountSchema } from '../../http/validation.js';
+import { SANDBOX_PAYMENT_METHODS } from '../../payments/card/sandbox.js';
+
+export const TokenRequest = z
+  .object({
+    sub: z.string().trim().min(1).max(255).openapi({ example: 'demo-owner', description: 'The user id.' }),
+    email: z.string().trim().max(254).pipe(z.email()).optional().openapi({ example: 'owner@demo.local' }),
+  })
+  .openapi('DevTokenRequest');
+export const TokenResponse = z.object({ token: z.string() }).openapi('DevTokenResponse');
+export const Jwks = z.object({ keys: z.array(z.object({}).loose()) }).openapi('Jwks');
+
+export const FaucetRequest = z
+  .object({
+    network: z.string().min(1).openapi({ example: 'eip155:4217', description: 'CAIP-2 id of an embedded network.' }),
+    address: z.string().min(1).max(64).openapi({ description: 'An EVM (0x) or Solana (base58) address, matching the network.' }),
+    amount: usdAmountSchema.openapi({ example: '1000', description: 'USD, at most 1,000,000.' }),
+  })
+  .openapi('DevFaucetRequest');
+export const FaucetResponse = z
+  .object({ network: z.string(), address: z.string(), amount: z.string(), tx_hash: z.string() })
+  .openapi('DevFaucetResponse');
+
+export const ChainsResponse = z
+  .object({
+    networks: z.array(
+      z.object({ network: z.string(), chain_id: z.number().int().nullable(), rpc_url: z.string(), contracts: z.record(z.string(), z.string()) }),
+    ),
+  })
+  .openapi('DevChains');
+
+export const CardTokenRequest = z
+  .object({
+    payment_method: z.enum(SANDBOX_PAYMENT_METHODS).openapi({ description: '`pm_card_chargeDeclined` is declined when charged.' }),
+    amount: z.string().regex(/^[1-9]\d{0,11}$/, 'must be a positive integer (minor units)').openapi({ example: '100', description: 'Spending limit in minor units (cents).' }),
+    currency: z.string().regex(/^[a-z]{3}$/, 'must be a lower-case ISO currency code').openapi({ example: 'usd' }),
+    expires_at: z.number().int().positive().optional().openapi({ description: 'Unix seconds; default one hour from now.' }),
+  })
+  .openapi('DevCardTokenRequest');
+export const CardTokenResponse = z.object({ spt: z.string() }).openapi('DevCardTokenResponse');
+
+/** A JSON-RPC response or batch of responses, passed through as the chain answered. */
+export const JsonRpcAnswer = z.unknown();
