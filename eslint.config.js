@@ -31,9 +31,23 @@ export default tseslint.config(
         {
           patterns: [
             { regex: '^\\.\\./[a-z-]+/(?!index\\.js$)', message: "Import another feature only through its index.ts (README, 'Where things are')." },
-            { regex: '^\\.\\./\\.\\./(payments|http|chains|providers|audit)/tables\\.js$', message: "Platform tables are read through the platform's functions, not by features." },
           ],
         },
+      ],
+    },
+  },
+  {
+    // Known debt (issue 28, still open): these stores read or write another feature's tables in SQL
+    // (joins, and the admin and activity read models). Each should go behind the owner's index.ts;
+    // this list may only shrink.
+    files: [
+      'src/features/{activity,admin,agents,ai,bridge,payroll,users,wages}/store.ts',
+      'src/features/virtual-addresses/{inflow,master}-store.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^\\.\\./[a-z-]+/(?!(index|tables)\\.js$)', message: "Import another feature only through its index.ts (README, 'Where things are')." }] },
       ],
     },
   },

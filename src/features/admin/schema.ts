@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { AdminAnnouncement } from '../announcements/schema.js';
+import { AdminAnnouncement } from '../announcements/index.js';
 
 export const ADMIN_SCOPES = [
   'overview',

@@ -1,12 +1,12 @@
 import type { Database, Db } from '../../db/client.js';
-import { EMPLOYEE_STATUSES } from '../employers/tables.js';
-import { PAYROLL_RUN_STATUSES } from '../payroll/tables.js';
-import { REPUTATION_WRITE_STATUSES } from '../reputation/tables.js';
+import { EMPLOYEE_STATUSES } from '../employers/index.js';
+import { PAYROLL_RUN_STATUSES } from '../payroll/index.js';
+import { REPUTATION_WRITE_STATUSES } from '../reputation/index.js';
 import { badRequest } from '../../errors.js';
 import { formatUsd } from '../../money.js';
-import { presentForAdmin } from '../announcements/service.js';
-import { listAnnouncements } from '../announcements/store.js';
-import type { DependencyHealth } from '../ops/dependencies.js';
+import { presentForAdmin } from '../announcements/index.js';
+import { listAnnouncements } from '../announcements/index.js';
+import type { DependencyHealth } from '../ops/index.js';
 import { EMPLOYER_FILTERED_SCOPES, type AdminScope } from './schema.js';
 import * as store from './store.js';
 

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { plainText } from '../employers/schema.js';
-import { isSolanaKey } from '../agents/identifiers.js';
+import { plainText } from '../employers/index.js';
+import { isSolanaKey } from '../agents/index.js';
 
 export const CAPABILITY_PATTERN = /^[a-z0-9][a-z0-9-]{0,39}$/;
 export const MAX_CAPABILITIES = 20;

@@ -2,10 +2,10 @@ import { getAddress, type Address } from 'viem';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database } from '../../db/client.js';
 import { AppError, badRequest } from '../../errors.js';
-import { ProofFailures } from '../agents/proof-failures.js';
-import { readProofHeaders, verifyProof, type ProofFailure, type ProofRequest, type ProofScheme } from '../agents/identity-proof.js';
-import { signatureClaimer } from '../agents/signature-replays.js';
-import { parseAgentIdentifier, type AgentIdentity } from '../agents/identifiers.js';
+import { ProofFailures } from '../agents/index.js';
+import { readProofHeaders, verifyProof, type ProofFailure, type ProofRequest, type ProofScheme } from '../agents/index.js';
+import { signatureClaimer } from '../agents/index.js';
+import { parseAgentIdentifier, type AgentIdentity } from '../agents/index.js';
 
 /** The identifiers a key can prove: every form but an opaque token (docs/api.md, "Agent registration and directory"). */
 type RegistrableIdentity = Exclude<AgentIdentity, { kind: 'opaque' }>;

@@ -1,6 +1,6 @@
 import type { Database } from '../../db/client.js';
 import type { JobRunner } from '../../jobs/runner.js';
-import type { BusinessEvents } from '../ops/business-metrics.js';
+import type { BusinessEvents } from '../ops/index.js';
 import type { AgentPayService } from './pay.js';
 import { purgeExpiredSignatures } from './signature-replays.js';
 

@@ -9,7 +9,7 @@ import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent 
 import { formatUsd, parseUsd } from '../../money.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
-import { AGENT_KEY_HEADER } from '../employers/paid-caller.js';
+import { AGENT_KEY_HEADER } from '../employers/index.js';
 import type { AgentPayService } from './pay.js';
 import {
   AgentPayBody,

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { evmAddressSchema, usdAmountSchema } from '../../http/validation.js';
 import { parseUsd } from '../../money.js';
-import { plainText, solanaAddressSchema } from '../employers/schema.js';
+import { plainText, solanaAddressSchema } from '../employers/index.js';
 
 /** A USD amount above zero, parsed to base units. */
 const positiveUsd = usdAmountSchema.refine((value) => parseUsd(value)! > 0n, 'must be more than 0');

@@ -3,7 +3,7 @@ import type { Database } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
 import { AppError, badRequest, notFound } from '../../errors.js';
 import { recordAudit } from '../../audit/store.js';
-import type { EmployersService } from '../employers/service.js';
+import type { EmployersService } from '../employers/index.js';
 import { normaliseIdentifier, parseAgentIdentifier } from './identifiers.js';
 import type { SecretBox } from './secret-box.js';
 import { recipientKey } from './spend-gates.js';

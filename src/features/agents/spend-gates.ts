@@ -1,5 +1,5 @@
 import { formatUsd } from '../../money.js';
-import type { ReputationTier } from '../reputation/service.js';
+import type { ReputationTier } from '../reputation/index.js';
 import type { AuthorizationRow } from './store.js';
 
 /** Spec 8.2's "reputation-based eligibility for higher caps": the tiers (the escrow's) that unlock the owner's elevated caps. */

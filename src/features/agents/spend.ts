@@ -1,6 +1,6 @@
 import type { Database, Db } from '../../db/client.js';
 import { AppError } from '../../errors.js';
-import type { ReputationTier } from '../reputation/service.js';
+import type { ReputationTier } from '../reputation/index.js';
 import { normaliseIdentifier, parseAgentIdentifier } from './identifiers.js';
 import type { AgentRequestVerifier, SignedAgentRequest } from './request-proof.js';
 import { effectiveCaps, evaluateGates } from './spend-gates.js';

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { evmAddressSchema } from '../../http/validation.js';
-import type { CreateEmployeeBody } from '../employers/schema.js';
+import type { CreateEmployeeBody } from '../employers/index.js';
 
 /**
  * The row fields of `POST /api/employees/bulk` (CreateEmployeeRequest), in its order: a mapping

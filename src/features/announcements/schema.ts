@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { SEVERITIES } from '../notifications/tables.js';
+import { SEVERITIES } from '../notifications/index.js';
 import { AUDIENCES } from './tables.js';
 
 /** Spec 2.12 / 8.1 limits, in characters (Unicode code points, as PostgreSQL's char_length counts). */

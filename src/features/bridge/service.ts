@@ -14,9 +14,9 @@ import {
   type DestinationType,
   type TransferStatus,
 } from '../../providers/bridge/index.js';
-import type { EmployersService } from '../employers/service.js';
-import type { EmployeeRow } from '../employers/store.js';
-import { notify } from '../notifications/service.js';
+import type { EmployersService } from '../employers/index.js';
+import type { EmployeeRow } from '../employers/index.js';
+import { notify } from '../notifications/index.js';
 import * as store from './store.js';
 
 /** Who may act on an employee's bridge records (spec 4.8). */

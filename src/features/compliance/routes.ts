@@ -6,8 +6,8 @@ import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/v
 import { requirePaidCaller } from '../../http/paid-caller.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
-import type { PaidCallers } from '../employers/paid-caller.js';
-import { EmployerIdParams, PaidIdentityHeaders } from '../employers/schema.js';
+import type { PaidCallers } from '../employers/index.js';
+import { EmployerIdParams, PaidIdentityHeaders } from '../employers/index.js';
 import {
   AddBlocklistBody,
   AddBlocklistResponse,

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { evmAddressSchema } from '../../http/validation.js';
-import { plainText } from '../employers/schema.js';
+import { plainText } from '../employers/index.js';
 
 /** Largest policy id a JSON number carries exactly (TIP-403 ids are uint64 on chain). */
 export const MAX_POLICY_ID = Number.MAX_SAFE_INTEGER;

@@ -14,8 +14,8 @@ import { tempo as tempoChain } from 'viem/chains';
 import type { Chains } from '../../chains/index.js';
 import type { Logger } from '../../log.js';
 import { formatUsd } from '../../money.js';
-import type { Faucet } from '../dev/faucet.js';
-import { encodeMemo } from '../memo/codec.js';
+import type { Faucet } from '../dev/index.js';
+import { encodeMemo } from '../memo/index.js';
 import type { SpendBudget } from './spend-budget.js';
 
 /**

@@ -2,8 +2,8 @@ import type { Services } from '../../services.js';
 import type { Database } from '../../db/client.js';
 import type { Chains } from '../../chains/index.js';
 import type { Caller } from '../../http/context.js';
-import type { Faucet } from '../dev/faucet.js';
-import type { TreasuryService } from '../treasury/service.js';
+import type { Faucet } from '../dev/index.js';
+import type { TreasuryService } from '../treasury/index.js';
 
 /** Local mode's demo tenant: sign in as `demo-owner`, `demo-employee` or `demo-admin`. */
 export const DEMO_USERS = {

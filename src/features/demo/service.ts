@@ -1,7 +1,7 @@
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Chains } from '../../chains/index.js';
 import type { Database } from '../../db/client.js';
-import type { Faucet } from '../dev/faucet.js';
+import type { Faucet } from '../dev/index.js';
 import { runTour, type LiveWallet, type TourOptions, type TourResult } from './agent.js';
 import { DatabaseSpendBudget, UNCAPPED, type SpendBudget } from './spend-budget.js';
 

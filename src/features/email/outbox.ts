@@ -120,3 +120,20 @@ export async function deliverQueuedEmails(db: Db, transport: EmailTransport, opt
   }
   return result;
 }
+
+export interface OutgoingEmail {
+  toAddress: string;
+  subject: string;
+  bodyText: string;
+  /** One email per event, whatever the retries. */
+  dedupeKey: string;
+}
+
+/**
+ * Queues emails in the outbox (the email sender delivers queued rows; local mode stops here).
+ * A dedupe key already queued is skipped.
+ */
+export async function queueEmails(db: Db, emails: OutgoingEmail[]): Promise<void> {
+  if (emails.length === 0) return;
+  await db.insert(emailOutbox).values(emails).onConflictDoNothing({ target: emailOutbox.dedupeKey });
+}

@@ -3,7 +3,7 @@ import type { Database } from '../../db/client.js';
 import type { PaidCaller, PaidCallerResolver } from '../../http/paid-caller.js';
 import { AppError } from '../../errors.js';
 import type { IdentityVerifier } from '../../providers/identity/verifier.js';
-import type { UsersService } from '../users/service.js';
+import type { UsersService } from '../users/index.js';
 import * as store from './store.js';
 
 export type { PaidCaller };

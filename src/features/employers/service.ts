@@ -5,11 +5,12 @@ import type { Caller } from '../../http/context.js';
 import { AppError, notFound } from '../../errors.js';
 import { formatUsd, parseUsd } from '../../money.js';
 import { recordAudit } from '../../audit/store.js';
-import type { UsersService } from '../users/service.js';
-import { queueReleasedStream } from '../wages/service.js';
+import type { UsersService } from '../users/index.js';
+import { queueReleasedStream } from '../wages/index.js';
 import { newAgentKey } from './paid-caller.js';
 import { CreateEmployeeBody, withoutControlCharacters } from './schema.js';
 import * as store from './store.js';
+import { queueEmails, type OutgoingEmail } from '../email/index.js';
 
 export interface NewEmployeeInput {
   email: string;
@@ -272,7 +273,7 @@ export class EmployersService {
         invitedAt: invite ? new Date() : null,
       });
       if (inserted) {
-        if (invite) await store.queueEmails(tx.db, [inviteEmail(employer, inserted, invite)]);
+        if (invite) await queueEmails(tx.db, [inviteEmail(employer, inserted, invite)]);
         await recordAudit(tx.db, {
           actorUserId: caller.userId,
           actorKind: 'user',
@@ -330,7 +331,7 @@ export class EmployersService {
           result.status = created.has(input.email) ? 'created' : 'existing';
           result.id = employee.id;
         }
-        await store.queueEmails(
+        await queueEmails(
           tx.db,
           inserted.map((employee) => inviteEmail(employer, employee, invite)),
         );
@@ -622,7 +623,7 @@ function csvCells(raw: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** The invite: plain text (the outbox sender adds nothing else); one per employee whatever the retries. */
-function inviteEmail(employer: store.EmployerRow, employee: store.EmployeeRow, invite: InviteOptions): store.OutgoingEmail {
+function inviteEmail(employer: store.EmployerRow, employee: store.EmployeeRow, invite: InviteOptions): OutgoingEmail {
   // Stored names carry no control characters now; older rows are cleaned so a subject stays one line.
   const employerName = withoutControlCharacters(employer.name);
   return {

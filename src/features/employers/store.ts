@@ -1,6 +1,5 @@
 import { and, asc, count, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { emailOutbox } from '../email/tables.js';
 import { employees, employers } from './tables.js';
 
 export type EmployerRow = typeof employers.$inferSelect;
@@ -218,21 +217,4 @@ export function findEmployeesByEmails(db: Db, employerId: string, emails: string
     .select()
     .from(employees)
     .where(and(eq(employees.employerId, employerId), inArray(employees.email, emails)));
-}
-
-export interface OutgoingEmail {
-  toAddress: string;
-  subject: string;
-  bodyText: string;
-  /** One email per event, whatever the retries. */
-  dedupeKey: string;
-}
-
-/**
- * Queues emails in the outbox (the email sender delivers queued rows; local mode stops here).
- * A dedupe key already queued is skipped.
- */
-export async function queueEmails(db: Db, emails: OutgoingEmail[]): Promise<void> {
-  if (emails.length === 0) return;
-  await db.insert(emailOutbox).values(emails).onConflictDoNothing({ target: emailOutbox.dedupeKey });
 }

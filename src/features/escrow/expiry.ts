@@ -1,4 +1,4 @@
-import type { ReputationTier } from '../reputation/service.js';
+import type { ReputationTier } from '../reputation/index.js';
 
 /**
  * Reputation-scaled escrow expiry (spec 4.4, 8.1). A worker with no track record gets the whole

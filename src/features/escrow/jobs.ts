@@ -1,5 +1,5 @@
 import type { JobRunner } from '../../jobs/runner.js';
-import type { BusinessEvents } from '../ops/business-metrics.js';
+import type { BusinessEvents } from '../ops/index.js';
 import type { EscrowService } from './service.js';
 
 const ROUND_SIZE = 25;

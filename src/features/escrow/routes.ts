@@ -7,7 +7,7 @@ import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent 
 import { formatUsd, parseUsd } from '../../money.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
-import type { SignedAgentRequest } from '../agents/request-proof.js';
+import type { SignedAgentRequest } from '../agents/index.js';
 import {
   AgentHeaders,
   DecideBody,

@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { usdAmountSchema } from '../../http/validation.js';
 import { parseUsd } from '../../money.js';
-import { AGENT_IDENTIFIER_PATTERN } from '../agents/schema.js';
-import { solanaAddressSchema } from '../employers/schema.js';
+import { AGENT_IDENTIFIER_PATTERN } from '../agents/index.js';
+import { solanaAddressSchema } from '../employers/index.js';
 
 /** Spec 7 limits. */
 export const ESCROW_MAX_AMOUNT = 100_000_000n; // 100.00 USDC in base units

@@ -9,7 +9,7 @@ import {
   type Instruction,
   type TransactionSigner,
 } from '@solana/kit';
-import { ed25519Verify } from '../agents/identity-proof.js';
+import { ed25519Verify } from '../agents/index.js';
 
 /**
  * The worker's submit-deliverable instruction (spec 4.4 deliver-signed), Anchor-style:

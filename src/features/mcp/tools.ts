@@ -2,16 +2,16 @@ import { zodToOpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '@hono/zod-openapi';
 import { formatUsd } from '../../money.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
-import { AgentPayBody } from '../agents/schema.js';
-import { AgentProfile, Directory, DirectoryQuery, ProfileParams, RegisterBody } from '../agent-directory/schema.js';
-import { PaidOfframpBody } from '../bridge/schema.js';
-import { CheckBody } from '../compliance/schema.js';
-import { DeliverBody, EscrowIdParams, PostEscrowBody } from '../escrow/schema.js';
-import { DecodeBody } from '../memo/schema.js';
-import { ExecuteBody, HistoryParams, HistoryQuery, PayslipParams } from '../payroll/schema.js';
-import { ReputationParams, ReputationSummarySchema } from '../reputation/schema.js';
-import { OptimizeBody, SessionBody, YieldRatesQuery } from '../treasury/schema.js';
-import { AdvanceBody } from '../wages/schema.js';
+import { AgentPayBody } from '../agents/index.js';
+import { AgentProfile, Directory, DirectoryQuery, ProfileParams, RegisterBody } from '../agent-directory/index.js';
+import { PaidOfframpBody } from '../bridge/index.js';
+import { CheckBody } from '../compliance/index.js';
+import { DeliverBody, EscrowIdParams, PostEscrowBody } from '../escrow/index.js';
+import { DecodeBody } from '../memo/index.js';
+import { ExecuteBody, HistoryParams, HistoryQuery, PayslipParams } from '../payroll/index.js';
+import { ReputationParams, ReputationSummarySchema } from '../reputation/index.js';
+import { OptimizeBody, SessionBody, YieldRatesQuery } from '../treasury/index.js';
+import { AdvanceBody } from '../wages/index.js';
 
 /**
  * The MCP tool catalog (spec 4.6): each tool is one REST route of this service. Its arguments are

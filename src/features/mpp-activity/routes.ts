@@ -6,7 +6,7 @@ import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { errorResponses, jsonContent } from '../../http/validation.js';
 import { formatUsd } from '../../money.js';
 import type { ReceiptRow } from '../../payments/store.js';
-import { EmployerIdParams } from '../employers/schema.js';
+import { EmployerIdParams } from '../employers/index.js';
 import { PageQuery, ReceiptsResponse, SessionsResponse } from './schema.js';
 import type { MppActivityService } from './service.js';
 

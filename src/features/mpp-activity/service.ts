@@ -2,7 +2,7 @@ import type { Database } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
 import { listEmployerSessions } from '../../payments/mpp/session-store.js';
 import { employerReceiptTotals, listEmployerReceipts } from '../../payments/store.js';
-import type { EmployersService } from '../employers/service.js';
+import type { EmployersService } from '../employers/index.js';
 
 /**
  * An employer's MPP and x402 fee activity: the receipts of paid calls made on its behalf, and the

@@ -4,7 +4,7 @@ import type { AppEnv } from '../../http/context.js';
 import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { badRequest } from '../../errors.js';
 import { errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
-import { EmployerIdParams } from '../employers/schema.js';
+import { EmployerIdParams } from '../employers/index.js';
 import { CursorId, ListQuery, ListResponse, ReadBody, ReadResponse } from './schema.js';
 import type { NotificationsService } from './service.js';
 import type { NotificationRow } from './store.js';

@@ -1,7 +1,7 @@
 import type { Database, Db } from '../../db/client.js';
 import type { SEVERITIES } from './tables.js';
 import type { Caller } from '../../http/context.js';
-import type { EmployersService } from '../employers/service.js';
+import type { EmployersService } from '../employers/index.js';
 import * as store from './store.js';
 
 export type Severity = (typeof SEVERITIES)[number];

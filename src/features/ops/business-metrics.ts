@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Database } from '../../db/client.js';
 import type { SettledHook } from '../../payments/store.js';
-import { jobCounts, jobsAvailable } from '../admin/store.js';
+import { jobCounts, jobsAvailable } from '../admin/index.js';
 import type { DependencyHealth } from './dependencies.js';
 
 /**

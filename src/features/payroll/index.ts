@@ -1,4 +1,5 @@
 /** The payroll feature's public face: what the app mounts and what other features may use. */
+export { PAYROLL_RUN_STATUSES } from './tables.js';
 export { payrollRoutes, decisionRoutes, paidPayrollRoutes } from './routes.js';
 export type { PayrollService, RecipientScreen } from './service.js';
 export { definePayrollJobs } from './jobs.js';

@@ -1,5 +1,5 @@
 import type { JobRunner } from '../../jobs/runner.js';
-import type { BusinessEvents } from '../ops/business-metrics.js';
+import type { BusinessEvents } from '../ops/index.js';
 import type { PayrollService } from './service.js';
 
 /** `staleSeconds`: how long a submitted run is left to its executor before reconciling (default 60). */

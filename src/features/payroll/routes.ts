@@ -3,14 +3,14 @@ import type { MiddlewareHandler } from 'hono';
 import type { Hex } from 'viem';
 import type { AppEnv } from '../../http/context.js';
 import { featureApp, type FeatureApp } from '../../http/feature-app.js';
-import { EmployerIdParams, PaidIdentityHeaders } from '../employers/schema.js';
+import { EmployerIdParams, PaidIdentityHeaders } from '../employers/index.js';
 import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
 import { requirePaidCaller } from '../../http/paid-caller.js';
 import { formatUsd, parseUsd } from '../../money.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
-import type { PaidCallers } from '../employers/paid-caller.js';
-import { decodeMemo } from '../memo/codec.js';
+import type { PaidCallers } from '../employers/index.js';
+import { decodeMemo } from '../memo/index.js';
 import {
   ExecuteBody,
   ExecuteResponse,

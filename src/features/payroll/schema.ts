@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { PAYMENT_ITEM_STATUSES, PAYROLL_RUN_STATUSES } from './tables.js';
 import { evmAddressSchema, usdAmountSchema } from '../../http/validation.js';
-import { MemoFieldsSchema } from '../memo/schema.js';
+import { MemoFieldsSchema } from '../memo/index.js';
 
 export const MAX_RUN_ITEMS = 10_000;
 

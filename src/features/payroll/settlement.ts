@@ -1,9 +1,9 @@
 import type { Db } from '../../db/client.js';
 import { formatUsd } from '../../money.js';
-import { queueEmail } from '../email/outbox.js';
-import { parseAgentIdentifier } from '../agents/identifiers.js';
-import { notify } from '../notifications/service.js';
-import { enqueueReputationWrite } from '../reputation/service.js';
+import { queueEmail } from '../email/index.js';
+import { parseAgentIdentifier } from '../agents/index.js';
+import { notify } from '../notifications/index.js';
+import { enqueueReputationWrite } from '../reputation/index.js';
 import * as store from './store.js';
 
 /**

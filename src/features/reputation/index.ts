@@ -1,4 +1,5 @@
 /** The reputation feature's public face: what the app mounts and what other features may use. */
+export { REPUTATION_WRITE_STATUSES } from './tables.js';
 export { reputationRoutes } from './routes.js';
 export type { ReputationService } from './service.js';
 // Used by other features today (agents, escrow, payroll, mcp).

@@ -5,8 +5,8 @@ import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { SolanaChain } from '../../chains/solana/solana-chain.js';
 import type { Database, Db } from '../../db/client.js';
 import { badRequest } from '../../errors.js';
-import { isSolanaKey, parseAgentId, parseAgentIdentifier } from '../agents/identifiers.js';
-import * as agentsStore from '../agents/store.js';
+import { isSolanaKey, parseAgentId, parseAgentIdentifier } from '../agents/index.js';
+import { listAuthorizations } from '../agents/index.js';
 import * as store from './store.js';
 import type { ReputationWriteRow, Subjects } from './store.js';
 
@@ -121,7 +121,7 @@ export async function enqueueReputationWrite(db: Db, write: ReputationWrite): Pr
  */
 export async function escrowPayer(db: Db, escrow: { employerId: string; workerAgentIdentifier: string; workerWalletAddress: string }): Promise<string | null> {
   const worker = new Set([escrow.workerAgentIdentifier, escrow.workerWalletAddress].map((id) => parseAgentIdentifier(id).canonical));
-  const own = await agentsStore.listAuthorizations(db, escrow.employerId, true);
+  const own = await listAuthorizations(db, escrow.employerId, true);
   return own.some((a) => worker.has(parseAgentIdentifier(a.agentIdentifier).canonical)) ? null : `employer:${escrow.employerId}`;
 }
 

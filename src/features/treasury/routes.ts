@@ -8,8 +8,8 @@ import { errorResponses, jsonBody, jsonContent } from '../../http/validation.js'
 import { requirePaidCaller } from '../../http/paid-caller.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
-import { PaidCallers } from '../employers/paid-caller.js';
-import { EmployerIdParams, PaidIdentityHeaders } from '../employers/schema.js';
+import { PaidCallers } from '../employers/index.js';
+import { EmployerIdParams, PaidIdentityHeaders } from '../employers/index.js';
 import type { TreasuryOperations } from './operations.js';
 import { OptimizeBody, Optimization, OwnerTreasury, SessionBody, SessionEnvelope, YieldRates, YieldRatesQuery, YieldSummary } from './schema.js';
 import type { TreasuryService } from './service.js';

@@ -3,7 +3,7 @@ import { ChainRevertError } from '../../chains/evm/connection.js';
 import type { TempoChain, YieldPosition } from '../../chains/evm/tempo-chain.js';
 import type { ChainWrite } from '../../chains/evm/token-chain.js';
 import { AppError } from '../../errors.js';
-import type { EmployersService } from '../employers/service.js';
+import type { EmployersService } from '../employers/index.js';
 
 /** Spec 2.8. */
 export interface YieldRates {

@@ -9,7 +9,7 @@ import type { Caller } from '../../http/context.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { recordAudit } from '../../audit/store.js';
-import type { EmployersService } from '../employers/service.js';
+import type { EmployersService } from '../employers/index.js';
 import { mineSalt, type MineResult } from './miner.js';
 import * as store from './master-store.js';
 

@@ -7,8 +7,8 @@ import { requirePaidCaller } from '../../http/paid-caller.js';
 import { formatUsd } from '../../money.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute, registerSessionManagement } from '../../payments/routes.js';
-import type { PaidCallers } from '../employers/paid-caller.js';
-import { PaidIdentityHeaders } from '../employers/schema.js';
+import type { PaidCallers } from '../employers/index.js';
+import { PaidIdentityHeaders } from '../employers/index.js';
 import { AdvanceBody, AdvanceResponse, BalanceStreamQuery, BalanceTickSchema, SalaryStreamParams, SalaryStreamSchema } from './schema.js';
 import { balanceTick, type StreamBasis, type WagesService } from './service.js';
 

@@ -6,9 +6,9 @@ import type { Database, Db } from '../../db/client.js';
 import type { FeePayment } from '../../http/context.js';
 import { AppError, type CodeWithStatus, notFound } from '../../errors.js';
 import { formatUsd } from '../../money.js';
-import { PaidCallers, type PaidCaller } from '../employers/paid-caller.js';
-import type { EmployersService } from '../employers/service.js';
-import type { TreasuryService } from '../treasury/service.js';
+import { PaidCallers, type PaidCaller } from '../employers/index.js';
+import type { EmployersService } from '../employers/index.js';
+import type { TreasuryService } from '../treasury/index.js';
 import * as store from './store.js';
 
 /** A year of 365 days: the vesting rate is the annual salary spread over it. */

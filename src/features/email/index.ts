@@ -1,0 +1,3 @@
+/** The email feature's public face: the outbox other features queue into, and its jobs. */
+export { queueEmail, queueEmails, type OutgoingEmail } from './outbox.js';
+export { createEmailTransport, defineEmailJobs } from './jobs.js';
