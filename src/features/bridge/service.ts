@@ -14,8 +14,7 @@ import {
   type DestinationType,
   type TransferStatus,
 } from '../../providers/bridge/index.js';
-import type { EmployersService } from '../employers/index.js';
-import type { EmployeeRow } from '../employers/index.js';
+import { employeesAwaitingKyc, setBridgeCustomerIfUnset, setKycStatus, type EmployeeRow, type EmployersService } from '../employers/index.js';
 import { notify } from '../notifications/index.js';
 import * as store from './store.js';
 
@@ -92,7 +91,7 @@ export class BridgeService {
       const created = await bridge
         .createCustomer({ email: employee.email, fullName: employee.fullName, idempotencyKey: `customer:${employee.id}` })
         .catch((error: unknown) => providerError(error, 'employee'));
-      await store.setBridgeCustomerIfUnset(this.database.db, employee.id, created.customerId);
+      await setBridgeCustomerIfUnset(this.database.db, employee.id, created.customerId);
       customerId = (await this.employers.findEmployee(employee.id))!.bridgeCustomerId!;
     }
     const link = await bridge.kycLink(customerId).catch((error: unknown) => providerError(error, 'employee'));
@@ -104,7 +103,7 @@ export class BridgeService {
   async syncKyc(employee: Pick<EmployeeRow, 'id' | 'employerId' | 'fullName' | 'bridgeCustomerId'>) {
     const customer = await this.provider().customer(employee.bridgeCustomerId!);
     await this.database.transaction(async (tx) => {
-      if (!(await store.setKycStatus(tx.db, employee.id, customer.kycStatus))) return;
+      if (!(await setKycStatus(tx.db, employee.id, customer.kycStatus))) return;
       if (customer.kycStatus !== 'approved' && customer.kycStatus !== 'rejected') return;
       const approved = customer.kycStatus === 'approved';
       await notify(tx.db, {
@@ -254,7 +253,7 @@ export class BridgeService {
   /** The sync job's round: KYC states and open off-ramps, moved on from the provider. */
   async syncOpen(limit = 100): Promise<{ kyc: number; offramps: number }> {
     if (!this.bridge) return { kyc: 0, offramps: 0 };
-    const waiting = await store.employeesAwaitingKyc(this.database.db, limit);
+    const waiting = await employeesAwaitingKyc(this.database.db, limit);
     for (const employee of waiting) await this.syncKyc(employee);
     const open = await store.openOfframps(this.database.db, limit);
     for (const row of open) await this.refreshOfframp(row);

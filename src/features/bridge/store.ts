@@ -1,41 +1,12 @@
-import { and, desc, eq, inArray, isNotNull, isNull, notInArray, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNotNull, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { employees } from '../employers/tables.js';
+import { lockEmployee } from '../employers/index.js';
 import { bankAccounts, cards, offrampTransfers } from './tables.js';
 import { FINAL_TRANSFER_STATUSES, type DestinationType } from '../../providers/bridge/index.js';
 
 export type BankAccountRow = typeof bankAccounts.$inferSelect;
 export type CardRow = typeof cards.$inferSelect;
 export type OfframpRow = typeof offrampTransfers.$inferSelect;
-
-/** Records the provider's customer id once (compare-and-set); false when another request won. */
-export async function setBridgeCustomerIfUnset(db: Db, employeeId: string, customerId: string): Promise<boolean> {
-  const rows = await db
-    .update(employees)
-    .set({ bridgeCustomerId: customerId, updatedAt: new Date() })
-    .where(and(eq(employees.id, employeeId), isNull(employees.bridgeCustomerId)))
-    .returning({ id: employees.id });
-  return rows.length > 0;
-}
-
-/** Writes a KYC status; true when it changed (so the change is announced once). */
-export async function setKycStatus(db: Db, employeeId: string, status: string): Promise<boolean> {
-  const rows = await db
-    .update(employees)
-    .set({ kycStatus: status, updatedAt: new Date() })
-    .where(and(eq(employees.id, employeeId), sql`${employees.kycStatus} <> ${status}`))
-    .returning({ id: employees.id });
-  return rows.length > 0;
-}
-
-/** Employees whose KYC is still moving at the provider. */
-export function employeesAwaitingKyc(db: Db, limit: number) {
-  return db
-    .select({ id: employees.id, employerId: employees.employerId, fullName: employees.fullName, bridgeCustomerId: employees.bridgeCustomerId, kycStatus: employees.kycStatus })
-    .from(employees)
-    .where(and(isNotNull(employees.bridgeCustomerId), notInArray(employees.kycStatus, ['approved', 'rejected'])))
-    .limit(limit);
-}
 
 // ---- bank accounts ---------------------------------------------------------------------------
 
@@ -112,7 +83,7 @@ export async function reserveOfframp(
   },
   walletBalance: bigint,
 ): Promise<OfframpRow | null> {
-  await db.select({ id: employees.id }).from(employees).where(eq(employees.id, values.employeeId)).for('update');
+  await lockEmployee(db, values.employeeId);
   const [reserved] = await db
     .select({ total: sql<string>`coalesce(sum(${offrampTransfers.amount}), 0)::text` })
     .from(offrampTransfers)

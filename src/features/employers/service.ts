@@ -588,6 +588,11 @@ export class EmployersService {
     return store.findEmployeesByWallets(db, employerId, wallets);
   }
 
+  /** Active employees paid to `wallet` that the scope may see (callers that authorise the request themselves). */
+  activeEmployeesPaidTo(wallet: string, scope: { employerId: string | null; employeeIds: string[] }) {
+    return store.employeesByWallet(this.database.db, wallet, scope);
+  }
+
   /** The employee, whoever asks (callers that authorise the request themselves). */
   findEmployee(employeeId: string) {
     return store.findEmployee(this.database.db, employeeId);

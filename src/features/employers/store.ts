@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, isNotNull, isNull, notInArray, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { employees, employers } from './tables.js';
 
@@ -217,4 +217,57 @@ export function findEmployeesByEmails(db: Db, employerId: string, emails: string
     .select()
     .from(employees)
     .where(and(eq(employees.employerId, employerId), inArray(employees.email, emails)));
+}
+
+/**
+ * Active employees paid to `wallet` that the caller may see: those of `employerId` (an owner or
+ * agent) or with one of `employeeIds` (the employee themselves). Wallets compare case-insensitively.
+ */
+export async function employeesByWallet(db: Db, wallet: string, scope: { employerId: string | null; employeeIds: string[] }): Promise<EmployeeRow[]> {
+  const visible = [
+    ...(scope.employerId ? [eq(employees.employerId, scope.employerId)] : []),
+    ...(scope.employeeIds.length > 0 ? [inArray(employees.id, scope.employeeIds)] : []),
+  ];
+  if (visible.length === 0) return [];
+  return db
+    .select()
+    .from(employees)
+    .where(and(sql`lower(${employees.walletAddress}) = ${wallet.toLowerCase()}`, eq(employees.status, 'active'), or(...visible)))
+    .orderBy(employees.createdAt);
+}
+
+// ---- the fiat bridge's columns (written by the bridge feature through index.ts) ----------------
+
+/** Records the provider's customer id once (compare-and-set); false when another request won. */
+export async function setBridgeCustomerIfUnset(db: Db, employeeId: string, customerId: string): Promise<boolean> {
+  const rows = await db
+    .update(employees)
+    .set({ bridgeCustomerId: customerId, updatedAt: new Date() })
+    .where(and(eq(employees.id, employeeId), isNull(employees.bridgeCustomerId)))
+    .returning({ id: employees.id });
+  return rows.length > 0;
+}
+
+/** Writes a KYC status; true when it changed (so the change is announced once). */
+export async function setKycStatus(db: Db, employeeId: string, status: string): Promise<boolean> {
+  const rows = await db
+    .update(employees)
+    .set({ kycStatus: status, updatedAt: new Date() })
+    .where(and(eq(employees.id, employeeId), sql`${employees.kycStatus} <> ${status}`))
+    .returning({ id: employees.id });
+  return rows.length > 0;
+}
+
+/** Employees whose KYC is still moving at the provider. */
+export function employeesAwaitingKyc(db: Db, limit: number) {
+  return db
+    .select({ id: employees.id, employerId: employees.employerId, fullName: employees.fullName, bridgeCustomerId: employees.bridgeCustomerId, kycStatus: employees.kycStatus })
+    .from(employees)
+    .where(and(isNotNull(employees.bridgeCustomerId), notInArray(employees.kycStatus, ['approved', 'rejected'])))
+    .limit(limit);
+}
+
+/** Locks the employee's row for the rest of the transaction: one off-ramp reservation at a time per employee. */
+export async function lockEmployee(db: Db, employeeId: string): Promise<void> {
+  await db.select({ id: employees.id }).from(employees).where(eq(employees.id, employeeId)).for('update');
 }

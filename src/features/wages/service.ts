@@ -7,7 +7,7 @@ import type { FeePayment } from '../../http/context.js';
 import { AppError, type CodeWithStatus, notFound } from '../../errors.js';
 import { formatUsd } from '../../money.js';
 import { PaidCallers, type PaidCaller } from '../employers/index.js';
-import type { EmployersService } from '../employers/index.js';
+import type { EmployeeRow, EmployersService } from '../employers/index.js';
 import type { TreasuryService } from '../treasury/index.js';
 import * as store from './store.js';
 
@@ -37,7 +37,7 @@ class StopInFlight extends Error {}
  * Why no salary may stream (or be advanced) to the employee's wallet now, or null. A wallet under
  * review or rejected is not paid, as payroll refuses it (docs/decisions.md, "A changed wallet").
  */
-export function streamRefusal(employee: store.EmployeeRow): AppError | null {
+export function streamRefusal(employee: EmployeeRow): AppError | null {
   if (employee.manualReviewStatus === 'pending') {
     return new AppError('WALLET_UNDER_REVIEW', "The employee's payout wallet awaits the employer's review: nothing is streamed or advanced to it until the employer approves it.");
   }
@@ -47,7 +47,7 @@ export function streamRefusal(employee: store.EmployeeRow): AppError | null {
   return null;
 }
 
-const streamsTo = (employee: store.EmployeeRow, wallet: string) =>
+const streamsTo = (employee: EmployeeRow, wallet: string) =>
   employee.status === 'active' && streamRefusal(employee) === null && employee.walletAddress?.toLowerCase() === wallet.toLowerCase();
 
 /**
@@ -55,7 +55,7 @@ const streamsTo = (employee: store.EmployeeRow, wallet: string) =>
  * change took salary away from (the wallet changed, went under review, or the employee left), and
  * returns the stop's id; null when the change leaves the stream as it was.
  */
-export async function queueReleasedStream(db: Db, before: store.EmployeeRow, after: store.EmployeeRow): Promise<string | null> {
+export async function queueReleasedStream(db: Db, before: EmployeeRow, after: EmployeeRow): Promise<string | null> {
   const wallet = before.walletAddress;
   if (!wallet || streamsTo(after, wallet)) return null;
   const moved = after.walletAddress?.toLowerCase() !== wallet.toLowerCase();
@@ -129,7 +129,7 @@ export class WagesService {
    * may see their wages: the employee themselves, or their employer's owner or agent. Anyone else
    * gets 404, like a missing record.
    */
-  async employeeFor(paid: PaidCaller, by: { employeeId?: string | undefined; address?: string | undefined }, options: { selfOnly?: boolean } = {}): Promise<store.EmployeeRow> {
+  async employeeFor(paid: PaidCaller, by: { employeeId?: string | undefined; address?: string | undefined }, options: { selfOnly?: boolean } = {}): Promise<EmployeeRow> {
     if (by.employeeId) {
       const employee = await this.employers.findEmployee(by.employeeId);
       const allowed = employee && (PaidCallers.isEmployee(paid, employee.id) || (!options.selfOnly && PaidCallers.actsFor(paid, employee.employerId)));
@@ -142,7 +142,7 @@ export class WagesService {
         : paid.kind === 'user'
           ? { employerId: paid.caller.ownedEmployerId, employeeIds: paid.caller.employeeIds }
           : { employerId: null, employeeIds: [] };
-    const [employee, other] = await store.employeesByWallet(this.database.db, by.address ?? '', scope);
+    const [employee, other] = await this.employers.activeEmployeesPaidTo(by.address ?? '', scope);
     if (!employee) throw notFound('Employee');
     if (other) {
       throw new AppError('AMBIGUOUS_ADDRESS', 'More than one of your employees is paid to this address: name the employee with employeeId.');
@@ -156,7 +156,7 @@ export class WagesService {
    * accrued at the old rate, recorded as an advance). Never to a wallet under review or rejected.
    * Only a treasury the service administers can be streamed from.
    */
-  async ensureStream(employee: store.EmployeeRow): Promise<{ stream: SalaryStream; wallet: Address }> {
+  async ensureStream(employee: EmployeeRow): Promise<{ stream: SalaryStream; wallet: Address }> {
     if (!employee.walletAddress) throw unprocessable('NO_WALLET', 'This employee has no wallet to stream salary to.');
     const refusal = streamRefusal(employee);
     if (refusal) throw refusal;
@@ -200,7 +200,7 @@ export class WagesService {
    * removal), and its stop may have run before this start landed: read again, and stop what no
    * longer belongs.
    */
-  private async confirmStreamed(employee: store.EmployeeRow, wallet: Address): Promise<void> {
+  private async confirmStreamed(employee: EmployeeRow, wallet: Address): Promise<void> {
     const now = await this.employers.findEmployee(employee.id);
     if (now && streamsTo(now, wallet)) return;
     const stop = await store.queueStreamStop(this.database.db, { employeeId: employee.id, employerId: employee.employerId, wallet });
@@ -227,7 +227,7 @@ export class WagesService {
   }
 
   /** Everything a balance stream computes its ticks from. */
-  async streamBasis(employee: store.EmployeeRow): Promise<StreamBasis> {
+  async streamBasis(employee: EmployeeRow): Promise<StreamBasis> {
     const { stream, wallet } = await this.ensureStream(employee);
     return this.basisOf({ employeeId: employee.id, employerId: employee.employerId }, wallet, stream);
   }
@@ -324,7 +324,7 @@ export class WagesService {
    * the fee that bought it: a redeemed fee (its first answer was lost) gets that advance's answer
    * again, never a second claim.
    */
-  async advance(employee: store.EmployeeRow, fee: FeePayment | null = null): Promise<AdvanceClaim> {
+  async advance(employee: EmployeeRow, fee: FeePayment | null = null): Promise<AdvanceClaim> {
     const db = this.database.db;
     for (const stale of await store.staleAdvances(db, employee.id, new Date(Date.now() - STALE_ADVANCE_MS))) await this.settle(stale);
     const found = fee?.redeemed ? await store.advanceForFee(db, fee.id) : null;

@@ -1,28 +1,9 @@
-import { and, asc, eq, inArray, lt, lte, ne, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, lt, lte, ne, sql } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../../db/client.js';
-import { employees } from '../employers/tables.js';
 import { advances, streamStops } from './tables.js';
 
 export type AdvanceRow = typeof advances.$inferSelect;
-export type EmployeeRow = typeof employees.$inferSelect;
 export type StreamStopRow = typeof streamStops.$inferSelect;
-
-/**
- * Active employees paid to `wallet` that the caller may see: those of `employerId` (an owner or
- * agent) or with one of `employeeIds` (the employee themselves). Wallets compare case-insensitively.
- */
-export async function employeesByWallet(db: Db, wallet: string, scope: { employerId: string | null; employeeIds: string[] }): Promise<EmployeeRow[]> {
-  const visible = [
-    ...(scope.employerId ? [eq(employees.employerId, scope.employerId)] : []),
-    ...(scope.employeeIds.length > 0 ? [inArray(employees.id, scope.employeeIds)] : []),
-  ];
-  if (visible.length === 0) return [];
-  return db
-    .select()
-    .from(employees)
-    .where(and(sql`lower(${employees.walletAddress}) = ${wallet.toLowerCase()}`, eq(employees.status, 'active'), or(...visible)))
-    .orderBy(employees.createdAt);
-}
 
 /**
  * Opens an advance for the employee by compare-and-set: null when one is already pending (the
