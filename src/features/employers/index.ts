@@ -1,5 +1,6 @@
 /** The employers feature's public face: what the app mounts and what other features may use. */
 export { employeesAwaitingKyc, lockEmployee, setBridgeCustomerIfUnset, setKycStatus } from './store.js';
+export * as virtualMasterStore from './virtual-master-store.js';
 export { employerRoutes } from './routes.js';
 export type { EmployersService } from './service.js';
 export { tip403PolicyExists } from './service.js';

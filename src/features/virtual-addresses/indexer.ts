@@ -2,12 +2,11 @@ import { BlockNotFoundError, getAddress, type Address, type Hex, type PublicClie
 import { transferEvent } from '../../chains/evm/abis.js';
 import type { TokenTransfer } from '../../chains/evm/token-chain.js';
 import type { Database } from '../../db/client.js';
+import { virtualMasterStore } from '../employers/index.js';
 import { userTag } from './address.js';
 import {
   advanceCursors,
   checkpointsBelow,
-  employeesOf,
-  employersWithMasters,
   insertInflows,
   readCursors,
   rollBackCursor,
@@ -277,8 +276,8 @@ export class VirtualInflowIndexer {
   /** Registered masters with each employer's tag -> employee map. */
   private async masters(): Promise<Master[]> {
     const { db } = this.database;
-    const rows = await employersWithMasters(db);
-    const staff = await employeesOf(
+    const rows = await virtualMasterStore.employersWithMasters(db);
+    const staff = await virtualMasterStore.employeesOf(
       db,
       rows.map((row) => row.id),
     );

@@ -1,6 +1,5 @@
-import { and, desc, eq, gt, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { employees, employers } from '../employers/tables.js';
 import { indexerCheckpoints, indexerCursors, virtualAddressInflows } from './tables.js';
 
 export type NewInflow = typeof virtualAddressInflows.$inferInsert;
@@ -19,21 +18,6 @@ export interface BlockRef {
 
 /** Checkpoints kept behind a cursor: a reorg deeper than this rescans the indexer's window instead. */
 const CHECKPOINT_BLOCKS = 5_000n;
-
-/** Employers whose virtual master is registered: the masters the inflow indexer watches. */
-export function employersWithMasters(db: Db) {
-  return db
-    .select({ id: employers.id, masterId: employers.virtualMasterId, masterAddress: employers.virtualMasterAddress })
-    .from(employers)
-    .where(and(isNotNull(employers.virtualMasterId), isNotNull(employers.virtualMasterAddress)))
-    .orderBy(employers.id) as Promise<{ id: string; masterId: string; masterAddress: string }[]>;
-}
-
-/** Every employee of these employers (removed ones too: their address still routes). */
-export function employeesOf(db: Db, employerIds: string[]) {
-  if (employerIds.length === 0) return Promise.resolve([]);
-  return db.select({ id: employees.id, employerId: employees.employerId }).from(employees).where(inArray(employees.employerId, employerIds));
-}
 
 /** The named cursors that exist. */
 export async function readCursors(db: Db, names: string[]): Promise<Map<string, Cursor>> {

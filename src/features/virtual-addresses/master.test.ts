@@ -10,7 +10,7 @@ import { auditLog } from '../../audit/tables.js';
 import { employers } from '../employers/tables.js';
 import { userTag, virtualAddress } from './address.js';
 import { masterIdOf, virtualMasterAccount, VirtualMasterService } from './master.js';
-import * as store from './master-store.js';
+import { virtualMasterStore as store } from '../employers/index.js';
 import { mineSalt, saltOf } from './miner.js';
 
 /**

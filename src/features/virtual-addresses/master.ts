@@ -11,7 +11,7 @@ import type { Logger } from '../../log.js';
 import { recordAudit } from '../../audit/store.js';
 import type { EmployersService } from '../employers/index.js';
 import { mineSalt, type MineResult } from './miner.js';
-import * as store from './master-store.js';
+import { virtualMasterStore as store } from '../employers/index.js';
 
 /** Spec 8.1: at most this many salt-mining iterations per request. */
 export const MAX_MINING_BUDGET = 50_000_000;

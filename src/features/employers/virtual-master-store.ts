@@ -1,6 +1,7 @@
-import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
+/** The employers' virtual-master columns and the lists the inflow indexer watches (the virtual-addresses feature uses them through index.ts). */
+import { and, eq, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { employers } from '../employers/tables.js';
+import { employees, employers } from './tables.js';
 
 /**
  * Queries on the employer's virtual-master columns (spec 2.13), which belong to this feature.
@@ -92,4 +93,19 @@ export async function saveRegistered(
     .where(unregistered(employerId))
     .returning({ id: employers.id });
   return rows.length > 0;
+}
+
+/** Employers whose virtual master is registered: the masters the inflow indexer watches. */
+export function employersWithMasters(db: Db) {
+  return db
+    .select({ id: employers.id, masterId: employers.virtualMasterId, masterAddress: employers.virtualMasterAddress })
+    .from(employers)
+    .where(and(isNotNull(employers.virtualMasterId), isNotNull(employers.virtualMasterAddress)))
+    .orderBy(employers.id) as Promise<{ id: string; masterId: string; masterAddress: string }[]>;
+}
+
+/** Every employee of these employers (removed ones too: their address still routes). */
+export function employeesOf(db: Db, employerIds: string[]) {
+  if (employerIds.length === 0) return Promise.resolve([]);
+  return db.select({ id: employees.id, employerId: employees.employerId }).from(employees).where(inArray(employees.employerId, employerIds));
 }
