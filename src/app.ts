@@ -190,6 +190,7 @@ function useSharedMiddleware(app: FeatureApp, deps: AppDependencies, observabili
 
 /** The routes that need no chain: accounts, employers, OAuth, notices and activity. */
 function accountRoutes(deps: AppDependencies, services: Services, mount: Mount): FeatureApp[] {
+  const { requireUser: authenticated, idempotency } = mount;
   const { config } = deps;
   return [
     ...(deps.devIdentityProvider
@@ -197,20 +198,20 @@ function accountRoutes(deps: AppDependencies, services: Services, mount: Mount):
       : []),
     employerRoutes({
       employers: services.employers,
-      requireUser: mount.requireUser,
-      idempotency: mount.idempotency,
+      requireUser: authenticated,
+      idempotency,
       // Without chains (some tests), policy ids are stored unchecked.
       policyExists: deps.chains ? tip403PolicyExists(deps.chains.tempo) : undefined,
       publicBaseUrl: config.publicBaseUrl,
     }),
-    adminRoutes({ admin: services.admin, requireUser: mount.requireUser }),
-    announcementRoutes({ announcements: services.announcements, requireUser: mount.requireUser, idempotency: mount.idempotency }),
-    mppActivityRoutes({ activity: services.mppActivity, requireUser: mount.requireUser }),
-    notificationRoutes({ notifications: services.notifications, requireUser: mount.requireUser }),
-    activityRoutes({ activity: services.activity, requireUser: mount.requireUser }),
+    adminRoutes({ admin: services.admin, requireUser: authenticated }),
+    announcementRoutes({ announcements: services.announcements, requireUser: authenticated, idempotency }),
+    mppActivityRoutes({ activity: services.mppActivity, requireUser: authenticated }),
+    notificationRoutes({ notifications: services.notifications, requireUser: authenticated }),
+    activityRoutes({ activity: services.activity, requireUser: authenticated }),
     oauthRoutes({
       oauth: services.oauth,
-      requireUser: mount.requireUser,
+      requireUser: authenticated,
       devSignIn: deps.devIdentityProvider !== null,
       identityProviderIssuer: config.idp.issuer,
       rateLimits: services.rateLimits,
@@ -221,36 +222,37 @@ function accountRoutes(deps: AppDependencies, services: Services, mount: Mount):
 
 /** The MCP front door (spec 4.6: its free tools exist without chains) and the sign-in routes. */
 function frontDoorRoutes(deps: AppDependencies, services: Services, mount: Mount): FeatureApp[] {
+  const { requireUser: authenticated } = mount;
   const { config } = deps;
   return [
     mcpRoutes({ config, oauth: services.oauth, appFetch: mount.appFetch }),
-    sessionRoute({ requireUser: mount.requireUser }),
+    sessionRoute({ requireUser: authenticated }),
     signInOptionsRoute({ devSignIn: deps.devIdentityProvider !== null, loginUrl: config.idp.loginUrl }),
   ];
 }
 
 /** The routes that pay or move money: none without the chain ports and the payment gate. */
 function chainRoutes(deps: AppDependencies, services: Services, mount: Mount): FeatureApp[] {
+  const { requireUser: authenticated, idempotency } = mount;
   const { config, chains, payments } = deps;
   const on = services.onChain;
   if (!chains || !payments || !on) return [];
   const { gate } = payments;
   const { tempo, solana } = chains;
   const { paidCallers, employers } = services;
-  const { requireUser: authenticated } = mount;
   const shutdown = deps.shutdown ?? new AbortController().signal;
   return [
     treasuryRoutes({ treasury: on.treasury, operations: on.treasuryOperations, gate, paidCallers, requireUser: authenticated }),
     aiRoutes({ mode: config.mode, ai: on.ai, rules: services.aiRules, requireUser: authenticated }),
     streamRoutes({ gate, solanaAgentWallet: solana.serviceAddress }),
-    complianceRoutes({ compliance: on.compliance, paidCallers, gate, requireUser: mount.requireUser, idempotency: mount.idempotency }),
+    complianceRoutes({ compliance: on.compliance, paidCallers, gate, requireUser: authenticated, idempotency }),
     memoRoutes({ gate }),
-    payrollRoutes({ payroll: on.payroll, requireUser: mount.requireUser, idempotency: mount.idempotency }),
+    payrollRoutes({ payroll: on.payroll, requireUser: authenticated, idempotency }),
     paidPayrollRoutes({ payroll: on.payroll, paidCallers, gate }),
     wagesRoutes({ wages: on.wages, requireUser: authenticated, paidCallers, gate, shutdown }),
     bridgeRoutes({ bridge: on.bridge, requireUser: authenticated, paidCallers, gate, network: tempo.network, token: tempo.token }),
     depositAddressRoute({ employers, requireUser: authenticated, network: tempo.network }),
-    ...(on.virtualMasters ? [virtualMasterRoutes({ masters: on.virtualMasters, requireUser: mount.requireUser, idempotency: mount.idempotency })] : []),
+    ...(on.virtualMasters ? [virtualMasterRoutes({ masters: on.virtualMasters, requireUser: authenticated, idempotency })] : []),
     agentRoutes({ agents: on.agents, agentPay: on.agentPay, requireUser: authenticated, gate }),
     escrowRoutes({ escrow: on.escrow, gate, requireUser: authenticated, solanaExplorerUrl: (signature) => solana.explorerUrl(signature) }),
     agentDirectoryRoutes({ gate, directory: on.agentDirectory }),
@@ -264,8 +266,8 @@ function chainRoutes(deps: AppDependencies, services: Services, mount: Mount): F
     }),
     decisionRoutes({
       payroll: on.payroll,
-      requireUser: mount.requireUser,
-      idempotency: mount.idempotency,
+      requireUser: authenticated,
+      idempotency,
       solanaWallet: on.solanaPayrollWallet,
       solanaExplorerUrl: (signature) => solana.explorerUrl(signature),
       tempoExplorerUrl: (txHash) => tempo.explorerUrl(txHash),
