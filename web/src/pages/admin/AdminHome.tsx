@@ -4,7 +4,7 @@ import { formatDate } from '../../lib/format';
 import { formatUsd } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { useSession } from '../../session';
-import { DataTable, type Column } from './components/DataTable';
+import { DataTable, type Column } from '../../components/DataTable';
 import { Pager } from '../../components/Pager';
 import {
   AUDIT_COLUMNS,

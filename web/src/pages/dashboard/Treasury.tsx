@@ -1,13 +1,15 @@
 import { useEmployerId } from '../../session';
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
-import { Async, Empty } from '../../components/States';
+import { Async } from '../../components/States';
 import { formatDate, shortAddress } from '../../lib/format';
 import { formatUsd, normaliseAmountInput, toUnits, UNITS } from '../../lib/money';
 import { useApi, type Loaded } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { fundTreasuryFromFaucet } from './components/faucet';
 import { StatusPill } from './components/StatusPill';
+import type { Column } from '../../components/DataTable';
+import { PaymentsCard, type Transaction } from './components/TeamMemberSections';
 import { TreasuryStats } from './components/TreasuryStats';
 import type { DevNetwork, Team, Transactions, Treasury as TreasuryBalances, YieldSummary } from '../../lib/api';
 
@@ -113,47 +115,13 @@ function RecentPayments({ employerId }: { employerId: string }) {
   const transactions = useApi<Transactions>('/api/transactions?limit=10');
   const team = useApi<Team>(`/api/employers/${employerId}/team?limit=500`);
   const names = new Map(team.data?.employees.map((e) => [e.id, e.full_name]));
-  return (
-    <section className="card" aria-labelledby="treasury-tx-heading">
-      <h2 id="treasury-tx-heading">Recent payments</h2>
-      <Async loaded={transactions}>
-        {(transactionsData) =>
-          transactionsData.transactions.length === 0 ? (
-            <Empty>No payments from the treasury yet.</Empty>
-          ) : (
-            <div className="table-wrap core-scroll">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Date</th>
-                    <th scope="col">To</th>
-                    <th scope="col" className="num">
-                      Amount
-                    </th>
-                    <th scope="col">Status</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {transactionsData.transactions.map((t) => (
-                    <tr key={t.id}>
-                      <td>
-                        <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>{formatDate(t.finalized_at ?? t.created_at)}</Link>
-                      </td>
-                      <td>{names.get(t.employee_id) ?? <code>{shortAddress(t.wallet_address)}</code>}</td>
-                      <td className="num">{formatUsd(t.amount_usd)}</td>
-                      <td>
-                        <StatusPill status={t.status} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
-      </Async>
-    </section>
-  );
+  const columns: Column<Transaction>[] = [
+    { key: 'date', label: 'Date', render: (t) => <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>{formatDate(t.finalized_at ?? t.created_at)}</Link> },
+    { key: 'to', label: 'To', render: (t) => names.get(t.employee_id) ?? <code>{shortAddress(t.wallet_address)}</code> },
+    { key: 'amount', label: 'Amount', num: true, render: (t) => formatUsd(t.amount_usd) },
+    { key: 'status', label: 'Status', render: (t) => <StatusPill status={t.status} /> },
+  ];
+  return <PaymentsCard headingId="treasury-tx-heading" transactions={transactions} columns={columns} empty="No payments from the treasury yet." />;
 }
 
 const FAUCET_MAX = 1_000_000n * UNITS;

@@ -3,7 +3,7 @@ import { api, type Schema } from '../../lib/api';
 import { Empty, ErrorState, Loading } from '../../components/States';
 import { formatDate, shortAddress } from '../../lib/format';
 import { formatUsd } from '../../lib/money';
-import { StatePill } from '../admin/components/DataTable';
+import { StatePill } from '../../components/DataTable';
 import { EmployeePicker, recordLabel, useEmployeeChoice } from './components/EmployeePicker';
 
 type ActivityType = Schema<'ActivityCard'>['type'];

@@ -1,7 +1,7 @@
 import type { Schema } from '../../../lib/api';
 import { formatDate } from '../../../lib/format';
 import { formatUsd } from '../../../lib/money';
-import { JsonDetails, Mono, StatePill, type Column } from './DataTable';
+import { JsonDetails, Mono, StatePill, type Column } from '../../../components/DataTable';
 
 /** `GET /api/admin?scope=<list scope>` answers a page of items. */
 export interface AdminPage<T> {

@@ -6,6 +6,7 @@ import type { Loaded } from '../../../hooks';
 import { api, ApiError, type Employee, type Transactions } from '../../../lib/api';
 import { formatDate, shortAddress } from '../../../lib/format';
 import { formatUsd, fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from '../../../lib/money';
+import { DataTable, type Column } from '../../../components/DataTable';
 import { StatusPill } from './StatusPill';
 
 /** Sends `PATCH` changes to one employee; `patch` resolves whether it worked. */
@@ -183,43 +184,30 @@ export function PayrollAndRemoval({ employee, patch }: { employee: Employee; pat
   );
 }
 
+export type Transaction = Transactions['transactions'][number];
+
+const EMPLOYEE_PAYMENT_COLUMNS: Column<Transaction>[] = [
+  { key: 'date', label: 'Date', render: (t) => formatDate(t.finalized_at ?? t.created_at) },
+  { key: 'amount', label: 'Amount', num: true, render: (t) => formatUsd(t.amount_usd) },
+  { key: 'status', label: 'Status', render: (t) => <StatusPill status={t.status} /> },
+  { key: 'run', label: 'Run', render: (t) => <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>View run</Link> },
+];
+
 export function RecentPayments({ payments }: { payments: Loaded<Transactions> }) {
+  return <PaymentsCard headingId="payments-heading" transactions={payments} columns={EMPLOYEE_PAYMENT_COLUMNS} empty="No payments to this employee yet." />;
+}
+
+/** A card listing payroll payments ("Recent payments"), or a line saying there are none. */
+export function PaymentsCard(props: { headingId: string; transactions: Loaded<Transactions>; columns: Column<Transaction>[]; empty: string }) {
   return (
-    <section className="card" aria-labelledby="payments-heading">
-      <h2 id="payments-heading">Recent payments</h2>
-      <Async loaded={payments}>
-        {(paymentsData) =>
-          paymentsData.transactions.length === 0 ? (
-            <Empty>No payments to this employee yet.</Empty>
+    <section className="card" aria-labelledby={props.headingId}>
+      <h2 id={props.headingId}>Recent payments</h2>
+      <Async loaded={props.transactions}>
+        {(data) =>
+          data.transactions.length === 0 ? (
+            <Empty>{props.empty}</Empty>
           ) : (
-            <div className="table-wrap core-scroll">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Date</th>
-                    <th scope="col" className="num">
-                      Amount
-                    </th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Run</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {paymentsData.transactions.map((t) => (
-                    <tr key={t.id}>
-                      <td>{formatDate(t.finalized_at ?? t.created_at)}</td>
-                      <td className="num">{formatUsd(t.amount_usd)}</td>
-                      <td>
-                        <StatusPill status={t.status} />
-                      </td>
-                      <td>
-                        <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>View run</Link>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable scroll="core" columns={props.columns} rows={data.transactions} rowKey={(t) => t.id} />
           )
         }
       </Async>

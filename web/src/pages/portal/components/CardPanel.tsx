@@ -3,7 +3,7 @@ import { api, type Schema } from '../../../lib/api';
 import { Async } from '../../../components/States';
 import { formatDate } from '../../../lib/format';
 import { useApi } from '../../../hooks';
-import { StatePill } from '../../admin/components/DataTable';
+import { StatePill } from '../../../components/DataTable';
 
 type CardResult = Schema<'EmployeeCard'>;
 

@@ -4,7 +4,7 @@ import { Async, Empty } from '../../../components/States';
 import { formatDate, shortAddress } from '../../../lib/format';
 import { formatBaseUnits, formatUsd, validAmount } from '../../../lib/money';
 import { useApi } from '../../../hooks';
-import { StatePill } from '../../admin/components/DataTable';
+import { DataTable, StatePill, type Column } from '../../../components/DataTable';
 
 type DestinationType = Schema<'BankAccount'>['destination_type'];
 type BankAccount = Schema<'BankAccount'>;
@@ -24,6 +24,13 @@ const DESTINATIONS: Record<DestinationType, { name: string; fields: { key: strin
 };
 
 const accountName = (a: BankAccount) => `${a.label ?? DESTINATIONS[a.destination_type].name}${a.last4 ? ` ending ${a.last4}` : ''}`;
+
+const CASH_OUT_COLUMNS: Column<Offramp>[] = [
+  { key: 'created', label: 'Created', render: (t) => formatDate(t.created_at) },
+  { key: 'amount', label: 'Amount', num: true, render: (t) => formatUsd(t.amount) },
+  { key: 'to', label: 'To', render: (t) => DESTINATIONS[t.destination_type]?.name ?? t.destination_type },
+  { key: 'status', label: 'Status', render: (t) => <StatePill state={t.status} /> },
+];
 
 const errorText = (reason: unknown) => (reason instanceof Error ? reason.message : String(reason));
 const fieldOf = (reason: unknown) => (reason instanceof ApiError ? (reason.field ?? null) : null);
@@ -70,32 +77,7 @@ export function OfframpPanel({ employeeId, walletBalance }: { employeeId: string
           transfersData.transfers.length === 0 ? (
             <Empty>No cash-outs yet.</Empty>
           ) : (
-            <div className="table-wrap ap-scroll" role="region" aria-label="Recent cash-outs" tabIndex={0}>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Created</th>
-                    <th scope="col" className="num">
-                      Amount
-                    </th>
-                    <th scope="col">To</th>
-                    <th scope="col">Status</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {transfersData.transfers.map((t) => (
-                    <tr key={t.transfer_id}>
-                      <td>{formatDate(t.created_at)}</td>
-                      <td className="num">{formatUsd(t.amount)}</td>
-                      <td>{DESTINATIONS[t.destination_type]?.name ?? t.destination_type}</td>
-                      <td>
-                        <StatePill state={t.status} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable label="Recent cash-outs" columns={CASH_OUT_COLUMNS} rows={transfersData.transfers} rowKey={(t) => t.transfer_id} />
           )
         }
       </Async>

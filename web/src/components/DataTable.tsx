@@ -8,12 +8,26 @@ export interface Column<T> {
   num?: boolean;
 }
 
+interface DataTableProps<T> {
+  columns: Column<T>[];
+  rows: T[];
+  rowKey: (row: T) => string;
+  /** Names the table for screen readers: a focusable scrolling region with a hidden caption. */
+  caption?: string;
+  /** Names the scrolling region only (no caption). */
+  label?: string;
+  /** The wrapper's scroll style: the admin and portal pages' (`ap`) or the dashboard's (`core`). */
+  scroll?: 'ap' | 'core';
+}
+
 /** A plain table in a horizontally scrolling wrapper (narrow screens scroll the table, not the page). */
-export function DataTable<T>({ caption, columns, rows, rowKey }: { caption: string; columns: Column<T>[]; rows: T[]; rowKey: (row: T) => string }) {
+export function DataTable<T>({ columns, rows, rowKey, caption, label, scroll = 'ap' }: DataTableProps<T>) {
+  const name = caption ?? label;
+  const region = name ? { role: 'region', 'aria-label': name, tabIndex: 0 } : {};
   return (
-    <div className="table-wrap ap-scroll" role="region" aria-label={caption} tabIndex={0}>
+    <div className={`table-wrap ${scroll}-scroll`} {...region}>
       <table>
-        <caption className="ap-sr-only">{caption}</caption>
+        {caption && <caption className="ap-sr-only">{caption}</caption>}
         <thead>
           <tr>
             {columns.map((column) => (
