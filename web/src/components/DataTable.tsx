@@ -6,6 +6,8 @@ export interface Column<T> {
   render: (row: T) => ReactNode;
   /** Right-aligned, tabular figures. */
   num?: boolean;
+  /** More classes for the column's cells. */
+  className?: string;
 }
 
 interface DataTableProps<T> {
@@ -28,28 +30,54 @@ export function DataTable<T>({ columns, rows, rowKey, caption, label, scroll = '
     <div className={`table-wrap ${scroll}-scroll`} {...region}>
       <table>
         {caption && <caption className="ap-sr-only">{caption}</caption>}
-        <thead>
-          <tr>
-            {columns.map((column) => (
-              <th key={column.key} scope="col" className={column.num ? 'num' : undefined}>
-                {column.label}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => (
-            <tr key={rowKey(row)}>
-              {columns.map((column) => (
-                <td key={column.key} className={column.num ? 'num' : undefined}>
-                  {column.render(row)}
-                </td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
+        <HeaderRow columns={columns} />
+        <BodyRows columns={columns} rows={rows} rowKey={rowKey} />
       </table>
     </div>
+  );
+}
+
+/** A table whose cells stack under their labels (`data-label`) on narrow screens; the caption is for screen readers. */
+export function StackedTable<T>({ columns, rows, rowKey, caption }: { columns: Column<T>[]; rows: T[]; rowKey: (row: T) => string; caption: string }) {
+  return (
+    <div className="table-wrap">
+      <table className="more-table">
+        <caption className="more-sr">{caption}</caption>
+        <HeaderRow columns={columns} />
+        <BodyRows columns={columns} rows={rows} rowKey={rowKey} labelled />
+      </table>
+    </div>
+  );
+}
+
+function HeaderRow<T>({ columns }: { columns: Column<T>[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((column) => (
+          <th key={column.key} scope="col" className={column.num ? 'num' : undefined}>
+            {column.label}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
+
+function BodyRows<T>({ columns, rows, rowKey, labelled = false }: { columns: Column<T>[]; rows: T[]; rowKey: (row: T) => string; labelled?: boolean }) {
+  const cellClass = (column: Column<T>) => [column.num ? 'num' : '', column.className ?? ''].join(' ').trim() || undefined;
+  return (
+    <tbody>
+      {rows.map((row) => (
+        <tr key={rowKey(row)}>
+          {columns.map((column) => (
+            <td key={column.key} data-label={labelled ? column.label : undefined} className={cellClass(column)}>
+              {column.render(row)}
+            </td>
+          ))}
+        </tr>
+      ))}
+    </tbody>
   );
 }
 

@@ -6,6 +6,7 @@ import { formatDate } from '../../lib/format';
 import { formatUsdExact } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { Pager } from '../../components/Pager';
+import { StackedTable, type Column } from '../../components/DataTable';
 import { Hex, NoEmployer, Pill } from './components/common';
 import { RAIL_NAMES } from './components/openapi';
 import type { Schema } from '../../lib/api';
@@ -15,6 +16,29 @@ type Sessions = Schema<'MppSessions'>;
 
 const LIMIT = 25;
 const railName = (rail: string) => RAIL_NAMES[rail] ?? (rail === 'card' ? 'Card' : rail);
+
+const RECEIPT_COLUMNS: Column<Receipts['receipts'][number]>[] = [
+  { key: 'when', label: 'When', render: (r) => formatDate(r.created_at) },
+  { key: 'route', label: 'Route', className: 'more-mono', render: (r) => r.route },
+  { key: 'rail', label: 'Rail', render: (r) => railName(r.rail) },
+  { key: 'amount', label: 'Amount', num: true, render: (r) => formatUsdExact(r.amount_usd) },
+  { key: 'status', label: 'Status', render: (r) => <Pill tone={statusTone(r.status)}>{r.status}</Pill> },
+  { key: 'payer', label: 'Payer', render: (r) => <Hex value={r.payer} /> },
+  { key: 'reference', label: 'Reference', render: (r) => <Hex value={r.reference} /> },
+];
+
+const SESSION_COLUMNS: Column<Sessions['sessions'][number]>[] = [
+  { key: 'channel', label: 'Channel', render: (s) => <Hex value={s.channel_id} /> },
+  { key: 'route', label: 'Route', className: 'more-mono', render: (s) => s.route },
+  { key: 'status', label: 'Status', render: (s) => <Pill tone={statusTone(s.status)}>{s.status}</Pill> },
+  { key: 'deposit', label: 'Deposit', num: true, render: (s) => formatUsdExact(s.deposit_usd) },
+  { key: 'accepted', label: 'Accepted', num: true, render: (s) => formatUsdExact(s.accepted_usd) },
+  { key: 'spent', label: 'Spent', num: true, render: (s) => formatUsdExact(s.spent_usd) },
+  { key: 'settled', label: 'Settled', num: true, render: (s) => formatUsdExact(s.settled_usd) },
+  { key: 'opened', label: 'Opened', render: (s) => formatDate(s.opened_at) },
+  { key: 'last', label: 'Last activity', render: (s) => formatDate(s.closed_at ?? s.updated_at) },
+  { key: 'payer', label: 'Payer', render: (s) => <Hex value={s.payer} /> },
+];
 
 /** Billing: the receipts of paid calls made on the employer's behalf, and its MPP sessions. */
 export function Billing() {
@@ -70,47 +94,7 @@ function ReceiptsSection({ employerId }: { employerId: string }) {
             {data.receipts.length === 0 ? (
               <Empty>No paid calls yet. Receipts appear here once an API call is paid for this employer.</Empty>
             ) : (
-              <div className="table-wrap">
-                <table className="more-table">
-                  <caption className="more-sr">MPP receipts, page {data.page}</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">When</th>
-                      <th scope="col">Route</th>
-                      <th scope="col">Rail</th>
-                      <th scope="col" className="num">
-                        Amount
-                      </th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Payer</th>
-                      <th scope="col">Reference</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.receipts.map((r) => (
-                      <tr key={r.id}>
-                        <td data-label="When">{formatDate(r.created_at)}</td>
-                        <td data-label="Route" className="more-mono">
-                          {r.route}
-                        </td>
-                        <td data-label="Rail">{railName(r.rail)}</td>
-                        <td data-label="Amount" className="num">
-                          {formatUsdExact(r.amount_usd)}
-                        </td>
-                        <td data-label="Status">
-                          <Pill tone={statusTone(r.status)}>{r.status}</Pill>
-                        </td>
-                        <td data-label="Payer">
-                          <Hex value={r.payer} />
-                        </td>
-                        <td data-label="Reference">
-                          <Hex value={r.reference} />
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <StackedTable caption={`MPP receipts, page ${data.page}`} columns={RECEIPT_COLUMNS} rows={data.receipts} rowKey={(r) => r.id} />
             )}
             <Pager page={data.page} limit={data.limit} total={data.total} onPage={setPage} label="Receipts" />
           </>
@@ -133,65 +117,7 @@ function SessionsSection({ employerId }: { employerId: string }) {
             <Empty>No MPP sessions yet.</Empty>
           ) : (
             <>
-              <div className="table-wrap">
-                <table className="more-table">
-                  <caption className="more-sr">MPP sessions, page {data.page}</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Channel</th>
-                      <th scope="col">Route</th>
-                      <th scope="col">Status</th>
-                      <th scope="col" className="num">
-                        Deposit
-                      </th>
-                      <th scope="col" className="num">
-                        Accepted
-                      </th>
-                      <th scope="col" className="num">
-                        Spent
-                      </th>
-                      <th scope="col" className="num">
-                        Settled
-                      </th>
-                      <th scope="col">Opened</th>
-                      <th scope="col">Last activity</th>
-                      <th scope="col">Payer</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.sessions.map((s) => (
-                      <tr key={s.channel_id}>
-                        <td data-label="Channel">
-                          <Hex value={s.channel_id} />
-                        </td>
-                        <td data-label="Route" className="more-mono">
-                          {s.route}
-                        </td>
-                        <td data-label="Status">
-                          <Pill tone={statusTone(s.status)}>{s.status}</Pill>
-                        </td>
-                        <td data-label="Deposit" className="num">
-                          {formatUsdExact(s.deposit_usd)}
-                        </td>
-                        <td data-label="Accepted" className="num">
-                          {formatUsdExact(s.accepted_usd)}
-                        </td>
-                        <td data-label="Spent" className="num">
-                          {formatUsdExact(s.spent_usd)}
-                        </td>
-                        <td data-label="Settled" className="num">
-                          {formatUsdExact(s.settled_usd)}
-                        </td>
-                        <td data-label="Opened">{formatDate(s.opened_at)}</td>
-                        <td data-label="Last activity">{formatDate(s.closed_at ?? s.updated_at)}</td>
-                        <td data-label="Payer">
-                          <Hex value={s.payer} />
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <StackedTable caption={`MPP sessions, page ${data.page}`} columns={SESSION_COLUMNS} rows={data.sessions} rowKey={(s) => s.channel_id} />
               <Pager page={data.page} limit={data.limit} total={data.total} onPage={setPage} label="Sessions" />
             </>
           )
