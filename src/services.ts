@@ -68,10 +68,8 @@ export interface ChainServices {
   virtualMasters: VirtualMasterService | null;
   inflowIndexer: VirtualInflowIndexer;
   agents: AgentsService;
-  proofFailures: ProofFailures;
   agentDirectory: AgentDirectoryService;
   reputation: ReputationService;
-  agentVerifier: AgentRequestVerifier;
   agentPay: AgentPayService;
   escrow: EscrowService;
   /** Local mode only: funds wallets on the embedded chains. */
@@ -173,10 +171,8 @@ function createChainServices(
     virtualMasters: masterOptions ? new VirtualMasterService({ database, employers, tempo, ...masterOptions }) : null,
     inflowIndexer: new VirtualInflowIndexer({ database, chain: tempo, tokens: inflowTokens(config.mode, tempo.token), confirmations: config.virtualInflows.confirmations }),
     agents,
-    proofFailures,
     agentDirectory,
     reputation,
-    agentVerifier,
     agentPay: new AgentPayService({ database, verifier: agentVerifier, employers, tempo, reputation: reputationPort, log }),
     escrow: new EscrowService({
       database,
