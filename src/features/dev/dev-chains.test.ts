@@ -1,5 +1,6 @@
 import type { RpcTransport } from '@solana/kit';
-import { createPublicClient, custom, defineChain, parseAbi, type Address } from 'viem';
+import { createPublicClient, createWalletClient, custom, defineChain, parseAbi, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildApp } from '../../app.js';
@@ -135,6 +136,28 @@ describe('POST /api/dev/rpc/{chain}', () => {
     expect(networks[0]!.contracts).toMatchObject({ stablecoin: t.embeddedChains!.tempo.contracts.stablecoin, payrollTreasury: expect.any(String) });
   });
 
+  it("lists the development wallets, whose keys send tokens as a browser wallet would: signed locally, raw through the dev RPC", async () => {
+    const { mnemonic, wallets } = (await (await t.request('GET', '/api/dev/wallets')).json()) as {
+      mnemonic: string;
+      wallets: { index: number; address: Address; private_key: Hex }[];
+    };
+    expect(mnemonic).toBe('test test test test test test test test test test test junk');
+    expect(wallets).toHaveLength(10);
+    // The well-known first development account (Hardhat, Anvil): a test key, never a secret.
+    expect(wallets[0]!.address).toBe('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266');
+    for (const wallet of wallets) expect(privateKeyToAccount(wallet.private_key).address).toBe(wallet.address);
+
+    const sender = wallets[7]!;
+    const token = t.embeddedChains!.tempo.contracts.stablecoin! as Address;
+    expect((await t.request('POST', '/api/dev/faucet', { body: { network: 'eip155:4217', address: sender.address, amount: '3' } })).status).toBe(200);
+    const client = rpcClient('tempo', 4217);
+    const wallet = createWalletClient({ account: privateKeyToAccount(sender.private_key), chain: client.chain, transport: custom({ request: (args) => client.request(args as never) }) });
+    const to = '0x7000000000000000000000000000000000000007' as Address;
+    const hash = await wallet.writeContract({ address: token, abi: ERC20, functionName: 'transfer', args: [to, 1_250_000n] });
+    expect((await client.waitForTransactionReceipt({ hash, pollingInterval: 10 })).status).toBe('success');
+    expect(await client.readContract({ address: token, abi: ERC20, functionName: 'balanceOf', args: [to] })).toBe(1_250_000n);
+  });
+
   it('leaves the chains out of readiness (they are in /api/admin?scope=health)', async () => {
     expect(await (await t.request('GET', '/readyz')).json()).toEqual({ status: 'ready', checks: { database: { ok: true } } });
   });
@@ -157,6 +180,7 @@ describe('live mode', () => {
       expect((await live.request(path, { method: 'POST', body: '{}' })).status, path).toBe(404);
     }
     expect((await live.request('/api/dev/chains')).status).toBe(404);
+    expect((await live.request('/api/dev/wallets')).status).toBe(404);
   });
 });
 

@@ -5,12 +5,14 @@ import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { parseUsd } from '../../money.js';
 import type { DevIdentityProvider } from '../../providers/identity/dev-idp.js';
 import type { Faucet } from './faucet.js';
+import { DEV_WALLET_MNEMONIC, devWallets } from './wallets.js';
 import { answerJsonRpc } from '../../chains/embedded/json-rpc.js';
 import type { CardSandbox } from '../../payments/card/sandbox.js';
 import {
   CardTokenRequest,
   CardTokenResponse,
   ChainsResponse,
+  DevWalletsResponse,
   FaucetRequest,
   FaucetResponse,
   JsonRpcAnswer,
@@ -66,6 +68,14 @@ const faucetRoute = createRoute({
   responses: { 200: jsonContent(FaucetResponse, 'Minted.'), ...errorResponses(400, 415) },
 });
 
+const devWalletsRoute = createRoute({
+  method: 'get',
+  path: '/api/dev/wallets',
+  tags,
+  summary: "The development wallets' public test keys: the demo employees' wallets and the portal's development browser wallet (local mode only)",
+  responses: { 200: jsonContent(DevWalletsResponse, 'The keys, in BIP-44 index order.') },
+});
+
 const devChains = createRoute({
   method: 'get',
   path: '/api/dev/chains',
@@ -112,6 +122,9 @@ export function devRoutes({ idp, chains, cardSandbox, faucet }: DevRouteDeps): F
     return c.json({ network, address, amount, tx_hash: txHash }, 200);
   });
   app.openapi(devChains, (c) => c.json(embeddedNetworks(chains), 200));
+  app.openapi(devWalletsRoute, (c) =>
+    c.json({ mnemonic: DEV_WALLET_MNEMONIC, wallets: devWallets().map((w, index) => ({ index, address: w.address, private_key: w.privateKey })) }, 200),
+  );
   const rpcTargets = [
     ['tempo', `the embedded Tempo chain (eip155:${chains.tempo.chain.id}), with Tempo call-batch gas estimates`, chains.rpc.tempo],
     ['base', `the embedded Base chain (eip155:${chains.base.chain.id})`, chains.rpc.base],

@@ -42,3 +42,16 @@ export const CardTokenResponse = z.object({ spt: z.string() }).openapi('DevCardT
 
 /** A JSON-RPC response or batch of responses, passed through as the chain answered. */
 export const JsonRpcAnswer = z.unknown();
+
+export const DevWalletsResponse = z
+  .object({
+    mnemonic: z.string().openapi({ description: 'The public development mnemonic the keys derive from (Hardhat and Anvil use it too).' }),
+    wallets: z.array(
+      z.object({
+        index: z.number().int().openapi({ description: "BIP-44 address index (m/44'/60'/0'/0/index)." }),
+        address: z.string(),
+        private_key: z.string().openapi({ description: 'A public test key: never fund it outside a local chain.' }),
+      }),
+    ),
+  })
+  .openapi('DevWallets');

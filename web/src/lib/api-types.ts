@@ -1486,6 +1486,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/dev/wallets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The development wallets' public test keys: the demo employees' wallets and the portal's development browser wallet (local mode only) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The keys, in BIP-44 index order. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DevWallets"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/employees": {
         parameters: {
             query?: never;
@@ -9466,6 +9502,17 @@ export interface components {
         };
         DevTokenResponse: {
             token: string;
+        };
+        DevWallets: {
+            /** @description The public development mnemonic the keys derive from (Hardhat and Anvil use it too). */
+            mnemonic: string;
+            wallets: {
+                address: string;
+                /** @description BIP-44 address index (m/44'/60'/0'/0/index). */
+                index: number;
+                /** @description A public test key: never fund it outside a local chain. */
+                private_key: string;
+            }[];
         };
         Employee: {
             /** @description Decimal string, 6 places. */

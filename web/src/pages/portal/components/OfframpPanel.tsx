@@ -5,6 +5,7 @@ import { formatDate, shortAddress } from '../../../lib/format';
 import { formatBaseUnits, formatUsd, validAmount } from '../../../lib/money';
 import { useApi } from '../../../hooks';
 import { DataTable, StatePill, type Column } from '../../../components/DataTable';
+import { SendDeposit } from './SendDeposit';
 
 type DestinationType = Schema<'BankAccount'>['destination_type'];
 type BankAccount = Schema<'BankAccount'>;
@@ -31,6 +32,27 @@ const CASH_OUT_COLUMNS: Column<Offramp>[] = [
   { key: 'to', label: 'To', render: (t) => DESTINATIONS[t.destination_type]?.name ?? t.destination_type },
   { key: 'status', label: 'Status', render: (t) => <StatePill state={t.status} /> },
 ];
+
+/** Cash-outs waiting for their deposit, each with the wallets that can send it. */
+function AwaitingDeposits({ transfers, onSent }: { transfers: Offramp[]; onSent: () => void }) {
+  const waiting = transfers.filter((t) => t.status === 'awaiting_funds' && t.deposit_instructions);
+  if (waiting.length === 0) return null;
+  return (
+    <>
+      <h3>Waiting for your deposit</h3>
+      <ul className="ap-awaiting">
+        {waiting.map((t) => (
+          <li key={t.transfer_id}>
+            <span>
+              {formatUsd(t.amount)} to {DESTINATIONS[t.destination_type]?.name ?? t.destination_type}, created {formatDate(t.created_at)}
+            </span>
+            <SendDeposit deposit={t.deposit_instructions!} onSent={onSent} />
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
 
 const errorText = (reason: unknown) => (reason instanceof Error ? reason.message : String(reason));
 const fieldOf = (reason: unknown) => (reason instanceof ApiError ? (reason.field ?? null) : null);
@@ -71,15 +93,18 @@ export function OfframpPanel({ employeeId, walletBalance }: { employeeId: string
         )}
       </Async>
 
-      <h3>Recent cash-outs</h3>
       <Async loaded={transfers}>
-        {(transfersData) =>
-          transfersData.transfers.length === 0 ? (
-            <Empty>No cash-outs yet.</Empty>
-          ) : (
-            <DataTable label="Recent cash-outs" columns={CASH_OUT_COLUMNS} rows={transfersData.transfers} rowKey={(t) => t.transfer_id} />
-          )
-        }
+        {(transfersData) => (
+          <>
+            <AwaitingDeposits transfers={transfersData.transfers} onSent={transfers.reload} />
+            <h3>Recent cash-outs</h3>
+            {transfersData.transfers.length === 0 ? (
+              <Empty>No cash-outs yet.</Empty>
+            ) : (
+              <DataTable label="Recent cash-outs" columns={CASH_OUT_COLUMNS} rows={transfersData.transfers} rowKey={(t) => t.transfer_id} />
+            )}
+          </>
+        )}
       </Async>
     </section>
   );
@@ -207,7 +232,8 @@ function OfframpCreated({ created }: { created: Offramp }) {
           <code className="ap-mono" title={created.deposit_instructions.from_address}>
             {shortAddress(created.deposit_instructions.from_address)}
           </code>{' '}
-          to <code className="ap-address">{created.deposit_instructions.to_address}</code>. The bank is paid once it arrives.
+          to <code className="ap-address">{created.deposit_instructions.to_address}</code>: send it below, or from any wallet app. The bank is
+          paid once it arrives.
         </p>
       )}
     </div>
