@@ -19,6 +19,7 @@ import {
   type Overview,
 } from './components/scopes';
 import { Tabs, type TabDef } from './components/Tabs';
+import { usePageTitle } from '../../company';
 
 type TabKey = 'overview' | 'employers' | 'payroll_runs' | 'escrows' | 'jobs' | 'email_outbox' | 'audit_log';
 
@@ -41,6 +42,7 @@ const pageOf = (value: string | null) => {
 
 /** `/admin`: the platform admin's operations view over `GET /api/admin?scope=...`, one tab per scope. */
 export function AdminHome() {
+  usePageTitle('Operations');
   const { session } = useSession();
   const [params, setParams] = useSearchParams();
   const tab = TABS.find((t) => t.key === params.get('tab'))?.key ?? 'overview';

@@ -9,6 +9,7 @@ import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { StatusPill } from './components/StatusPill';
 import type { Runs } from '../../lib/api';
+import { usePageTitle } from '../../company';
 
 const PAGE_SIZE = 25;
 
@@ -39,6 +40,7 @@ const COLUMNS: Column<Run>[] = [
 
 /** /dashboard/payroll: the runs, newest first (refreshed while one is in flight). */
 export function Payroll() {
+  usePageTitle('Payroll');
   const employerId = useEmployerId();
   const [page, setPage] = useState(1);
   const [refreshMs, setRefreshMs] = useState<number | undefined>(undefined);

@@ -8,6 +8,7 @@ import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { StatusPill } from './components/StatusPill';
 import type { Employee, Team as TeamList } from '../../lib/api';
+import { usePageTitle } from '../../company';
 
 /** The label of an employee's state: removed, paused, awaiting review, or active. */
 export function employeeState(e: Employee): string {
@@ -36,6 +37,7 @@ const COLUMNS: Column<Employee>[] = [
 
 /** /dashboard/team: the active employees. */
 export function Team() {
+  usePageTitle('Team');
   const employerId = useEmployerId();
   const location = useLocation();
   const notice = (location.state as { notice?: string } | null)?.notice;

@@ -12,9 +12,11 @@ import type { Column } from '../../components/DataTable';
 import { PaymentsCard, paymentDate, type Transaction } from './components/TeamMemberSections';
 import { TreasuryStats } from './components/TreasuryStats';
 import type { DevNetwork, Team, Transactions, Treasury as TreasuryBalances, YieldSummary } from '../../lib/api';
+import { usePageTitle } from '../../company';
 
 /** /dashboard/treasury: balances, yield, recent payments, deposit; the faucet in local mode. */
 export function Treasury() {
+  usePageTitle('Treasury');
   const employerId = useEmployerId();
   if (!employerId) return <NeedsEmployer title="Treasury" />;
   return <TreasuryFor employerId={employerId} />;
