@@ -43,13 +43,13 @@ export function DataTable<T>({ columns, rows, rowKey, caption, label, scroll = '
     <>
       {tools && <TableToolbar tools={tools} controls={controls} total={rows.length} />}
       <div className={`table-wrap ${scroll}-scroll`} {...region}>
-        <table>
+        <table className="data-table">
           {caption && <caption className="ap-sr-only">{caption}</caption>}
           <HeaderRow columns={columns} controls={tools ? controls : undefined} />
           <BodyRows columns={columns} rows={tools ? controls.shown : rows} rowKey={rowKey} />
         </table>
       </div>
-      {tools && controls.shown.length === 0 && <p className="muted table-none">Nothing here matches “{controls.query.trim()}”.</p>}
+      {tools && controls.shown.length === 0 && controls.query.trim() !== '' && <p className="muted table-none">Nothing here matches “{controls.query.trim()}”.</p>}
     </>
   );
 }
