@@ -53,6 +53,12 @@ describe('team table', () => {
       await expect.poll(() => names(page)).toEqual([people[0]!.full_name, people[2]!.full_name, people[1]!.full_name]);
       await screenshot(page, FLOW, '/dashboard/team-searched-sorted');
 
+      // At a phone's width each cell stays on one line (the table scrolls in its card), not one character a line.
+      await page.setViewportSize({ width: 390, height: 844 });
+      const heights = await page.getByRole('region', { name: /employees?$/ }).locator('tbody td').evaluateAll((cells) => cells.map((cell) => (cell as unknown as { clientHeight: number }).clientHeight));
+      expect(Math.max(...heights)).toBeLessThan(60);
+      await screenshot(page, FLOW, '/dashboard/team-390');
+
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
       expect(download.suggestedFilename()).toMatch(/^team-\d{4}-\d{2}-\d{2}\.csv$/);
       const csv = readFileSync((await download.path())!, 'utf8');
