@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
 import { Navigate, Route, Routes, useLocation } from 'react-router';
-import { Shell, type NavItem } from './components/Shell';
-import { Loading } from './components/States';
+import { usePageTitle } from './company';
+import { Shell, ShellSkeleton, type NavItem } from './components/Shell';
 import { AdminAnnouncements } from './pages/admin/AdminAnnouncements';
 import { AdminHome } from './pages/admin/AdminHome';
 import { Agents } from './pages/dashboard/Agents';
@@ -46,19 +46,35 @@ const PORTAL_NAV: NavItem[] = [
   { to: '/portal/activity', label: 'Activity' },
 ];
 
-/** Signed-in pages; anyone else goes to /signin and comes back afterwards. */
-function RequireSession({ children }: { children: ReactNode }) {
+/**
+ * Signed-in pages; anyone else goes to /signin and comes back afterwards. In the employer's area,
+ * an employee who owns no employer is sent to their portal (no employer menus, no "Create your company").
+ */
+function RequireSession({ children, employerArea = false }: { children: ReactNode; employerArea?: boolean }) {
   const { session, loading } = useSession();
   const location = useLocation();
-  if (loading) return <Loading />;
+  if (loading) return <ShellSkeleton />;
   if (!session) return <Navigate to="/signin" replace state={{ from: location.pathname }} />;
+  if (employerArea && !session.owned_employer_id && session.employee_ids.length > 0) return <Navigate to="/portal" replace />;
   return <>{children}</>;
 }
 
 function Home() {
   const { session, loading } = useSession();
-  if (loading) return <Loading />;
+  if (loading) return <ShellSkeleton />;
   return <Navigate to={session ? homeOf(session) : '/signin'} replace />;
+}
+
+function NotFound() {
+  usePageTitle('Page not found');
+  return (
+    <main id="main" className="signin">
+      <h1>Page not found</h1>
+      <p>
+        <a href="/">Back to the start</a>
+      </p>
+    </main>
+  );
 }
 
 export function App() {
@@ -69,8 +85,8 @@ export function App() {
       <Route
         path="/dashboard"
         element={
-          <RequireSession>
-            <Shell nav={DASHBOARD_NAV} title="Employer" />
+          <RequireSession employerArea>
+            <Shell nav={DASHBOARD_NAV} title="Employer" showCompany />
           </RequireSession>
         }
       >
@@ -114,17 +130,7 @@ export function App() {
         <Route index element={<Portal />} />
         <Route path="activity" element={<PortalActivity />} />
       </Route>
-      <Route
-        path="*"
-        element={
-          <main id="main" className="signin">
-            <h1>Page not found</h1>
-            <p>
-              <a href="/">Back to the start</a>
-            </p>
-          </main>
-        }
-      />
+      <Route path="*" element={<NotFound />} />
     </Routes>
   );
 }

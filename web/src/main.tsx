@@ -2,6 +2,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter } from 'react-router';
 import { App } from './App';
+import { CompanyProvider } from './company';
 import { SessionProvider } from './session';
 import './styles.css';
 
@@ -9,7 +10,9 @@ createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <BrowserRouter>
       <SessionProvider>
-        <App />
+        <CompanyProvider>
+          <App />
+        </CompanyProvider>
       </SessionProvider>
     </BrowserRouter>
   </StrictMode>,

@@ -1,13 +1,24 @@
 import type { ReactNode } from 'react';
+import type { CellValue } from '../lib/table';
+import { useTableControls, type TableControls } from './useTableControls';
 
 export interface Column<T> {
   key: string;
   label: string;
   render: (row: T) => ReactNode;
+  /** The cell's plain value for search, sort and CSV export; a column without one takes no part in them. */
+  value?: (row: T) => CellValue;
   /** Right-aligned, tabular figures. */
   num?: boolean;
   /** More classes for the column's cells. */
   className?: string;
+}
+
+/** Search, sort and CSV export above the table, over the rows given (`paged`: the rows are one page of more). */
+export interface TableTools {
+  /** What the rows are, for labels and the CSV file's name: "team", "audit log". */
+  name: string;
+  paged?: boolean;
 }
 
 interface DataTableProps<T> {
@@ -20,19 +31,40 @@ interface DataTableProps<T> {
   label?: string;
   /** The wrapper's scroll style: the admin and portal pages' (`ap`) or the dashboard's (`core`). */
   scroll?: 'ap' | 'core';
+  tools?: TableTools;
 }
 
 /** A plain table in a horizontally scrolling wrapper (narrow screens scroll the table, not the page). */
-export function DataTable<T>({ columns, rows, rowKey, caption, label, scroll = 'ap' }: DataTableProps<T>) {
+export function DataTable<T>({ columns, rows, rowKey, caption, label, scroll = 'ap', tools }: DataTableProps<T>) {
+  const controls = useTableControls(rows, columns);
   const name = caption ?? label;
   const region = name ? { role: 'region', 'aria-label': name, tabIndex: 0 } : {};
   return (
-    <div className={`table-wrap ${scroll}-scroll`} {...region}>
-      <table>
-        {caption && <caption className="ap-sr-only">{caption}</caption>}
-        <HeaderRow columns={columns} />
-        <BodyRows columns={columns} rows={rows} rowKey={rowKey} />
-      </table>
+    <>
+      {tools && <TableToolbar tools={tools} controls={controls} total={rows.length} />}
+      <div className={`table-wrap ${scroll}-scroll`} {...region}>
+        <table className="data-table">
+          {caption && <caption className="ap-sr-only">{caption}</caption>}
+          <HeaderRow columns={columns} controls={tools ? controls : undefined} />
+          <BodyRows columns={columns} rows={tools ? controls.shown : rows} rowKey={rowKey} />
+        </table>
+      </div>
+      {tools && controls.shown.length === 0 && controls.query.trim() !== '' && <p className="muted table-none">Nothing here matches “{controls.query.trim()}”.</p>}
+    </>
+  );
+}
+
+function TableToolbar<T>({ tools, controls, total }: { tools: TableTools; controls: TableControls<T>; total: number }) {
+  const searchLabel = tools.paged ? `Search this page of the ${tools.name}` : `Search the ${tools.name}`;
+  return (
+    <div className="table-tools">
+      <input type="search" aria-label={searchLabel} placeholder={tools.paged ? 'Search this page' : 'Search'} value={controls.query} onChange={(e) => controls.setQuery(e.target.value)} />
+      <span className="muted" aria-live="polite">
+        {controls.query.trim() ? `${controls.shown.length} of ${total} shown` : `${total} ${total === 1 ? 'row' : 'rows'}${tools.paged ? ' on this page' : ''}`}
+      </span>
+      <button type="button" className="button secondary" onClick={() => controls.exportCsv(tools.name.replace(/\s+/g, '-'))}>
+        Export CSV
+      </button>
     </div>
   );
 }
@@ -50,15 +82,27 @@ export function StackedTable<T>({ columns, rows, rowKey, caption }: { columns: C
   );
 }
 
-function HeaderRow<T>({ columns }: { columns: Column<T>[] }) {
+function HeaderRow<T>({ columns, controls }: { columns: Column<T>[]; controls?: TableControls<T> }) {
   return (
     <thead>
       <tr>
-        {columns.map((column) => (
-          <th key={column.key} scope="col" className={column.num ? 'num' : undefined}>
-            {column.label}
-          </th>
-        ))}
+        {columns.map((column) => {
+          const active = controls?.sort?.key === column.key ? controls.sort.direction : undefined;
+          return (
+            <th key={column.key} scope="col" className={column.num ? 'num' : undefined} aria-sort={active}>
+              {controls && column.value ? (
+                <button type="button" className="th-sort" onClick={() => controls.toggleSort(column.key)}>
+                  {column.label}
+                  <span aria-hidden="true" className="th-sort-mark">
+                    {active === 'ascending' ? '▲' : active === 'descending' ? '▼' : '↕'}
+                  </span>
+                </button>
+              ) : (
+                column.label
+              )}
+            </th>
+          );
+        })}
       </tr>
     </thead>
   );

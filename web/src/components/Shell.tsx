@@ -1,4 +1,5 @@
 import { NavLink, Outlet, useNavigate } from 'react-router';
+import { useCompany } from '../company';
 import { useSession } from '../session';
 import { Banners } from './Banners';
 import { Bell } from './Bell';
@@ -9,9 +10,13 @@ export interface NavItem {
   end?: boolean;
 }
 
-/** Every signed-in page: the banners, a header with the areas this user may enter, the area's navigation. */
-export function Shell({ nav, title }: { nav: NavItem[]; title: string }) {
+/**
+ * Every signed-in page: the banners, a header with the areas this user may enter (and, in the
+ * employer's area, the company's name), the area's navigation.
+ */
+export function Shell({ nav, title, showCompany = false }: { nav: NavItem[]; title: string; showCompany?: boolean }) {
   const { session, signOut } = useSession();
+  const company = useCompany().employer;
   const navigate = useNavigate();
   if (!session) return null;
   const areas: NavItem[] = [
@@ -27,6 +32,11 @@ export function Shell({ nav, title }: { nav: NavItem[]; title: string }) {
       <Banners />
       <header className="topbar">
         <span className="brand">Payroll</span>
+        {showCompany && company && (
+          <span className="company" title={company.name}>
+            {company.name}
+          </span>
+        )}
         <nav aria-label="Areas" className="areas">
           {areas.map((area) => (
             <NavLink key={area.to} to={area.to}>
@@ -60,6 +70,33 @@ export function Shell({ nav, title }: { nav: NavItem[]; title: string }) {
         <main id="main" className="content" tabIndex={-1}>
           <Outlet />
         </main>
+      </div>
+    </div>
+  );
+}
+
+/** The shell's outline while the session loads: the header and menus appear at once, not a blank page. */
+export function ShellSkeleton() {
+  return (
+    <div className="shell" role="status" aria-label="Loading">
+      <header className="topbar">
+        <span className="brand">Payroll</span>
+        <span className="skeleton skeleton-text" />
+        <span className="skeleton skeleton-button topbar-right" />
+      </header>
+      <div className="layout">
+        <div className="sidenav" aria-hidden="true">
+          {[0, 1, 2, 3, 4, 5].map((i) => (
+            <span key={i} className="skeleton skeleton-nav" />
+          ))}
+        </div>
+        <div className="content" aria-hidden="true">
+          <span className="skeleton skeleton-title" />
+          <div className="card">
+            <span className="skeleton skeleton-text" />
+            <span className="skeleton skeleton-block" />
+          </div>
+        </div>
       </div>
     </div>
   );

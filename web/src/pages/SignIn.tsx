@@ -2,6 +2,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { Navigate, useNavigate } from 'react-router';
 import { useApi } from '../hooks';
 import { homeOf, useSession } from '../session';
+import { usePageTitle } from '../company';
 
 /** A token the identity provider's hosted login sent back in the URL fragment. */
 function tokenFromFragment(): string | null {
@@ -21,12 +22,12 @@ const DEMO_USERS = [
  * token in the fragment; or a token pasted by hand.
  */
 export function SignIn() {
+  usePageTitle('Sign in');
   const { session, signIn } = useSession();
   const navigate = useNavigate();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [custom, setCustom] = useState('');
-  const [token, setToken] = useState('');
   const options = useApi<{ dev_sign_in: boolean; login_url: string | null }>('/api/auth/options');
 
   useEffect(() => {
@@ -61,10 +62,9 @@ export function SignIn() {
       setBusy(false);
     }
   };
-  const submitToken = async (event: FormEvent) => {
-    event.preventDefault();
+  const submitToken = async (token: string) => {
     try {
-      navigate(homeOf(await signIn(token.trim())));
+      navigate(homeOf(await signIn(token)));
     } catch (reason) {
       setError((reason as Error).message);
     }
@@ -111,16 +111,28 @@ export function SignIn() {
         </form>
       </section>
       )}
-      <section aria-labelledby="token-heading" className="card">
-        <h2 id="token-heading">Identity provider token</h2>
-        <form className="inline-form" onSubmit={(e) => void submitToken(e)}>
-          <label htmlFor="idp-token">Token from your identity provider's sign-in</label>
-          <input id="idp-token" value={token} onChange={(e) => setToken(e.target.value)} autoComplete="off" />
-          <button type="submit" className="button secondary" disabled={!token.trim()}>
-            Continue
-          </button>
-        </form>
-      </section>
+      <TokenForm onToken={(token) => void submitToken(token)} />
     </main>
+  );
+}
+
+/** A token from the identity provider's own sign-in, pasted by hand. */
+function TokenForm({ onToken }: { onToken: (token: string) => void }) {
+  const [token, setToken] = useState('');
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    onToken(token.trim());
+  };
+  return (
+    <section aria-labelledby="token-heading" className="card">
+      <h2 id="token-heading">Identity provider token</h2>
+      <form className="inline-form" onSubmit={submit}>
+        <label htmlFor="idp-token">Token from your identity provider's sign-in</label>
+        <input id="idp-token" value={token} onChange={(e) => setToken(e.target.value)} autoComplete="off" />
+        <button type="submit" className="button secondary" disabled={!token.trim()}>
+          Continue
+        </button>
+      </form>
+    </section>
   );
 }

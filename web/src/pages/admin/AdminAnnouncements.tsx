@@ -6,11 +6,13 @@ import { AnnouncementForm } from './components/AnnouncementForm';
 import { AnnouncementItem } from './components/AnnouncementItem';
 import { STATES, type AdminAnnouncement, type AdminAnnouncementList, type AnnouncementState } from './components/announcements';
 import { Pager } from '../../components/Pager';
+import { usePageTitle } from '../../company';
 
 const LIMIT = 20;
 
 /** `/admin/announcements`: system banners (spec 2.12, 3.2): list, create, edit, publish, expire, delete. */
 export function AdminAnnouncements() {
+  usePageTitle('Announcements');
   const { session } = useSession();
   const [page, setPage] = useState(1);
   const [stateFilter, setStateFilter] = useState<AnnouncementState | ''>('');

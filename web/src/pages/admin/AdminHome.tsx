@@ -19,6 +19,7 @@ import {
   type Overview,
 } from './components/scopes';
 import { Tabs, type TabDef } from './components/Tabs';
+import { usePageTitle } from '../../company';
 
 type TabKey = 'overview' | 'employers' | 'payroll_runs' | 'escrows' | 'jobs' | 'email_outbox' | 'audit_log';
 
@@ -41,6 +42,7 @@ const pageOf = (value: string | null) => {
 
 /** `/admin`: the platform admin's operations view over `GET /api/admin?scope=...`, one tab per scope. */
 export function AdminHome() {
+  usePageTitle('Operations');
   const { session } = useSession();
   const [params, setParams] = useSearchParams();
   const tab = TABS.find((t) => t.key === params.get('tab'))?.key ?? 'overview';
@@ -151,7 +153,9 @@ function ScopeTable<T extends { id: string }>({
             <Empty>The job runner has not started on this database yet.</Empty>
           ) : (
             <>
-              {loadedData.items.length === 0 ? <Empty>{page > 1 ? 'Nothing on this page.' : empty}</Empty> : <DataTable caption={title} columns={columns} rows={loadedData.items} rowKey={(row) => row.id} />}
+              {loadedData.items.length === 0 ? <Empty>{page > 1 ? 'Nothing on this page.' : empty}</Empty> : (
+                <DataTable caption={title} columns={columns} rows={loadedData.items} rowKey={(row) => row.id} tools={{ name: title.toLowerCase(), paged: loadedData.total > loadedData.items.length }} />
+              )}
               <Pager page={loadedData.page} limit={loadedData.limit} total={loadedData.total} onPage={onPage} label={title} busy={loaded.loading} />
             </>
           )
@@ -191,7 +195,9 @@ function JobsPanel({ page, onPage }: { page: number; onPage: (page: number) => v
             />
           )}
           <h3>Recent jobs</h3>
-          {data.items.length === 0 ? <Empty>No jobs on this page.</Empty> : <DataTable caption="Recent jobs" columns={JOB_COLUMNS} rows={data.items} rowKey={(r) => r.id} />}
+          {data.items.length === 0 ? <Empty>No jobs on this page.</Empty> : (
+            <DataTable caption="Recent jobs" columns={JOB_COLUMNS} rows={data.items} rowKey={(r) => r.id} tools={{ name: 'recent jobs', paged: data.total > data.items.length }} />
+          )}
           <Pager page={data.page} limit={data.limit} total={data.total} onPage={onPage} label="Recent jobs" busy={loaded.loading} />
         </>
       )}

@@ -20,6 +20,7 @@ import {
   type LimitValues,
 } from './components/agentFields';
 import { errorText, NoEmployer, Pill, SecretOnce } from './components/common';
+import { usePageTitle } from '../../company';
 
 type PauseResult = Schema<'PauseAllResult'>;
 type ResumeResult = Schema<'ResumeAllResult'>;
@@ -36,6 +37,7 @@ const SCHEME_LABELS: Record<Authorization['identity_scheme'], string> = {
 
 /** Agents: authorizations with their caps, allowlist and velocity; create, edit, revoke, restore a halved cap; pause and resume all. */
 export function Agents() {
+  usePageTitle('Agents');
   const employerId = useEmployerId();
   return (
     <>

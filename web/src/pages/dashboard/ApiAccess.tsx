@@ -9,11 +9,13 @@ import { formatUsdExact } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { CopyButton, errorText, NoEmployer, SecretOnce } from './components/common';
 import { pricedRoutes, RAIL_NAMES, unitText, type OpenApiDocument } from './components/openapi';
+import { usePageTitle } from '../../company';
 
 type AgentKey = Schema<'AgentKey'>;
 
 /** API access: the agent key (shown once), how to connect an MCP client, and the live price table. */
 export function ApiAccess() {
+  usePageTitle('API access');
   const employerId = useEmployerId();
   const doc = useApi<OpenApiDocument>('/api/openapi.json');
   return (

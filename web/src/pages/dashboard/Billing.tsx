@@ -10,6 +10,7 @@ import { StackedTable, type Column } from '../../components/DataTable';
 import { Hex, NoEmployer, Pill } from './components/common';
 import { RAIL_NAMES } from './components/openapi';
 import type { Schema } from '../../lib/api';
+import { usePageTitle } from '../../company';
 
 type Receipts = Schema<'MppReceipts'>;
 type Sessions = Schema<'MppSessions'>;
@@ -42,6 +43,7 @@ const SESSION_COLUMNS: Column<Sessions['sessions'][number]>[] = [
 
 /** Billing: the receipts of paid calls made on the employer's behalf, and its MPP sessions. */
 export function Billing() {
+  usePageTitle('Billing');
   const employerId = useEmployerId();
   return (
     <>

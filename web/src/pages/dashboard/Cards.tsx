@@ -6,6 +6,7 @@ import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../lib/format';
 import { useApi } from '../../hooks';
 import { errorText, NoEmployer, Pill } from './components/common';
+import { usePageTitle } from '../../company';
 
 type CardStatus = Schema<'EmployeeCard'>;
 type KycLink = Schema<'KycLink'>;
@@ -33,6 +34,7 @@ function cardTone(status: string): 'ok' | 'warn' | 'err' | undefined {
 
 /** Cards: every active employee's card status; issue a card (KYC approved) after a confirmation. */
 export function Cards() {
+  usePageTitle('Cards');
   const employerId = useEmployerId();
   return (
     <>

@@ -6,11 +6,13 @@ import { formatDate } from '../../lib/format';
 import { useApi } from '../../hooks';
 import { BlockedWallets, type Blocklist } from './components/BlockedWallets';
 import { errorText, Hex, NoEmployer, Pill } from './components/common';
+import { usePageTitle } from '../../company';
 
 type Explanation = Schema<'AiComplianceExplanation'>;
 
 /** Compliance: the summary, each employee's latest screening (with an AI explanation), the blocklist and the audit log. */
 export function Compliance() {
+  usePageTitle('Compliance');
   const employerId = useEmployerId();
   return (
     <>

@@ -6,6 +6,7 @@ import { formatUsdExact } from '../../lib/money';
 import { RAIL_NAMES } from './components/openapi';
 import { readEventStream } from './components/sse';
 import type { Schema } from '../../lib/api';
+import { usePageTitle } from '../../company';
 
 type StepEvent = Schema<'DemoStepEvent'>;
 type DoneEvent = Schema<'DemoDoneEvent'>;
@@ -21,6 +22,7 @@ const KIND_TONES: Record<StepEvent['kind'], 'ok' | 'warn' | 'err' | undefined> =
 
 /** Demo agent: runs `POST /api/demo/run-agent` and shows its server-sent events as a live log. */
 export function Demo() {
+  usePageTitle('Demo agent');
   const { phase, steps, done, error, run, stop, live } = useDemoAgent();
   const logRef = useRef<HTMLOListElement>(null);
   useEffect(() => {

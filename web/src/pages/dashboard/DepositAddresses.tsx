@@ -5,6 +5,7 @@ import { Async } from '../../components/States';
 import { useApi } from '../../hooks';
 import { apiAbortable, errorText, Hex, NoEmployer, Pill } from './components/common';
 import type { Schema } from '../../lib/api';
+import { usePageTitle } from '../../company';
 
 type Master = Schema<'VirtualMaster'>;
 
@@ -33,6 +34,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
 
 /** Deposit addresses: the employer's virtual master, and registering it (mining a salt batch by batch). */
 export function DepositAddresses() {
+  usePageTitle('Deposit addresses');
   const employerId = useEmployerId();
   return (
     <>

@@ -9,9 +9,11 @@ import { RunwayChart } from './components/RunwayChart';
 import { StatusPill } from './components/StatusPill';
 import { TreasuryStats } from './components/TreasuryStats';
 import type { Runs, Team, Transactions, Treasury } from '../../lib/api';
+import { usePageTitle } from '../../company';
 
 /** /dashboard: the treasury at a glance, the next payroll, recent activity and the runway. */
 export function Overview() {
+  usePageTitle('Overview');
   const employerId = useEmployerId();
   if (!employerId) return <NeedsEmployer title="Overview" />;
   return <OverviewFor employerId={employerId} />;

@@ -1,6 +1,7 @@
 import { useEmployerId } from '../../session';
 import { useState } from 'react';
 import { Link } from 'react-router';
+import { DataTable, type Column } from '../../components/DataTable';
 import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../lib/format';
 import { formatUsd } from '../../lib/money';
@@ -8,6 +9,7 @@ import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { StatusPill } from './components/StatusPill';
 import type { Runs } from '../../lib/api';
+import { usePageTitle } from '../../company';
 
 const PAGE_SIZE = 25;
 
@@ -16,8 +18,29 @@ function period(start: string | null, end: string | null): string {
   return `${start ?? '…'} – ${end ?? '…'}`;
 }
 
+type Run = Runs['runs'][number];
+
+const COLUMNS: Column<Run>[] = [
+  {
+    key: 'created',
+    label: 'Created',
+    value: (run) => run.created_at,
+    render: (run) => (
+      <Link to={`/dashboard/payroll/${run.id}`} aria-label={`Run of ${formatDate(run.created_at)}, ${run.status}`}>
+        {formatDate(run.created_at)}
+      </Link>
+    ),
+  },
+  { key: 'status', label: 'Status', value: (run) => run.status, render: (run) => <StatusPill status={run.status} /> },
+  { key: 'total', label: 'Total', num: true, value: (run) => run.total_amount_usd, render: (run) => formatUsd(run.total_amount_usd) },
+  { key: 'people', label: 'People', num: true, value: (run) => run.recipient_count, render: (run) => run.recipient_count },
+  { key: 'period', label: 'Pay period', value: (run) => (run.pay_period_start || run.pay_period_end ? period(run.pay_period_start, run.pay_period_end) : null), render: (run) => period(run.pay_period_start, run.pay_period_end) },
+  { key: 'finalised', label: 'Finalised', value: (run) => run.finalized_at, render: (run) => formatDate(run.finalized_at) },
+];
+
 /** /dashboard/payroll: the runs, newest first (refreshed while one is in flight). */
 export function Payroll() {
+  usePageTitle('Payroll');
   const employerId = useEmployerId();
   const [page, setPage] = useState(1);
   const [refreshMs, setRefreshMs] = useState<number | undefined>(undefined);
@@ -46,45 +69,16 @@ export function Payroll() {
           const pages = Math.max(1, Math.ceil(data.total / PAGE_SIZE));
           return (
             <>
-              <div className="table-wrap card core-flush core-scroll">
-                <table>
-                  <caption className="core-caption">
-                    {data.total} payroll {data.total === 1 ? 'run' : 'runs'}
-                  </caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Created</th>
-                      <th scope="col">Status</th>
-                      <th scope="col" className="num">
-                        Total
-                      </th>
-                      <th scope="col" className="num">
-                        People
-                      </th>
-                      <th scope="col">Pay period</th>
-                      <th scope="col">Finalised</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.runs.map((run) => (
-                      <tr key={run.id}>
-                        <td>
-                          <Link to={`/dashboard/payroll/${run.id}`} aria-label={`Run of ${formatDate(run.created_at)}, ${run.status}`}>
-                            {formatDate(run.created_at)}
-                          </Link>
-                        </td>
-                        <td>
-                          <StatusPill status={run.status} />
-                        </td>
-                        <td className="num">{formatUsd(run.total_amount_usd)}</td>
-                        <td className="num">{run.recipient_count}</td>
-                        <td>{period(run.pay_period_start, run.pay_period_end)}</td>
-                        <td>{formatDate(run.finalized_at)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <section className="card" aria-label="Payroll runs">
+                <DataTable
+                  scroll="core"
+                  caption={`${data.total} payroll ${data.total === 1 ? 'run' : 'runs'}`}
+                  columns={COLUMNS}
+                  rows={data.runs}
+                  rowKey={(run) => run.id}
+                  tools={{ name: 'payroll runs', paged: pages > 1 }}
+                />
+              </section>
               {pages > 1 && (
                 <nav className="row" aria-label="Pages of runs">
                   <button type="button" className="button secondary" disabled={page <= 1} onClick={() => setPage((p) => p - 1)}>

@@ -9,9 +9,11 @@ import { PayrollChooseStep } from './components/PayrollChooseStep';
 import { PayrollPreviewStep } from './components/PayrollPreviewStep';
 import { PayrollSubmitStep } from './components/PayrollSubmitStep';
 import { usePayrollDraft } from './components/usePayrollDraft';
+import { usePageTitle } from '../../company';
 
 /** /dashboard/payroll/new: choose (or import) → preview with pre-flight checks → submit. */
 export function PayrollNew() {
+  usePageTitle('New payroll run');
   const employerId = useEmployerId();
   if (!employerId) return <NeedsEmployer title="New payroll run" />;
   return <PayrollNewFor employerId={employerId} />;

@@ -10,9 +10,11 @@ import { NeedsEmployer } from './components/CreateCompany';
 import { decodeMemo, recordHashMatches, type DecodedMemo } from './components/memo';
 import { StatusPill } from './components/StatusPill';
 import { useRun, type LoadedRun } from './components/useRun';
+import { usePageTitle } from '../../company';
 
 /** /dashboard/payroll/:runId: the run's status (polled every 3 s until final) and each payment. */
 export function PayrollRun() {
+  usePageTitle('Payroll run');
   const employerId = useEmployerId();
   const { runId = '' } = useParams();
   const loaded = useRun(employerId, runId);

@@ -1,10 +1,12 @@
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { api, ApiError, type Employer } from '../../lib/api';
+import { useCompany } from '../../company';
 import { ErrorState, Loading } from '../../components/States';
 import { formatDate } from '../../lib/format';
 import { useSession, useEmployerId } from '../../session';
 import { errorText, Hex, NoEmployer } from './components/common';
+import { usePageTitle } from '../../company';
 
 
 const SUB_PAGES = [
@@ -15,6 +17,7 @@ const SUB_PAGES = [
 
 /** Settings: the employer's basic details (renamable) and the three settings pages. */
 export function Settings() {
+  usePageTitle('Settings');
   const employerId = useEmployerId();
   const { session } = useSession();
   return (
@@ -30,30 +33,15 @@ export function Settings() {
       </nav>
       <section className="card" aria-labelledby="employer-heading">
         <h2 id="employer-heading">Employer</h2>
-        {employerId ? <EmployerDetails employerId={employerId} ownerEmail={session?.email ?? session?.user_id ?? ''} /> : <NoEmployer />}
+        {employerId ? <EmployerDetails ownerEmail={session?.email ?? session?.user_id ?? ''} /> : <NoEmployer />}
       </section>
     </>
   );
 }
 
-function EmployerDetails({ employerId, ownerEmail }: { employerId: string; ownerEmail: string }) {
-  const [employer, setEmployer] = useState<Employer | null>(null);
-  const [error, setError] = useState<Error | null>(null);
-
-  // There is no GET for one employer: POST /api/employers returns the caller's existing employer
-  // unchanged (created: false; the body is ignored) and writes nothing for an owner.
-  const load = useCallback(() => {
-    setError(null);
-    api<Employer>('/api/employers', { method: 'POST', body: { name: 'unused' } })
-      .then((value) => {
-        if (value.id !== employerId) throw new Error('This account owns a different employer than the session reports; sign in again.');
-        setEmployer(value);
-      })
-      .catch((reason: unknown) => setError(reason instanceof Error ? reason : new Error(String(reason))));
-  }, [employerId]);
-  useEffect(load, [load]);
-
-  if (error) return <ErrorState error={error} onRetry={load} />;
+function EmployerDetails({ ownerEmail }: { ownerEmail: string }) {
+  const { employer, error, reload, setEmployer } = useCompany();
+  if (error) return <ErrorState error={error} onRetry={reload} />;
   if (!employer) return <Loading label="Loading the employer…" />;
   return (
     <>

@@ -1,5 +1,6 @@
 import { useEmployerId } from '../../session';
 import { Link, useLocation } from 'react-router';
+import { DataTable, type Column } from '../../components/DataTable';
 import { Async, Empty } from '../../components/States';
 import { shortAddress } from '../../lib/format';
 import { formatUsd } from '../../lib/money';
@@ -7,6 +8,7 @@ import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { StatusPill } from './components/StatusPill';
 import type { Employee, Team as TeamList } from '../../lib/api';
+import { usePageTitle } from '../../company';
 
 /** The label of an employee's state: removed, paused, awaiting review, or active. */
 export function employeeState(e: Employee): string {
@@ -18,9 +20,24 @@ export function employeeState(e: Employee): string {
 }
 
 const STATE_TEXT: Record<string, string> = { pending: 'wallet review', rejected: 'wallet rejected' };
+const stateText = (e: Employee) => STATE_TEXT[employeeState(e)] ?? employeeState(e);
+
+const COLUMNS: Column<Employee>[] = [
+  { key: 'name', label: 'Name', value: (e) => e.full_name, render: (e) => <Link to={`/dashboard/team/${e.id}`}>{e.full_name}</Link> },
+  { key: 'email', label: 'Email', value: (e) => e.email, render: (e) => e.email },
+  {
+    key: 'wallet',
+    label: 'Wallet',
+    value: (e) => e.wallet_address,
+    render: (e) => (e.wallet_address ? <code title={e.wallet_address}>{shortAddress(e.wallet_address)}</code> : <span className="muted">none</span>),
+  },
+  { key: 'salary', label: 'Annual salary', num: true, value: (e) => e.annual_salary_usd, render: (e) => formatUsd(e.annual_salary_usd) },
+  { key: 'status', label: 'Status', value: stateText, render: (e) => <StatusPill status={employeeState(e)} label={stateText(e)} /> },
+];
 
 /** /dashboard/team: the active employees. */
 export function Team() {
+  usePageTitle('Team');
   const employerId = useEmployerId();
   const location = useLocation();
   const notice = (location.state as { notice?: string } | null)?.notice;
@@ -47,42 +64,9 @@ export function Team() {
               No employees yet. <Link to="/dashboard/team/add">Add your first employee</Link>.
             </Empty>
           ) : (
-            <div className="table-wrap card core-flush core-scroll">
-              <table>
-                <caption className="core-caption">
-                  {data.total} {data.total === 1 ? 'employee' : 'employees'}
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Email</th>
-                    <th scope="col">Wallet</th>
-                    <th scope="col" className="num">
-                      Annual salary
-                    </th>
-                    <th scope="col">Status</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.employees.map((e) => {
-                    const state = employeeState(e);
-                    return (
-                      <tr key={e.id}>
-                        <td>
-                          <Link to={`/dashboard/team/${e.id}`}>{e.full_name}</Link>
-                        </td>
-                        <td className="core-break">{e.email}</td>
-                        <td>{e.wallet_address ? <code title={e.wallet_address}>{shortAddress(e.wallet_address)}</code> : <span className="muted">none</span>}</td>
-                        <td className="num">{formatUsd(e.annual_salary_usd)}</td>
-                        <td>
-                          <StatusPill status={state} label={STATE_TEXT[state] ?? state} />
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            </div>
+            <section className="card" aria-label="Employees">
+              <DataTable scroll="core" caption={`${data.total} ${data.total === 1 ? 'employee' : 'employees'}`} columns={COLUMNS} rows={data.employees} rowKey={(e) => e.id} tools={{ name: 'team', paged: data.total > data.employees.length }} />
+            </section>
           )
         }
       </Async>

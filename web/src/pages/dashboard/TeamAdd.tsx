@@ -4,6 +4,7 @@ import { Link, useNavigate } from 'react-router';
 import { api, ApiError, type Employee } from '../../lib/api';
 import { NeedsEmployer } from './components/CreateCompany';
 import { normaliseAmountInput } from '../../lib/money';
+import { usePageTitle } from '../../company';
 
 type Field = 'full_name' | 'email' | 'wallet_address' | 'annual_salary_usd';
 const FIELDS: { name: Field; label: string; type: string; autoComplete: string; required: boolean; hint?: string; inputMode?: 'decimal' }[] = [
@@ -15,6 +16,7 @@ const FIELDS: { name: Field; label: string; type: string; autoComplete: string; 
 
 /** /dashboard/team/add: POST /api/employers/{id}/team. */
 export function TeamAdd() {
+  usePageTitle('Add employee');
   const employerId = useEmployerId();
   const navigate = useNavigate();
   const [values, setValues] = useState<Record<Field, string>>({ full_name: '', email: '', wallet_address: '', annual_salary_usd: '' });

@@ -7,6 +7,7 @@ import { NeedsEmployer } from './components/CreateCompany';
 import { StatusPill } from './components/StatusPill';
 import { MemberFacts, PayrollAndRemoval, RecentPayments, SalaryEditor, useMemberPatch, WalletReview } from './components/TeamMemberSections';
 import { employeeState } from './Team';
+import { usePageTitle } from '../../company';
 
 /** /dashboard/team/:employeeId: details, salary, pause, wallet review, removal (PATCH .../team/{employeeId}). */
 export function TeamMember() {
@@ -14,6 +15,7 @@ export function TeamMember() {
   const { employeeId = '' } = useParams();
   const team = useApi<Team>(employerId ? `/api/employers/${employerId}/team?limit=500` : null);
   const payments = useApi<Transactions>(employerId && /^[0-9a-f-]{36}$/i.test(employeeId) ? `/api/transactions?employeeId=${employeeId}&limit=10` : null);
+  usePageTitle(team.data?.employees.find((e) => e.id === employeeId)?.full_name ?? 'Employee');
   if (!employerId) return <NeedsEmployer title="Employee" />;
   if (team.error) return <ErrorState error={team.error} onRetry={team.reload} />;
   if (!team.data) return <Loading />;

@@ -9,12 +9,14 @@ import { NeedsEmployer } from './components/CreateCompany';
 import { fundTreasuryFromFaucet } from './components/faucet';
 import { StatusPill } from './components/StatusPill';
 import type { Column } from '../../components/DataTable';
-import { PaymentsCard, type Transaction } from './components/TeamMemberSections';
+import { PaymentsCard, paymentDate, type Transaction } from './components/TeamMemberSections';
 import { TreasuryStats } from './components/TreasuryStats';
 import type { DevNetwork, Team, Transactions, Treasury as TreasuryBalances, YieldSummary } from '../../lib/api';
+import { usePageTitle } from '../../company';
 
 /** /dashboard/treasury: balances, yield, recent payments, deposit; the faucet in local mode. */
 export function Treasury() {
+  usePageTitle('Treasury');
   const employerId = useEmployerId();
   if (!employerId) return <NeedsEmployer title="Treasury" />;
   return <TreasuryFor employerId={employerId} />;
@@ -116,10 +118,10 @@ function RecentPayments({ employerId }: { employerId: string }) {
   const team = useApi<Team>(`/api/employers/${employerId}/team?limit=500`);
   const names = new Map(team.data?.employees.map((e) => [e.id, e.full_name]));
   const columns: Column<Transaction>[] = [
-    { key: 'date', label: 'Date', render: (t) => <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>{formatDate(t.finalized_at ?? t.created_at)}</Link> },
-    { key: 'to', label: 'To', render: (t) => names.get(t.employee_id) ?? <code>{shortAddress(t.wallet_address)}</code> },
-    { key: 'amount', label: 'Amount', num: true, render: (t) => formatUsd(t.amount_usd) },
-    { key: 'status', label: 'Status', render: (t) => <StatusPill status={t.status} /> },
+    { key: 'date', label: 'Date', value: paymentDate, render: (t) => <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>{formatDate(paymentDate(t))}</Link> },
+    { key: 'to', label: 'To', value: (t) => names.get(t.employee_id) ?? t.wallet_address, render: (t) => names.get(t.employee_id) ?? <code>{shortAddress(t.wallet_address)}</code> },
+    { key: 'amount', label: 'Amount', num: true, value: (t) => t.amount_usd, render: (t) => formatUsd(t.amount_usd) },
+    { key: 'status', label: 'Status', value: (t) => t.status, render: (t) => <StatusPill status={t.status} /> },
   ];
   return <PaymentsCard headingId="treasury-tx-heading" transactions={transactions} columns={columns} empty="No payments from the treasury yet." />;
 }

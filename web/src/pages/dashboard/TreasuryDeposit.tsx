@@ -8,6 +8,7 @@ import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { TEMPO_NETWORK } from './components/faucet';
 import type { DevNetwork, Treasury } from '../../lib/api';
+import { usePageTitle } from '../../company';
 
 const TEMPO_CHAIN_ID = 4217;
 const SELECTOR = { approve: '095ea7b3', deposit: 'e2bbb158' };
@@ -20,6 +21,7 @@ const addressWord = (address: string) => address.toLowerCase().replace(/^0x/, ''
  * credited to any account. The page says so plainly and gives both calls' data.
  */
 export function TreasuryDeposit() {
+  usePageTitle('Deposit to the treasury');
   const employerId = useEmployerId();
   const treasury = useApi<Treasury>(employerId ? `/api/employers/${employerId}/treasury` : null);
   const devChains = useApi<{ networks: DevNetwork[] }>('/api/dev/chains'); // local mode only

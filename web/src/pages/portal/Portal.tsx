@@ -7,9 +7,11 @@ import { CardPanel } from './components/CardPanel';
 import { DepositAddressPanel } from './components/DepositAddressPanel';
 import { EmployeePicker, useEmployeeChoice } from './components/EmployeePicker';
 import { OfframpPanel } from './components/OfframpPanel';
+import { usePageTitle } from '../../company';
 
 /** `/portal`: the employee's pay: live balance, advance, cash-out, card and deposit address. */
 export function Portal() {
+  usePageTitle('Your pay');
   const { ids, employeeId, choose } = useEmployeeChoice();
   return (
     <>

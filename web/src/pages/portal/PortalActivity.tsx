@@ -5,6 +5,7 @@ import { formatDate, shortAddress } from '../../lib/format';
 import { formatUsd } from '../../lib/money';
 import { StatePill } from '../../components/DataTable';
 import { EmployeePicker, recordLabel, useEmployeeChoice } from './components/EmployeePicker';
+import { usePageTitle } from '../../company';
 
 type ActivityType = Schema<'ActivityCard'>['type'];
 
@@ -26,6 +27,7 @@ const str = (value: unknown) => (typeof value === 'string' && value !== '' ? val
 
 /** `/portal/activity`: payroll payments, advances, cash-outs and deposits, newest first, a page at a time. */
 export function PortalActivity() {
+  usePageTitle('Activity');
   const { ids, employeeId, choose } = useEmployeeChoice({ allowAll: true });
   const [cards, setCards] = useState<ActivityCard[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);

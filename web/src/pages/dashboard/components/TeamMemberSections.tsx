@@ -186,10 +186,13 @@ export function PayrollAndRemoval({ employee, patch }: { employee: Employee; pat
 
 export type Transaction = Transactions['transactions'][number];
 
+/** When a payment happened: when its run was finalised, else when it was made. */
+export const paymentDate = (t: Transaction) => t.finalized_at ?? t.created_at;
+
 const EMPLOYEE_PAYMENT_COLUMNS: Column<Transaction>[] = [
-  { key: 'date', label: 'Date', render: (t) => formatDate(t.finalized_at ?? t.created_at) },
-  { key: 'amount', label: 'Amount', num: true, render: (t) => formatUsd(t.amount_usd) },
-  { key: 'status', label: 'Status', render: (t) => <StatusPill status={t.status} /> },
+  { key: 'date', label: 'Date', value: paymentDate, render: (t) => formatDate(paymentDate(t)) },
+  { key: 'amount', label: 'Amount', num: true, value: (t) => t.amount_usd, render: (t) => formatUsd(t.amount_usd) },
+  { key: 'status', label: 'Status', value: (t) => t.status, render: (t) => <StatusPill status={t.status} /> },
   { key: 'run', label: 'Run', render: (t) => <Link to={`/dashboard/payroll/${t.payroll_run_id}`}>View run</Link> },
 ];
 
@@ -207,7 +210,14 @@ export function PaymentsCard(props: { headingId: string; transactions: Loaded<Tr
           data.transactions.length === 0 ? (
             <Empty>{props.empty}</Empty>
           ) : (
-            <DataTable scroll="core" columns={props.columns} rows={data.transactions} rowKey={(t) => t.id} />
+            <DataTable
+              scroll="core"
+              label="Recent payments"
+              columns={props.columns}
+              rows={data.transactions}
+              rowKey={(t) => t.id}
+              tools={{ name: 'payments', paged: data.total > data.transactions.length }}
+            />
           )
         }
       </Async>
