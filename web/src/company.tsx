@@ -20,17 +20,12 @@ export function CompanyProvider({ children }: { children: ReactNode }) {
   const [employer, setEmployer] = useState<Employer | null>(null);
   const [error, setError] = useState<Error | null>(null);
 
-  // There is no GET for one employer: POST /api/employers returns the caller's existing employer
-  // unchanged (created: false; the body is ignored) and writes nothing for an owner.
   const reload = useCallback(() => {
     setEmployer(null);
     setError(null);
     if (!employerId) return;
-    api<Employer>('/api/employers', { method: 'POST', body: { name: 'unused' } })
-      .then((value) => {
-        if (value.id !== employerId) throw new Error('This account owns a different employer than the session reports; sign in again.');
-        setEmployer(value);
-      })
+    api<Employer>(`/api/employers/${employerId}`)
+      .then(setEmployer)
       .catch((reason: unknown) => setError(reason instanceof Error ? reason : new Error(String(reason))));
   }, [employerId]);
   useEffect(reload, [reload]);

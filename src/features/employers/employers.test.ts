@@ -78,6 +78,26 @@ describe('POST /api/employers', () => {
   });
 });
 
+describe('GET /api/employers/{id}', () => {
+  it("reads the owner's employer without writing anything", async () => {
+    const token = await t.token('reader', 'reader@acme.example');
+    const { body: created } = await createEmployer(token, 'Read Co');
+    const res = await t.request('GET', `/api/employers/${created.id}`, { token });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: created.id, name: 'Read Co', created: false });
+  });
+
+  it("answers another owner's employer like a missing one (404), anonymous callers 401 and a malformed id 400", async () => {
+    const { body: alices } = await createEmployer(aliceToken, 'Acme');
+    expect((await t.request('GET', `/api/employers/${alices.id}`, { token: bobToken })).status).toBe(404);
+    expect((await t.request('GET', `/api/employers/${randomUUID()}`, { token: aliceToken })).status).toBe(404);
+    expect((await t.request('GET', `/api/employers/${alices.id}`)).status).toBe(401);
+    const bad = await t.request('GET', '/api/employers/not-an-id', { token: aliceToken });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ code: 'VALIDATION_ERROR', field: 'id' });
+  });
+});
+
 describe('team', () => {
   let employerId: string;
   beforeAll(async () => {

@@ -92,6 +92,19 @@ const createEmployer = createRoute({
   },
 });
 
+const readEmployer = createRoute({
+  method: 'get',
+  path: '/api/employers/{id}',
+  tags: ['Employers'],
+  summary: "The caller's employer (owner only)",
+  security,
+  request: { params: EmployerIdParams },
+  responses: {
+    200: jsonContent(Employer, 'The employer (`created` is false).'),
+    ...errorResponses(400, 401, 404),
+  },
+});
+
 const listTeam = createRoute({
   method: 'get',
   path: '/api/employers/{id}/team',
@@ -240,6 +253,11 @@ const handleAddEmployee: Handler<typeof addEmployee> = (deps) => async (c) => {
   return c.json({ ...presentEmployee(employee), created }, created ? 201 : 200);
 };
 
+const handleReadEmployer: Handler<typeof readEmployer> = (deps) => async (c) => {
+  const employer = await deps.employers.ownedEmployer(c.var.caller, c.req.valid('param').id);
+  return c.json(presentEmployer(employer, false), 200);
+};
+
 const handleUpdateEmployer: Handler<typeof updateEmployer> = (deps) => async (c) => {
   const { id } = c.req.valid('param');
   const body = c.req.valid('json');
@@ -321,6 +339,7 @@ export function employerRoutes(deps: EmployerRouteDeps): FeatureApp {
   const read = [deps.requireUser];
   const write = [deps.requireUser, deps.idempotency];
   app.openapi({ ...createEmployer, middleware: write }, handleCreateEmployer(deps));
+  app.openapi({ ...readEmployer, middleware: read }, handleReadEmployer(deps));
   app.openapi({ ...listTeam, middleware: read }, handleListTeam(deps));
   app.openapi({ ...addEmployee, middleware: write }, handleAddEmployee(deps));
   app.openapi({ ...updateEmployer, middleware: write }, handleUpdateEmployer(deps), namingUnknownKeys);

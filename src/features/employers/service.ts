@@ -219,6 +219,11 @@ export class EmployersService {
     return employer;
   }
 
+  /** The caller's own employer; another's answers like a missing one. */
+  ownedEmployer(caller: Caller, employerId: string): Promise<store.EmployerRow> {
+    return this.requireOwned(this.database.db, caller, employerId);
+  }
+
   async listTeam(caller: Caller, employerId: string, page: { page: number; limit: number }) {
     await this.requireOwned(this.database.db, caller, employerId);
     return store.listActiveEmployees(this.database.db, employerId, {

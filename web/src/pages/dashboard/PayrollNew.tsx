@@ -1,7 +1,7 @@
 import { useEmployerId } from '../../session';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useRef } from 'react';
 import { Link } from 'react-router';
-import { api, type Employee, type Employer, type Team } from '../../lib/api';
+import type { Employee, Team } from '../../lib/api';
 import { ErrorState, Loading } from '../../components/States';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
@@ -9,7 +9,7 @@ import { PayrollChooseStep } from './components/PayrollChooseStep';
 import { PayrollPreviewStep } from './components/PayrollPreviewStep';
 import { PayrollSubmitStep } from './components/PayrollSubmitStep';
 import { usePayrollDraft } from './components/usePayrollDraft';
-import { usePageTitle } from '../../company';
+import { useCompany, usePageTitle } from '../../company';
 
 /** /dashboard/payroll/new: choose (or import) → preview with pre-flight checks → submit. */
 export function PayrollNew() {
@@ -21,18 +21,7 @@ export function PayrollNew() {
 
 function PayrollNewFor({ employerId }: { employerId: string }) {
   const team = useApi<Team>(`/api/employers/${employerId}/team?limit=500`);
-  const [employer, setEmployer] = useState<Employer | null>(null);
-  const [employerError, setEmployerError] = useState<Error | null>(null);
-  useEffect(() => {
-    // No GET /api/employers/{id}: the create-or-return POST answers the caller's employer (the body is ignored when one exists).
-    let live = true;
-    api<Employer>('/api/employers', { method: 'POST', body: { name: 'existing employer' } })
-      .then((e) => live && setEmployer(e))
-      .catch((reason: Error) => live && setEmployerError(reason));
-    return () => {
-      live = false;
-    };
-  }, []);
+  const { employer, error: employerError } = useCompany();
 
   return (
     <>
