@@ -125,6 +125,7 @@ describe('PATCH /api/employers/{id}/team/{employeeId}', () => {
       department: 'Engineering',
       cost_centre: 'ENG-1',
       status: 'active',
+      unpayable_reason: 'payroll paused',
     });
     const cleared = await patch(id, { department: null, cost_centre: null });
     expect(await json(cleared)).toMatchObject({ department: null, cost_centre: null });

@@ -235,6 +235,8 @@ describe('PATCH /api/employees/{id}', () => {
       manual_review_status: 'pending',
       manual_review_note: WALLET_REVIEW_NOTE,
       manual_reviewed_at: null,
+      // The same reason payroll gives when it refuses the employee (the wizard greys the row with it).
+      unpayable_reason: 'new wallet awaiting review',
     });
     const { rows } = await t.database.pool.query(
       "SELECT actor_user_id, details FROM audit_log WHERE target_id = $1 AND action = 'employee.profile_updated' ORDER BY created_at DESC LIMIT 1",
@@ -253,7 +255,7 @@ describe('PATCH /api/employees/{id}', () => {
       token: owner,
       body: { manual_review: { status: 'approved' } },
     });
-    expect(await json(approved)).toMatchObject({ manual_review_status: 'approved', manual_review_note: null });
+    expect(await json(approved)).toMatchObject({ manual_review_status: 'approved', manual_review_note: null, unpayable_reason: null });
 
     // A Solana wallet change reopens the review.
     const solana = await patch({ solana_wallet_address: '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM' });

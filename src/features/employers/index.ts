@@ -4,6 +4,7 @@ export * as virtualMasterStore from './virtual-master-store.js';
 export { employerRoutes } from './routes.js';
 export type { EmployersService } from './service.js';
 export { tip403PolicyExists } from './service.js';
+export { unpayableReason } from './payability.js';
 export { AGENT_KEY_HEADER, PaidCallers, type PaidCaller } from './paid-caller.js';
 export { CreateEmployeeBody, EmployeeIdParams, EmployerIdParams, PaidIdentityHeaders, plainText, solanaAddressSchema } from './schema.js';
 export type { EmployeeRow, EmployerRow } from './store.js';

@@ -25,6 +25,7 @@ import {
 } from './schema.js';
 import type { EmployersService, NewEmployeeInput, PolicyExists } from './service.js';
 import type { EmployeeRow, EmployerRow } from './store.js';
+import { unpayableReason } from './payability.js';
 
 export interface EmployerRouteDeps {
   employers: EmployersService;
@@ -360,6 +361,7 @@ export function presentEmployee(employee: EmployeeRow) {
     manual_review_note: employee.manualReviewNote,
     manual_reviewed_at: employee.manualReviewedAt?.toISOString() ?? null,
     kyc_status: employee.kycStatus,
+    unpayable_reason: unpayableReason(employee),
     linked_user: employee.userId !== null,
     invited_at: employee.invitedAt?.toISOString() ?? null,
     removed_at: employee.removedAt?.toISOString() ?? null,

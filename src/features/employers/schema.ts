@@ -94,6 +94,11 @@ export const Employee = z
     manual_review_note: z.string().nullable(),
     manual_reviewed_at: z.string().nullable().openapi({ format: 'date-time' }),
     kyc_status: z.string(),
+    unpayable_reason: z.string().nullable().openapi({
+      description:
+        'Why payroll cannot pay this employee to their Tempo wallet now (`removed`, `payroll paused`, `new wallet awaiting review`, ' +
+        '`wallet rejected in review`, `no wallet address`), or null: the reason a run naming them is refused with `EMPLOYEE_NOT_PAYABLE`.',
+    }),
     linked_user: z.boolean().openapi({ description: 'Whether the employee has signed in.' }),
     invited_at: z.string().nullable().openapi({ format: 'date-time', description: 'When the invite email was queued.' }),
     removed_at: z.string().nullable().openapi({ format: 'date-time' }),

@@ -10,7 +10,7 @@ import { formatUsd } from '../../money.js';
 import { recordAudit } from '../../audit/store.js';
 import { PaidCallers, type PaidCaller } from '../employers/index.js';
 import type { EmployersService } from '../employers/index.js';
-import type { EmployeeRow, EmployerRow } from '../employers/index.js';
+import { unpayableReason, type EmployeeRow, type EmployerRow } from '../employers/index.js';
 import { encodeMemo } from '../memo/index.js';
 import type { TreasuryService } from '../treasury/index.js';
 import { confirmRun, failRun } from './settlement.js';
@@ -60,17 +60,6 @@ const refusedOnChain = (runId: string, reason: string) =>
  */
 export function netPay(gross: bigint, advanced: bigint): { amount: bigint; advanceDeduction: bigint } | null {
   return advanced < gross ? { amount: gross - advanced, advanceDeduction: advanced } : null;
-}
-
-/** Why an employee cannot be paid now, or null when they can. */
-function unpayableReason(employee: EmployeeRow, chain: 'tempo' | 'solana' = 'tempo'): string | null {
-  if (employee.status !== 'active') return 'removed';
-  if (employee.payrollPaused) return 'payroll paused';
-  if (employee.manualReviewStatus === 'pending') return 'awaiting manual review';
-  if (employee.manualReviewStatus === 'rejected') return 'manual review rejected';
-  if (chain === 'tempo' && !employee.walletAddress) return 'no wallet address';
-  if (chain === 'solana' && !employee.solanaWalletAddress) return 'no Solana wallet address';
-  return null;
 }
 
 export interface DecisionItem {

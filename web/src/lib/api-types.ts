@@ -9405,6 +9405,8 @@ export interface components {
             solana_wallet_address: string | null;
             /** @enum {string} */
             status: "active" | "removed";
+            /** @description Why payroll cannot pay this employee to their Tempo wallet now (`removed`, `payroll paused`, `new wallet awaiting review`, `wallet rejected in review`, `no wallet address`), or null: the reason a run naming them is refused with `EMPLOYEE_NOT_PAYABLE`. */
+            unpayable_reason: string | null;
             wallet_address: string | null;
         };
         EmployeeCard: {

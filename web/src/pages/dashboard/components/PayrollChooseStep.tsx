@@ -4,7 +4,7 @@ import { shortAddress } from '../../../lib/format';
 import { formatBaseUnits, formatUsd } from '../../../lib/money';
 import { CsvImport } from './CsvImport';
 import type { Employee } from '../../../lib/api';
-import { unpayableReason, type PayrollDraft } from './usePayrollDraft';
+import type { PayrollDraft } from './usePayrollDraft';
 
 export interface StepProps {
   employerId: string;
@@ -89,7 +89,7 @@ function TeamLines({ employees, draft: { lines, edit } }: { employees: Employee[
           </thead>
           <tbody>
             {employees.map((e) => {
-              const reason = unpayableReason(e);
+              const reason = e.unpayable_reason;
               const line = lines[e.id]!;
               return (
                 <tr key={e.id} className={reason ? 'core-row-disabled' : undefined}>

@@ -4,19 +4,6 @@ import { api, newIdempotencyKey, type Employee, type PayrollRun, type PreparedPa
 import { fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from '../../../lib/money';
 import type { CsvItem } from './CsvImport';
 
-/**
- * Why payroll cannot pay this employee now, or null. The server's own rules (payroll/service.ts);
- * the API only reports them when a run is refused, so the wizard repeats them to grey out rows.
- */
-export function unpayableReason(e: Employee): string | null {
-  if (e.status !== 'active') return 'removed';
-  if (e.payroll_paused) return 'payroll paused';
-  if (e.manual_review_status === 'pending') return 'new wallet awaiting your review';
-  if (e.manual_review_status === 'rejected') return 'wallet rejected in review';
-  if (!e.wallet_address) return 'no wallet address';
-  return null;
-}
-
 export interface Line {
   selected: boolean;
   amount: string;
@@ -30,19 +17,19 @@ export interface DraftAmount {
 /** What the first step edits: who is paid and how much (chosen from the team or imported), and the pay period. */
 function useDraftLines(employees: Employee[]) {
   const [lines, setLines] = useState<Record<string, Line>>(() =>
-    Object.fromEntries(employees.map((e) => [e.id, { selected: unpayableReason(e) === null, amount: fromUnits(monthlyUnits(e.annual_salary_usd)) }])),
+    Object.fromEntries(employees.map((e) => [e.id, { selected: e.unpayable_reason === null, amount: fromUnits(monthlyUnits(e.annual_salary_usd)) }])),
   );
   const [periodStart, setPeriodStart] = useState('');
   const [periodEnd, setPeriodEnd] = useState('');
   const [mode, setMode] = useState<'team' | 'csv'>('team');
   const [notice, setNotice] = useState<string | null>(null);
-  const chosen = employees.filter((e) => lines[e.id]?.selected && unpayableReason(e) === null);
+  const chosen = employees.filter((e) => lines[e.id]?.selected && e.unpayable_reason === null);
   const amounts: DraftAmount[] = chosen.map((e) => ({ employee: e, units: toUnits(normaliseAmountInput(lines[e.id]!.amount)) }));
   const total = amounts.reduce((sum, a) => sum + (a.units ?? 0n), 0n);
   const items = amounts.map((a) => ({ employee_id: a.employee.id, amount_usd: fromUnits(a.units ?? 0n) }));
   const edit = {
     setLine: (id: string, line: Line) => setLines((c) => ({ ...c, [id]: line })),
-    selectPayable: () => setLines((c) => Object.fromEntries(employees.map((e) => [e.id, { ...c[e.id]!, selected: unpayableReason(e) === null }]))),
+    selectPayable: () => setLines((c) => Object.fromEntries(employees.map((e) => [e.id, { ...c[e.id]!, selected: e.unpayable_reason === null }]))),
     selectNone: () => setLines((c) => Object.fromEntries(Object.entries(c).map(([id, l]) => [id, { ...l, selected: false }]))),
     /** CSV rows replace the selection: imported employees are chosen with the file's amount, the rest left out. */
     applyCsv: (csvItems: CsvItem[]) => {
