@@ -249,7 +249,7 @@ function chainRoutes(deps: AppDependencies, services: Services, mount: Mount): F
     memoRoutes({ gate }),
     payrollRoutes({ payroll: on.payroll, requireUser: authenticated, idempotency }),
     paidPayrollRoutes({ payroll: on.payroll, paidCallers, gate }),
-    wagesRoutes({ wages: on.wages, requireUser: authenticated, paidCallers, gate, shutdown }),
+    wagesRoutes({ wages: on.wages, requireUser: authenticated, paidCallers, gate, idempotency, rateLimits: services.rateLimits, shutdown }),
     bridgeRoutes({ bridge: on.bridge, requireUser: authenticated, paidCallers, gate, network: tempo.network, token: tempo.token }),
     depositAddressRoute({ employers, requireUser: authenticated, network: tempo.network }),
     ...(on.virtualMasters ? [virtualMasterRoutes({ masters: on.virtualMasters, requireUser: authenticated, idempotency })] : []),

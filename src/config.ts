@@ -186,6 +186,7 @@ const envSchema = z.object({
   RATE_LIMIT_OAUTH_TOKEN_PER_MINUTE: z.coerce.number().int().min(0).optional(),
   RATE_LIMIT_PROOF_FAILURES_PER_15_MINUTES: z.coerce.number().int().min(0).optional(),
   RATE_LIMIT_DEMO_RUNS_PER_10_MINUTES: z.coerce.number().int().min(0).optional(),
+  RATE_LIMIT_FREE_ADVANCES_PER_MINUTE: z.coerce.number().int().min(0).optional(),
   // The AI provider port (src/providers/ai): `offline` is deterministic and needs no network.
   AI_PROVIDER: optionalString.pipe(z.enum(['offline', 'anthropic', 'openai']).default('offline')),
   AI_API_KEY: optionalString,
@@ -442,6 +443,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       oauthToken: env.RATE_LIMIT_OAUTH_TOKEN_PER_MINUTE,
       proofFailures: env.RATE_LIMIT_PROOF_FAILURES_PER_15_MINUTES,
       demoRuns: env.RATE_LIMIT_DEMO_RUNS_PER_10_MINUTES,
+      freeAdvances: env.RATE_LIMIT_FREE_ADVANCES_PER_MINUTE,
     }),
     virtualMaster: { zeroBytes: mode === 'local' ? (env.VIRTUAL_MASTER_ZERO_BYTES ?? 4) : 4, budget: env.VIRTUAL_MASTER_BUDGET },
     virtualInflows: { confirmations: env.VIRTUAL_INFLOW_CONFIRMATIONS ?? DEFAULT_INFLOW_CONFIRMATIONS[mode] },

@@ -26,7 +26,9 @@ export type LimitName =
   /** Refused agent identity proofs, per agent identifier. */
   | 'proofFailures'
   /** POST /api/demo/run-agent, per client IP. */
-  | 'demoRuns';
+  | 'demoRuns'
+  /** POST /api/employees/{id}/advance (free, from the portal), per employee: each claim is a transaction we pay gas for. */
+  | 'freeAdvances';
 
 export type RateLimitRules = Record<LimitName, LimitRule>;
 
@@ -36,6 +38,7 @@ export const DEFAULT_RATE_LIMITS: RateLimitRules = {
   oauthToken: { points: 60, durationSeconds: 60 },
   proofFailures: { points: 20, durationSeconds: 900 },
   demoRuns: { points: 3, durationSeconds: 600 },
+  freeAdvances: { points: 1, durationSeconds: 60 },
 };
 
 /** The defaults with the points the settings override (Config.rateLimits). */

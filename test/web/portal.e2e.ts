@@ -31,4 +31,21 @@ describe('employee portal', () => {
     expectNoPageErrors(tab);
     await tab.context.close();
   });
+
+  it('claims an advance with one click: the portal confirms the amount and the activity lists it', async () => {
+    const tab = await signedIn(browser, 'employee');
+    const { page } = tab;
+    await visit(page, FLOW, '/portal');
+    const available = page.getByTestId('advance-available');
+    await waitFor('something accrued to claim', () => available.innerText(), (t) => amountOf(t) > 0);
+    await page.getByRole('button', { name: 'Claim it to my wallet' }).click();
+    const claimed = page.getByTestId('advance-claimed');
+    await claimed.waitFor({ state: 'visible', timeout: 30_000 });
+    expect(await claimed.innerText()).toMatch(/Claimed \$\d/);
+    await screenshot(page, FLOW, '/portal-advance-claimed');
+    await visit(page, FLOW, '/portal/activity');
+    await page.getByText('Advance', { exact: true }).first().waitFor({ state: 'visible' });
+    expectNoPageErrors(tab);
+    await tab.context.close();
+  });
 });

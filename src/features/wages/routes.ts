@@ -2,7 +2,8 @@ import { createRoute, type RouteHandler } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { featureApp, type FeatureApp } from '../../http/feature-app.js';
-import { ErrorSchema, errorResponses, jsonBody, jsonContent } from '../../http/validation.js';
+import { rateLimited, type RateLimits } from '../../http/rate-limits.js';
+import { ErrorSchema, errorResponses, jsonBody, jsonContent, rateLimitedContent } from '../../http/validation.js';
 import { requirePaidCaller } from '../../http/paid-caller.js';
 import { formatUsd } from '../../money.js';
 import { PAID, type PaidRoute } from '../../payments/prices.js';
@@ -10,7 +11,7 @@ import { paidRoute, registerSessionManagement } from '../../payments/routes.js';
 import type { PaidCallers } from '../employers/index.js';
 import { PaidIdentityHeaders } from '../employers/index.js';
 import { AdvanceBody, AdvanceResponse, BalanceStreamQuery, BalanceTickSchema, SalaryStreamParams, SalaryStreamSchema } from './schema.js';
-import { balanceTick, type StreamBasis, type WagesService } from './service.js';
+import { balanceTick, type AdvanceClaim, type StreamBasis, type WagesService } from './service.js';
 
 export interface WagesRouteDeps {
   wages: WagesService;
@@ -18,6 +19,9 @@ export interface WagesRouteDeps {
   requireUser: MiddlewareHandler<AppEnv>;
   paidCallers: PaidCallers;
   gate: Gate;
+  idempotency: MiddlewareHandler<AppEnv>;
+  /** Free advances are limited per employee (`freeAdvances`): each claim is a transaction the service pays gas for. */
+  rateLimits: RateLimits;
   /** Milliseconds between ticks (1,000; tests may not change it, benchmarks may). */
   tickMs?: number;
   /** Aborted when the server shuts down: open streams end (AppDependencies.shutdown). */
@@ -39,6 +43,38 @@ const salaryStream = createRoute({
   security: [{ bearerAuth: [] }],
   request: { params: SalaryStreamParams },
   responses: { 200: jsonContent(SalaryStreamSchema, 'The stream.'), ...errorResponses(400, 401, 404, 409, 422) },
+});
+
+const ADVANCE_REFUSALS = {
+  409: jsonContent(
+    ErrorSchema,
+    '`WALLET_UNDER_REVIEW` / `WALLET_REVIEW_REJECTED` (a changed wallet is paid nothing until the employer approves it), `ADVANCE_IN_PROGRESS` ' +
+      '(a concurrent advance is being claimed), `AMBIGUOUS_ADDRESS`, `WALLET_STREAMED_BY_ANOTHER_EMPLOYER`, `STREAM_STOPPED` or `STREAM_STOPPING` ' +
+      '(the wallet changed meanwhile).',
+  ),
+  422: jsonContent(ErrorSchema, '`NOTHING_ACCRUED` (with the reason), `NO_SALARY`, `NO_WALLET`, `STREAM_NEEDS_ADMIN_WALLET`.'),
+};
+
+/**
+ * The portal's advance: free for the employee themselves (the paid route below is the agents').
+ * Its middleware (`requireUser`, `idempotency`) is added where the route is mounted.
+ */
+const ownAdvance = createRoute({
+  method: 'post',
+  path: '/api/employees/{id}/advance',
+  tags: ['Wages'],
+  summary: 'The employee claims their accrued salary to their wallet (free; the employee only)',
+  description:
+    'Claims what the salary stream has accrued to the employee\'s Tempo wallet; the next payroll run deducts it. One advance a minute per ' +
+    'employee (429). Send an `Idempotency-Key` to make a retry safe: the same key answers with the first claim.',
+  security: [{ bearerAuth: [] }],
+  request: { params: SalaryStreamParams },
+  responses: {
+    200: jsonContent(AdvanceResponse, 'Claimed on chain.'),
+    ...errorResponses(400, 401, 404),
+    ...ADVANCE_REFUSALS,
+    429: rateLimitedContent('one advance a minute per employee'),
+  },
 });
 
 // The paid routes: their gate and paid-caller middleware come from the app's dependencies.
@@ -66,17 +102,12 @@ const employeeAdvance = (gate: Gate, paidCaller: MiddlewareHandler<AppEnv>) =>
       middleware: [paidCaller],
       request: { headers: PaidIdentityHeaders, body: jsonBody(AdvanceBody) },
       description:
-        "Claims the employee's accrued streamed salary to their wallet on the Tempo chain. Callers: the employee, or their employer's owner or agent key.",
+        "Claims the employee's accrued streamed salary to their wallet on the Tempo chain. Callers: the employee, or their employer's owner or agent key. " +
+        'A 409 or 422 refusal comes after the fee, which is kept (< 500).',
       responses: {
         200: jsonContent(AdvanceResponse, 'Claimed on chain.'),
         ...errorResponses(400, 401, 404, 415),
-        409: jsonContent(
-          ErrorSchema,
-          '`WALLET_UNDER_REVIEW` / `WALLET_REVIEW_REJECTED` (a changed wallet is paid nothing until the employer approves it), `ADVANCE_IN_PROGRESS` ' +
-            '(a concurrent advance is being claimed), `AMBIGUOUS_ADDRESS`, `WALLET_STREAMED_BY_ANOTHER_EMPLOYER`, `STREAM_STOPPED` or `STREAM_STOPPING` ' +
-            '(the wallet changed meanwhile). Refused after the fee, which is kept (< 500).',
-        ),
-        422: jsonContent(ErrorSchema, '`NOTHING_ACCRUED` (with the reason), `NO_SALARY`, `NO_WALLET`, `STREAM_NEEDS_ADMIN_WALLET`.'),
+        ...ADVANCE_REFUSALS,
       },
     }),
   );
@@ -113,24 +144,32 @@ const streamBalance =
     });
   };
 
+const presentClaim = (claim: AdvanceClaim) => ({
+  success: true,
+  employee_address: claim.wallet,
+  tx_hash: claim.txHash,
+  claimed_at: claim.claimedAt.toISOString(),
+  amount: claim.amount.toString(),
+  amount_usd: formatUsd(claim.amount),
+});
+
 const claimAdvance =
   (wages: WagesService): RouteHandler<ReturnType<typeof employeeAdvance>, AppEnv> =>
   async (c) => {
     const { employeeAddress } = c.req.valid('json');
     const employee = await wages.employeeFor(c.var.paidCaller, { address: employeeAddress });
     c.var.payment.attribute(employee.employerId);
-    const claim = await wages.advance(employee, c.var.payment);
-    return c.json(
-      {
-        success: true,
-        employee_address: claim.wallet,
-        tx_hash: claim.txHash,
-        claimed_at: claim.claimedAt.toISOString(),
-        amount: claim.amount.toString(),
-        amount_usd: formatUsd(claim.amount),
-      },
-      200,
-    );
+    return c.json(presentClaim(await wages.advance(employee, c.var.payment)), 200);
+  };
+
+const claimOwnAdvance =
+  (deps: WagesRouteDeps): RouteHandler<typeof ownAdvance, AppEnv> =>
+  async (c) => {
+    const employee = await deps.wages.employeeFor({ kind: 'user', caller: c.var.caller }, { employeeId: c.req.valid('param').id }, { selfOnly: true });
+    // Counted after the caller is known to be the employee: nobody else can use up their minute.
+    const verdict = await deps.rateLimits.consume('freeAdvances', `employee:${employee.id}`);
+    if (!verdict.ok) throw rateLimited('One advance a minute', verdict.retryAfterSeconds);
+    return c.json(presentClaim(await deps.wages.advance(employee)), 200);
   };
 
 export function wagesRoutes(deps: WagesRouteDeps): FeatureApp {
@@ -141,6 +180,7 @@ export function wagesRoutes(deps: WagesRouteDeps): FeatureApp {
   registerSessionManagement(app, PAID.balanceStream, deps.gate);
   app.openapi(balanceStream(deps.gate, paidCaller), streamBalance(deps));
   app.openapi(employeeAdvance(deps.gate, paidCaller), claimAdvance(deps.wages));
+  app.openapi({ ...ownAdvance, middleware: [deps.requireUser, deps.idempotency] }, claimOwnAdvance(deps));
   return app;
 }
 

@@ -284,6 +284,73 @@ describe('POST /api/mpp/employee/advance', () => {
   });
 });
 
+describe('POST /api/employees/{id}/advance (the portal: free for the employee)', () => {
+  const ownAdvance = (token: string | undefined, id: string, headers: Record<string, string> = {}) =>
+    t.request('POST', `/api/employees/${id}/advance`, { token, headers });
+  /** An employee whose stream has run for a couple of seconds. */
+  async function accruing() {
+    const employee = await addEmployee(ownerToken, employerId);
+    expect((await t.request('GET', `/api/employees/${employee.id}/salary-stream`, { token: employee.token })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    return employee;
+  }
+
+  it('claims what accrued to the wallet with no fee, and the claim waits to be netted from the next payroll', async () => {
+    const employee = await accruing();
+    const response = await ownAdvance(employee.token, employee.id);
+    expect(response.status).toBe(200);
+    const body = await json<{ success: boolean; employee_address: string; tx_hash: string; amount: string; amount_usd: string }>(response);
+    expect(body).toMatchObject({ success: true, employee_address: employee.wallet, tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    const amount = BigInt(body.amount);
+    expect(amount).toBeGreaterThanOrEqual(2n * RATE);
+    expect(await t.chains!.tempo.balanceOf(employee.wallet)).toBe(amount);
+    const [row] = await t.database.db.select().from(advances).where(eq(advances.employeeId, employee.id));
+    expect(row).toMatchObject({ status: 'claimed', amount, feePaymentId: null, nettedRunId: null });
+  });
+
+  it('allows one advance a minute per employee: a second, even at the same moment, is 429 with Retry-After and pays nothing', async () => {
+    const employee = await accruing();
+    const responses = await Promise.all([ownAdvance(employee.token, employee.id), ownAdvance(employee.token, employee.id)]);
+    const statuses = responses.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 429]);
+    const refused = responses.find((r) => r.status === 429)!;
+    expect(await json(refused)).toMatchObject({ code: 'RATE_LIMITED' });
+    expect(Number(refused.headers.get('Retry-After'))).toBeGreaterThan(0);
+    const paid = await json<{ amount: string }>(responses.find((r) => r.status === 200)!);
+    expect(await t.chains!.tempo.balanceOf(employee.wallet)).toBe(BigInt(paid.amount));
+    const rows = await t.database.db.select().from(advances).where(eq(advances.employeeId, employee.id));
+    expect(rows).toHaveLength(1);
+  });
+
+  it('answers a repeated Idempotency-Key with the first claim, not a second one', async () => {
+    const employee = await accruing();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const first = await ownAdvance(employee.token, employee.id, headers);
+    expect(first.status).toBe(200);
+    const again = await ownAdvance(employee.token, employee.id, headers);
+    expect(again.status).toBe(200);
+    expect(await json(again)).toEqual(await json(first));
+    expect(await t.database.db.select().from(advances).where(eq(advances.employeeId, employee.id))).toHaveLength(1);
+  });
+
+  it("is the employee's alone: the owner and another employee get 404 like a missing employee, anonymous callers 401", async () => {
+    const employee = await addEmployee(ownerToken, employerId);
+    const other = await addEmployee(ownerToken, employerId);
+    expect((await ownAdvance(ownerToken, employee.id)).status).toBe(404);
+    expect((await ownAdvance(other.token, employee.id)).status).toBe(404);
+    expect((await ownAdvance(employee.token, randomUUID())).status).toBe(404);
+    expect((await ownAdvance(undefined, employee.id)).status).toBe(401);
+    expect(await t.database.db.select().from(advances).where(eq(advances.employeeId, employee.id))).toEqual([]);
+  });
+
+  it('refuses an id that is not a uuid (400 naming the field)', async () => {
+    const employee = await addEmployee(ownerToken, employerId);
+    const response = await ownAdvance(employee.token, 'not-a-uuid');
+    expect(response.status).toBe(400);
+    expect(await json(response)).toMatchObject({ code: 'VALIDATION_ERROR', field: 'id' });
+  });
+});
+
 describe('GET /api/employees/{id}/salary-stream', () => {
   it("starts the employee's own stream for free and reports what the portal ticks from", async () => {
     const employee = await addEmployee(ownerToken, employerId);

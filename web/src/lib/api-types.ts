@@ -1710,6 +1710,103 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/employees/{id}/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The employee claims their accrued salary to their wallet (free; the employee only)
+         * @description Claims what the salary stream has accrued to the employee's Tempo wallet; the next payroll run deducts it. One advance a minute per employee (429). Send an `Idempotency-Key` to make a retry safe: the same key answers with the first claim.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Claimed on chain. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AdvanceResult"];
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid bearer token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `WALLET_UNDER_REVIEW` / `WALLET_REVIEW_REJECTED` (a changed wallet is paid nothing until the employer approves it), `ADVANCE_IN_PROGRESS` (a concurrent advance is being claimed), `AMBIGUOUS_ADDRESS`, `WALLET_STREAMED_BY_ANOTHER_EMPLOYER`, `STREAM_STOPPED` or `STREAM_STOPPING` (the wallet changed meanwhile). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `NOTHING_ACCRUED` (with the reason), `NO_SALARY`, `NO_WALLET`, `STREAM_NEEDS_ADMIN_WALLET`. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `RATE_LIMITED`: one advance a minute per employee; see `Retry-After`. */
+                429: {
+                    headers: {
+                        /** @description Seconds. */
+                        "Retry-After": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/employees/{id}/balance": {
         parameters: {
             query?: never;
@@ -5856,7 +5953,7 @@ export interface paths {
         put?: never;
         /**
          * Claim an employee's accrued wages
-         * @description Paid: 0.500000 USD; rails A = mpp (Tempo, eip155:4217). Acts: the fee is settled before the handler runs (a fee that does not settle answers 402 and nothing happens; a 5xx refunds it). Claims the employee's accrued streamed salary to their wallet on the Tempo chain. Callers: the employee, or their employer's owner or agent key.
+         * @description Paid: 0.500000 USD; rails A = mpp (Tempo, eip155:4217). Acts: the fee is settled before the handler runs (a fee that does not settle answers 402 and nothing happens; a 5xx refunds it). Claims the employee's accrued streamed salary to their wallet on the Tempo chain. Callers: the employee, or their employer's owner or agent key. A 409 or 422 refusal comes after the fee, which is kept (< 500).
          */
         post: {
             parameters: {
@@ -5927,7 +6024,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description `WALLET_UNDER_REVIEW` / `WALLET_REVIEW_REJECTED` (a changed wallet is paid nothing until the employer approves it), `ADVANCE_IN_PROGRESS` (a concurrent advance is being claimed), `AMBIGUOUS_ADDRESS`, `WALLET_STREAMED_BY_ANOTHER_EMPLOYER`, `STREAM_STOPPED` or `STREAM_STOPPING` (the wallet changed meanwhile). Refused after the fee, which is kept (< 500). */
+                /** @description `WALLET_UNDER_REVIEW` / `WALLET_REVIEW_REJECTED` (a changed wallet is paid nothing until the employer approves it), `ADVANCE_IN_PROGRESS` (a concurrent advance is being claimed), `AMBIGUOUS_ADDRESS`, `WALLET_STREAMED_BY_ANOTHER_EMPLOYER`, `STREAM_STOPPED` or `STREAM_STOPPING` (the wallet changed meanwhile). */
                 409: {
                     headers: {
                         [name: string]: unknown;

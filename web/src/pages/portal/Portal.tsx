@@ -29,12 +29,19 @@ export function Portal() {
 function EmployeePay({ employeeId }: { employeeId: string }) {
   const balance = useApi<WalletBalance>(`/api/employees/${employeeId}/balance`, { refreshMs: 15_000 });
   const wallet = balance.data?.wallet_address ?? null;
-  const { lookup } = useStream(wallet ? employeeId : null);
+  const { lookup, reload: reloadStream } = useStream(wallet ? employeeId : null);
   return (
     <div className="ap-portal">
       <BalanceCard balance={balance} lookup={lookup} />
       <div className="grid ap-portal-grid">
-        <AdvancePanel wallet={wallet} lookup={lookup} />
+        <AdvancePanel
+          employeeId={employeeId}
+          lookup={lookup}
+          onClaimed={() => {
+            reloadStream();
+            balance.reload();
+          }}
+        />
         <CardPanel employeeId={employeeId} />
       </div>
       <DepositAddressPanel employeeId={employeeId} />
