@@ -1,7 +1,10 @@
 import type { Database, Db } from '../../db/client.js';
-import { EMPLOYEE_STATUSES } from '../employers/index.js';
-import { PAYROLL_RUN_STATUSES } from '../payroll/index.js';
-import { REPUTATION_WRITE_STATUSES } from '../reputation/index.js';
+import type { OffsetPage } from '../../db/paging.js';
+import { outboxCounts, outboxPage, type OutboxRow } from '../email/index.js';
+import { EMPLOYEE_STATUSES, employerCounts, employerNames, employersPage, type EmployerWithHeadcount } from '../employers/index.js';
+import { escrowMetadataPage, type EscrowMetadataRow } from '../escrow/index.js';
+import { PAYROLL_RUN_STATUSES, payrollRunCounts, payrollRunsPage, type RunRow } from '../payroll/index.js';
+import { REPUTATION_WRITE_STATUSES, reputationWriteCounts, reputationWritesPage, type ReputationWriteRow } from '../reputation/index.js';
 import { badRequest } from '../../errors.js';
 import { formatUsd } from '../../money.js';
 import { presentForAdmin } from '../announcements/index.js';
@@ -48,7 +51,7 @@ const presentJob = (j: store.JobRow) => ({
   completed_at: j.completed_on,
 });
 
-const presentReputationWrite = (w: store.ReputationWriteRow) => ({
+const presentReputationWrite = (w: ReputationWriteRow) => ({
   id: w.id,
   kind: w.kind,
   write_type: w.writeType,
@@ -64,7 +67,7 @@ const presentReputationWrite = (w: store.ReputationWriteRow) => ({
   written_at: iso(w.writtenAt),
 });
 
-const presentEmployer = (e: store.AdminEmployerRow) => ({
+const presentEmployer = (e: EmployerWithHeadcount) => ({
   id: e.id,
   name: e.name,
   owner_user_id: e.ownerUserId,
@@ -96,7 +99,7 @@ const presentPayment = (p: store.PaymentRow) => ({
   refunded_at: iso(p.refundedAt),
 });
 
-const presentEmail = (m: store.EmailRow) => ({
+const presentEmail = (m: OutboxRow) => ({
   id: m.id,
   to_address: m.toAddress,
   subject: m.subject,
@@ -109,10 +112,10 @@ const presentEmail = (m: store.EmailRow) => ({
   sent_at: iso(m.sentAt),
 });
 
-const presentPayrollRun = (r: store.AdminPayrollRunRow) => ({
+const presentPayrollRun = (r: RunRow, employerName: string) => ({
   id: r.id,
   employer_id: r.employerId,
-  employer_name: r.employerName,
+  employer_name: employerName,
   status: r.status,
   total_usd: formatUsd(r.totalAmount),
   recipient_count: r.recipientCount,
@@ -126,7 +129,7 @@ const presentPayrollRun = (r: store.AdminPayrollRunRow) => ({
   finalized_at: iso(r.finalizedAt),
 });
 
-const presentEscrow = (e: store.AdminEscrowRow) => ({
+const presentEscrow = (e: EscrowMetadataRow) => ({
   id: e.id,
   employer_id: e.employerId,
   status: e.status,
@@ -167,19 +170,32 @@ const presentAudit = (a: store.AuditRow) => ({
 
 /** scope=overview: counts, each status listed even at zero. */
 async function overview(db: Db) {
-  const counts = await store.overview(db);
+  const [employers, runs, payments, emails, reputationWrites] = await Promise.all([
+    employerCounts(db),
+    payrollRunCounts(db),
+    store.paymentCounts(db),
+    outboxCounts(db),
+    reputationWriteCounts(db),
+  ]);
   return {
     scope: 'overview' as const,
     generated_at: new Date().toISOString(),
     counts: {
-      employers: counts.employers,
-      employees: byStatus(EMPLOYEE_STATUSES, counts.employees),
-      payroll_runs: byStatus(PAYROLL_RUN_STATUSES, counts.payrollRuns),
-      payments: counts.payments.map((p) => ({ rail: p.rail, status: p.status, count: p.count, amount_usd: formatUsd(p.amount) })),
-      emails: byStatus(EMAIL_STATUSES, counts.emails),
-      reputation_writes: byStatus(REPUTATION_WRITE_STATUSES, counts.reputationWrites),
+      employers: employers.employers,
+      employees: byStatus(EMPLOYEE_STATUSES, employers.employees),
+      payroll_runs: byStatus(PAYROLL_RUN_STATUSES, runs),
+      payments: payments.map((p) => ({ rail: p.rail, status: p.status, count: p.count, amount_usd: formatUsd(p.amount) })),
+      emails: byStatus(EMAIL_STATUSES, emails),
+      reputation_writes: byStatus(REPUTATION_WRITE_STATUSES, reputationWrites),
     },
   };
+}
+
+/** Runs with their employer's name (a run's employer always exists: a foreign key). */
+async function payrollRuns(db: Db, page: OffsetPage, employerId: string | undefined) {
+  const { rows, total } = await payrollRunsPage(db, page, employerId);
+  const names = await employerNames(db, rows.map((run) => run.employerId));
+  return { total, items: rows.map((run) => presentPayrollRun(run, names.get(run.employerId)!)) };
 }
 
 /** The platform admin's operations view (GET /api/admin); callers are checked by the route. */
@@ -204,7 +220,7 @@ export class AdminService {
       case 'overview':
         return overview(db);
       case 'employers': {
-        const { rows, total } = await store.listEmployers(db, page);
+        const { rows, total } = await employersPage(db, page);
         return { scope: 'employers' as const, ...paging, total, items: rows.map(presentEmployer) };
       }
       case 'payments': {
@@ -213,20 +229,18 @@ export class AdminService {
       }
       case 'email_outbox':
       case 'emails': {
-        const { rows, total } = await store.listEmails(db, page);
+        const { rows, total } = await outboxPage(db, page);
         return { scope: query.scope, ...paging, total, items: rows.map(presentEmail) };
       }
       case 'reputation_writes':
       case 'reputation_failures': {
-        const { rows, total } = await store.listReputationWrites(db, page, query.scope === 'reputation_failures');
+        const { rows, total } = await reputationWritesPage(db, page, query.scope === 'reputation_failures');
         return { scope: query.scope, ...paging, total, items: rows.map(presentReputationWrite) };
       }
-      case 'payroll_runs': {
-        const { rows, total } = await store.listPayrollRuns(db, page, query.employerId);
-        return { scope: 'payroll_runs' as const, ...paging, total, items: rows.map(presentPayrollRun) };
-      }
+      case 'payroll_runs':
+        return { scope: 'payroll_runs' as const, ...paging, ...(await payrollRuns(db, page, query.employerId)) };
       case 'escrows': {
-        const { rows, total } = await store.listEscrows(db, page, query.employerId);
+        const { rows, total } = await escrowMetadataPage(db, page, query.employerId);
         return { scope: 'escrows' as const, ...paging, total, items: rows.map(presentEscrow) };
       }
       case 'jobs': {

@@ -2,3 +2,5 @@
 export { bridgeRoutes } from './routes.js';
 export type { BridgeService } from './service.js';
 export { PaidOfframpBody } from './schema.js';
+// The portal's activity feed.
+export { offrampFeed } from './store.js';

@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, isNotNull, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { feedSourceQuery, toFeedRow, type FeedPosition, type FeedRow } from '../../db/keyset.js';
 import { lockEmployee } from '../employers/index.js';
 import { bankAccounts, cards, offrampTransfers } from './tables.js';
 import { FINAL_TRANSFER_STATUSES, type DestinationType } from '../../providers/bridge/index.js';
@@ -124,4 +125,31 @@ export function openOfframps(db: Db, limit: number): Promise<OfframpRow[]> {
     .where(and(isNotNull(offrampTransfers.bridgeTransferId), notInArray(offrampTransfers.status, [...FINAL_TRANSFER_STATUSES])))
     .orderBy(offrampTransfers.updatedAt)
     .limit(limit);
+}
+
+// ---- read model of another feature: the portal's activity feed ----
+
+/** Off-ramps to a bank account, whatever their state, as activity cards: at creation. */
+export async function offrampFeed(db: Db, employeeIds: string[], before: FeedPosition | null, limit: number): Promise<FeedRow<'offramp'>[]> {
+  const q = feedSourceQuery('offramp', sql`${offrampTransfers.createdAt}`, sql`${offrampTransfers.id}::text`, before);
+  const rows = await db
+    .select({ id: sql<string>`${offrampTransfers.id}::text`, at: q.at, amount: offrampTransfers.amount, transfer: offrampTransfers })
+    .from(offrampTransfers)
+    .where(and(inArray(offrampTransfers.employeeId, employeeIds), q.after))
+    .orderBy(...q.order)
+    .limit(limit);
+  return rows.map(({ transfer, ...row }) =>
+    toFeedRow('offramp')({
+      ...row,
+      details: {
+        direction: 'out',
+        employee_id: transfer.employeeId,
+        employer_id: transfer.employerId,
+        status: transfer.status,
+        destination_type: transfer.destinationType,
+        bridge_transfer_id: transfer.bridgeTransferId,
+        failure_reason: transfer.failureReason,
+      },
+    }),
+  );
 }

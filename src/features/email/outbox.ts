@@ -1,5 +1,6 @@
-import { and, asc, eq, isNull, lt, ne, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import type { Counted, OffsetPage } from '../../db/paging.js';
 import { emailOutbox } from './tables.js';
 import { EmailDeliveryError, type EmailMessage, type EmailTransport } from '../../providers/email/transport.js';
 
@@ -136,4 +137,20 @@ export interface OutgoingEmail {
 export async function queueEmails(db: Db, emails: OutgoingEmail[]): Promise<void> {
   if (emails.length === 0) return;
   await db.insert(emailOutbox).values(emails).onConflictDoNothing({ target: emailOutbox.dedupeKey });
+}
+
+// ---- read model of another feature: the admin view ----
+
+/** How many emails are in each status. */
+export function outboxCounts(db: Db): Promise<{ status: string; count: number }[]> {
+  return db.select({ status: emailOutbox.status, count: count() }).from(emailOutbox).groupBy(emailOutbox.status);
+}
+
+/** The outbox newest first. */
+export async function outboxPage(db: Db, page: OffsetPage): Promise<Counted<OutboxRow>> {
+  const [rows, totals] = await Promise.all([
+    db.select().from(emailOutbox).orderBy(desc(emailOutbox.createdAt), desc(emailOutbox.id)).offset(page.offset).limit(page.limit),
+    db.select({ total: count() }).from(emailOutbox),
+  ]);
+  return { rows, total: totals[0]?.total ?? 0 };
 }

@@ -9,3 +9,5 @@ export { AGENT_KEY_HEADER, PaidCallers, type PaidCaller } from './paid-caller.js
 export { CreateEmployeeBody, EmployeeIdParams, EmployerIdParams, PaidIdentityHeaders, plainText, solanaAddressSchema } from './schema.js';
 export type { EmployeeRow, EmployerRow } from './store.js';
 export { EMPLOYEE_STATUSES } from './tables.js';
+// The admin view.
+export { employerCounts, employerNames, employersPage, type EmployerWithHeadcount } from './store.js';

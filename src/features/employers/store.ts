@@ -1,5 +1,6 @@
-import { and, asc, count, eq, inArray, isNotNull, isNull, notInArray, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, isNotNull, isNull, notInArray, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import type { Counted, OffsetPage } from '../../db/paging.js';
 import { employees, employers } from './tables.js';
 
 export type EmployerRow = typeof employers.$inferSelect;
@@ -270,4 +271,41 @@ export function employeesAwaitingKyc(db: Db, limit: number) {
 /** Locks the employee's row for the rest of the transaction: one off-ramp reservation at a time per employee. */
 export async function lockEmployee(db: Db, employeeId: string): Promise<void> {
   await db.select({ id: employees.id }).from(employees).where(eq(employees.id, employeeId)).for('update');
+}
+
+// ---- read model of another feature: the admin view ----
+
+/** How many employers there are, and how many employees are in each status. */
+export async function employerCounts(db: Db): Promise<{ employers: number; employees: { status: string; count: number }[] }> {
+  const [employerTotal, employeeCounts] = await Promise.all([
+    db.select({ total: count() }).from(employers),
+    db.select({ status: employees.status, count: count() }).from(employees).groupBy(employees.status),
+  ]);
+  return { employers: employerTotal[0]?.total ?? 0, employees: employeeCounts };
+}
+
+export type EmployerWithHeadcount = EmployerRow & { activeEmployees: number };
+
+/** Employers newest first, each with its count of active employees. */
+export async function employersPage(db: Db, page: OffsetPage): Promise<Counted<EmployerWithHeadcount>> {
+  const [rows, totals] = await Promise.all([
+    db
+      .select({
+        employer: employers,
+        activeEmployees: sql<number>`(SELECT count(*)::int FROM employees m WHERE m.employer_id = employers.id AND m.status = 'active')`,
+      })
+      .from(employers)
+      .orderBy(desc(employers.createdAt), desc(employers.id))
+      .offset(page.offset)
+      .limit(page.limit),
+    db.select({ total: count() }).from(employers),
+  ]);
+  return { rows: rows.map((r) => ({ ...r.employer, activeEmployees: Number(r.activeEmployees) })), total: totals[0]?.total ?? 0 };
+}
+
+/** These employers' names by id. */
+export async function employerNames(db: Db, employerIds: string[]): Promise<Map<string, string>> {
+  if (employerIds.length === 0) return new Map();
+  const rows = await db.select({ id: employers.id, name: employers.name }).from(employers).where(inArray(employers.id, [...new Set(employerIds)]));
+  return new Map(rows.map((row) => [row.id, row.name]));
 }

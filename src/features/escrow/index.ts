@@ -3,3 +3,5 @@ export { escrowRoutes } from './routes.js';
 export type { EscrowService } from './service.js';
 // The MCP tools' schemas.
 export { DeliverBody, EscrowIdParams, PostEscrowBody } from './schema.js';
+// The admin view.
+export { escrowMetadataPage, type EscrowMetadataRow } from './store.js';

@@ -1,5 +1,6 @@
-import { and, desc, eq, gt, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gt, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import type { Counted, OffsetPage } from '../../db/paging.js';
 import { escrows, type ESCROW_STATUSES } from './tables.js';
 
 export type EscrowRow = typeof escrows.$inferSelect;
@@ -140,4 +141,47 @@ export async function needingProgress(db: Db, fundingStaleSeconds: number, limit
     .orderBy(escrows.updatedAt)
     .limit(limit);
   return rows.map((r) => r.id);
+}
+
+// ---- read model of another feature: the admin view ----
+
+/** Escrow metadata. The deliverable's bytes are never read: only their size. */
+const metadataColumns = {
+  id: escrows.id,
+  employerId: escrows.employerId,
+  status: escrows.status,
+  amount: escrows.amount,
+  posterAgentIdentifier: escrows.posterAgentIdentifier,
+  workerAgentIdentifier: escrows.workerAgentIdentifier,
+  workerWalletAddress: escrows.workerWalletAddress,
+  workerReputationTier: escrows.workerReputationTier,
+  appliedExpiryHours: escrows.appliedExpiryHours,
+  expiresAt: escrows.expiresAt,
+  deliverableUri: escrows.deliverableUri,
+  deliverableSha256: escrows.deliverableSha256,
+  deliverableBytes: sql<number | null>`octet_length(${escrows.deliverableContent})`,
+  validatorVerdict: escrows.validatorVerdict,
+  validatorConfidence: escrows.validatorConfidence,
+  validatorModel: escrows.validatorModel,
+  sanitizerFlagged: escrows.sanitizerFlagged,
+  escalatedAt: escrows.escalatedAt,
+  escalationReason: escrows.escalationReason,
+  createdAt: escrows.createdAt,
+  deliveredAt: escrows.deliveredAt,
+  verdictAt: escrows.verdictAt,
+  finalizedAt: escrows.finalizedAt,
+};
+
+const metadataPage = (db: Db, page: OffsetPage, where: SQL | undefined) =>
+  db.select(metadataColumns).from(escrows).where(where).orderBy(desc(escrows.createdAt), desc(escrows.id)).offset(page.offset).limit(page.limit);
+export type EscrowMetadataRow = Awaited<ReturnType<typeof metadataPage>>[number];
+
+/** Escrows newest first, of one employer or of all, without their deliverables. */
+export async function escrowMetadataPage(db: Db, page: OffsetPage, employerId?: string): Promise<Counted<EscrowMetadataRow>> {
+  const where = employerId === undefined ? undefined : eq(escrows.employerId, employerId);
+  const [rows, totals] = await Promise.all([
+    metadataPage(db, page, where),
+    db.select({ total: count() }).from(escrows).where(where),
+  ]);
+  return { rows: rows.map((r) => ({ ...r, deliverableBytes: r.deliverableBytes === null ? null : Number(r.deliverableBytes) })), total: totals[0]?.total ?? 0 };
 }

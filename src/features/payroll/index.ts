@@ -5,3 +5,5 @@ export type { PayrollService, RecipientScreen } from './service.js';
 export { definePayrollJobs } from './jobs.js';
 export { confirmRun, failRun } from './settlement.js';
 export { ExecuteBody, HistoryParams, HistoryQuery, PayslipParams } from './schema.js';
+// Read models: the portal's activity feed and the admin view.
+export { payrollPaymentFeed, payrollRunCounts, payrollRunsPage, type RunRow } from './store.js';

@@ -1,5 +1,7 @@
-import { and, asc, count, desc, eq, gte, inArray, isNull, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, isNull, lte, ne, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { feedSourceQuery, toFeedRow, type FeedPosition, type FeedRow } from '../../db/keyset.js';
+import type { Counted, OffsetPage } from '../../db/paging.js';
 import { employees, employers } from '../employers/tables.js';
 import { advances } from '../wages/tables.js';
 import { agentDecisions, paymentItems, payrollRuns } from './tables.js';
@@ -282,4 +284,50 @@ export async function moveDecision(db: Db, decisionId: string, from: string, to:
     .where(and(eq(agentDecisions.id, decisionId), eq(agentDecisions.status, from)))
     .returning();
   return row ?? null;
+}
+
+// ---- read models of other features: the portal's activity feed and the admin view ----
+
+/** Payroll payments to these employees (drafts excluded), as activity cards: at finalisation, else creation. */
+export async function payrollPaymentFeed(db: Db, employeeIds: string[], before: FeedPosition | null, limit: number): Promise<FeedRow<'payroll_payment'>[]> {
+  const q = feedSourceQuery('payroll_payment', sql`coalesce(${paymentItems.finalizedAt}, ${paymentItems.createdAt})`, sql`${paymentItems.id}::text`, before);
+  const rows = await db
+    .select({ id: sql<string>`${paymentItems.id}::text`, at: q.at, amount: paymentItems.amount, item: paymentItems })
+    .from(paymentItems)
+    .where(and(inArray(paymentItems.employeeId, employeeIds), ne(paymentItems.status, 'pending'), q.after))
+    .orderBy(...q.order)
+    .limit(limit);
+  return rows.map(({ item, ...row }) =>
+    toFeedRow('payroll_payment')({
+      ...row,
+      details: {
+        direction: 'in',
+        employee_id: item.employeeId,
+        employer_id: item.employerId,
+        run_id: item.runId,
+        status: item.status,
+        chain: item.chain,
+        wallet_address: item.walletAddress,
+        tx_hash: item.txHash,
+        block_number: item.blockNumber?.toString() ?? null,
+        memo: item.memo,
+        reason: item.reason,
+      },
+    }),
+  );
+}
+
+/** How many runs are in each status. */
+export function payrollRunCounts(db: Db): Promise<{ status: string; count: number }[]> {
+  return db.select({ status: payrollRuns.status, count: count() }).from(payrollRuns).groupBy(payrollRuns.status);
+}
+
+/** Runs newest first, of one employer or of all. */
+export async function payrollRunsPage(db: Db, page: OffsetPage, employerId?: string): Promise<Counted<RunRow>> {
+  const where = employerId === undefined ? undefined : eq(payrollRuns.employerId, employerId);
+  const [rows, totals] = await Promise.all([
+    db.select().from(payrollRuns).where(where).orderBy(desc(payrollRuns.createdAt), desc(payrollRuns.id)).offset(page.offset).limit(page.limit),
+    db.select({ total: count() }).from(payrollRuns).where(where),
+  ]);
+  return { rows, total: totals[0]?.total ?? 0 };
 }

@@ -5,3 +5,5 @@ export type { ReputationService } from './service.js';
 // Used by other features today (agents, escrow, payroll, mcp).
 export { enqueueReputationWrite, escrowPayer, type LinkedIdentity, type ReputationTier } from './service.js';
 export { ReputationParams, ReputationSummarySchema } from './schema.js';
+// The admin view.
+export { reputationWriteCounts, reputationWritesPage, type ReputationWriteRow } from './store.js';

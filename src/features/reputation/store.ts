@@ -1,5 +1,6 @@
 import { and, asc, count, countDistinct, desc, eq, gt, inArray, isNotNull, isNull, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import type { Counted, OffsetPage } from '../../db/paging.js';
 import { reputationWrites } from './tables.js';
 
 export type ReputationWriteRow = typeof reputationWrites.$inferSelect;
@@ -173,4 +174,27 @@ export async function countVouchingPayers(db: Db, subjects: Subjects): Promise<n
   );
   const [row] = await db.select({ n: countDistinct(reputationWrites.payer) }).from(reputationWrites).where(vouches);
   return row?.n ?? 0;
+}
+
+// ---- read model of another feature: the admin view ----
+
+/** How many writes are in each status. */
+export function reputationWriteCounts(db: Db): Promise<{ status: string; count: number }[]> {
+  return db.select({ status: reputationWrites.status, count: count() }).from(reputationWrites).groupBy(reputationWrites.status);
+}
+
+/** Failed writes first (they need an operator), then newest first; `failedOnly`: the failed ones alone. */
+export async function reputationWritesPage(db: Db, page: OffsetPage, failedOnly = false): Promise<Counted<ReputationWriteRow>> {
+  const where = failedOnly ? eq(reputationWrites.status, 'failed') : undefined;
+  const [rows, totals] = await Promise.all([
+    db
+      .select()
+      .from(reputationWrites)
+      .where(where)
+      .orderBy(sql`${reputationWrites.status} = 'failed' DESC`, desc(reputationWrites.createdAt), desc(reputationWrites.id))
+      .offset(page.offset)
+      .limit(page.limit),
+    db.select({ total: count() }).from(reputationWrites).where(where),
+  ]);
+  return { rows, total: totals[0]?.total ?? 0 };
 }

@@ -1,5 +1,6 @@
 import { and, desc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { feedSourceQuery, toFeedRow, type FeedPosition, type FeedRow } from '../../db/keyset.js';
 import { indexerCheckpoints, indexerCursors, virtualAddressInflows } from './tables.js';
 
 export type NewInflow = typeof virtualAddressInflows.$inferInsert;
@@ -108,4 +109,34 @@ export async function insertInflows(db: Db, rows: NewInflow[]): Promise<number> 
   if (rows.length === 0) return 0;
   const inserted = await db.insert(virtualAddressInflows).values(rows).onConflictDoNothing().returning({ txHash: virtualAddressInflows.txHash });
   return inserted.length;
+}
+
+// ---- read model of another feature: the portal's activity feed ----
+
+/** Transfers to the employees' virtual deposit addresses, as activity cards: at the block's time (else when indexed). */
+export async function virtualInflowFeed(db: Db, employeeIds: string[], before: FeedPosition | null, limit: number): Promise<FeedRow<'virtual_inflow'>[]> {
+  const id = sql`(${virtualAddressInflows.txHash} || ':' || ${virtualAddressInflows.logIndex})`;
+  const q = feedSourceQuery('virtual_inflow', sql`coalesce(${virtualAddressInflows.blockTimestamp}, ${virtualAddressInflows.createdAt})`, id, before);
+  const rows = await db
+    .select({ id: sql<string>`${id}`, at: q.at, amount: virtualAddressInflows.amount, inflow: virtualAddressInflows })
+    .from(virtualAddressInflows)
+    .where(and(inArray(virtualAddressInflows.employeeId, employeeIds), q.after))
+    .orderBy(...q.order)
+    .limit(limit);
+  return rows.map(({ inflow, ...row }) =>
+    toFeedRow('virtual_inflow')({
+      ...row,
+      details: {
+        direction: 'in',
+        employee_id: inflow.employeeId,
+        employer_id: inflow.employerId,
+        tx_hash: inflow.txHash,
+        log_index: inflow.logIndex,
+        token_address: inflow.tokenAddress,
+        virtual_address: inflow.virtualAddress,
+        sender_address: inflow.senderAddress,
+        block_number: inflow.blockNumber.toString(),
+      },
+    }),
+  );
 }

@@ -4,3 +4,5 @@ export type { WagesService } from './service.js';
 export { queueReleasedStream } from './service.js';
 export { defineWagesJobs } from './jobs.js';
 export { AdvanceBody } from './schema.js';
+// The portal's activity feed.
+export { claimedAdvanceFeed } from './store.js';

@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, lt, lte, ne, sql } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../../db/client.js';
+import { feedSourceQuery, toFeedRow, type FeedPosition, type FeedRow } from '../../db/keyset.js';
 import { advances, streamStops } from './tables.js';
 
 export type AdvanceRow = typeof advances.$inferSelect;
@@ -155,4 +156,20 @@ export async function failStopAttempt(db: Db, id: string, attempts: number, erro
     .update(streamStops)
     .set(next.giveUp ? { status: 'failed', lastError: error } : { lastError: error, nextAttemptAt: sql`now() + ${`${next.delaySeconds} seconds`}::interval` })
     .where(stopHeldBy(id, attempts));
+}
+
+// ---- read model of another feature: the portal's activity feed ----
+
+/** Claimed wage advances (the ones that moved money), as activity cards: at the claim. */
+export async function claimedAdvanceFeed(db: Db, employeeIds: string[], before: FeedPosition | null, limit: number): Promise<FeedRow<'advance'>[]> {
+  const q = feedSourceQuery('advance', sql`coalesce(${advances.claimedAt}, ${advances.createdAt})`, sql`${advances.id}::text`, before);
+  const rows = await db
+    .select({ id: sql<string>`${advances.id}::text`, at: q.at, amount: advances.amount, advance: advances })
+    .from(advances)
+    .where(and(inArray(advances.employeeId, employeeIds), eq(advances.status, 'claimed'), q.after))
+    .orderBy(...q.order)
+    .limit(limit);
+  return rows.map(({ advance, ...row }) =>
+    toFeedRow('advance')({ ...row, details: { direction: 'in', employee_id: advance.employeeId, status: advance.status, tx_hash: advance.txHash } }),
+  );
 }
