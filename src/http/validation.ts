@@ -24,6 +24,49 @@ export function validationHook(
   return undefined;
 }
 
+const TYPE_NAMES: Record<string, string> = {
+  string: 'text',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  array: 'a list',
+  object: 'an object',
+  bigint: 'a whole number',
+};
+const FORMAT_NAMES: Record<string, string> = { email: 'an email address', uuid: 'a valid id', url: 'a URL', datetime: 'a date and time (ISO 8601)', date: 'a date (YYYY-MM-DD)' };
+const UNITS: Record<string, [string, string]> = { string: ['character', 'characters'], array: ['item', 'items'], set: ['item', 'items'] };
+
+function sizeMessage(bound: 'at most' | 'at least', origin: string, limit: unknown, inclusive = true): string {
+  const units = UNITS[origin];
+  if (units) return `must ${origin === 'string' ? 'be' : 'have'} ${bound} ${String(limit)} ${Number(limit) === 1 ? units[0] : units[1]}`;
+  if (!inclusive) return `must be ${bound === 'at most' ? 'less' : 'more'} than ${String(limit)}`;
+  return `must be ${bound} ${String(limit)}`;
+}
+
+/**
+ * Plain words for zod's own messages (a message a schema gives wins over these): the web app puts
+ * the field's label first ("Full name must be at most 200 characters"), so a form and the server
+ * say the same thing.
+ */
+function plainMessage(issue: z.core.$ZodRawIssue): string | undefined {
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.input === undefined ? 'is required' : `must be ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
+    case 'too_big':
+      return sizeMessage('at most', issue.origin, issue.maximum, issue.inclusive);
+    case 'too_small':
+      if (issue.origin === 'string' && issue.minimum === 1) return 'is required';
+      return sizeMessage('at least', issue.origin, issue.minimum, issue.inclusive);
+    case 'invalid_format':
+      return FORMAT_NAMES[issue.format] ? `must be ${FORMAT_NAMES[issue.format]}` : undefined;
+    case 'invalid_value':
+      return `must be one of: ${issue.values.map(String).join(', ')}`;
+    default:
+      return undefined;
+  }
+}
+z.config({ customError: plainMessage });
+
 // Shared field schemas; each carries its OpenAPI description.
 export const uuidSchema = z.uuid();
 export const evmAddressSchema = z
@@ -32,7 +75,12 @@ export const evmAddressSchema = z
   .openapi({ example: '0x5FbDB2315678afecb367f032d93F642f64180aa3' });
 export const usdAmountSchema = z
   .string()
-  .regex(USD_DECIMAL_PATTERN, 'must be a decimal string with at most 6 decimal places, e.g. "1250.50"')
+  .regex(USD_DECIMAL_PATTERN, {
+    error: (issue) =>
+      String(issue.input).trim().startsWith('-')
+        ? 'must be a positive amount, e.g. 1250.50'
+        : 'must be an amount in dollars with at most 6 decimal places, e.g. 1250.50',
+  })
   .openapi({ example: '1250.50' });
 export const emailSchema = z
   .string()

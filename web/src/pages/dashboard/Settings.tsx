@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
-import { api, ApiError, type Employer } from '../../lib/api';
+import { api, type Employer } from '../../lib/api';
+import { checkFields, rules, serverFieldErrors } from '../../lib/form';
 import { useCompany } from '../../company';
 import { ErrorState, Loading } from '../../components/States';
 import { formatDate } from '../../lib/format';
@@ -66,6 +67,8 @@ function EmployerDetails({ ownerEmail }: { ownerEmail: string }) {
   );
 }
 
+const NAME_CHECK = { name: { label: 'Employer name', rules: [rules.required, rules.maxLength(200)] } };
+
 function RenameForm({ employer, onSaved }: { employer: Employer; onSaved: (employer: Employer) => void }) {
   const [name, setName] = useState(employer.name);
   const [busy, setBusy] = useState(false);
@@ -73,14 +76,16 @@ function RenameForm({ employer, onSaved }: { employer: Employer; onSaved: (emplo
   const trimmed = name.trim();
   const submit = async (event: FormEvent) => {
     event.preventDefault();
+    const problem = checkFields({ name }, NAME_CHECK).name;
+    setMessage(problem ? { ok: false, text: problem } : null);
+    if (problem) return;
     setBusy(true);
-    setMessage(null);
     try {
       const saved = await api<Employer>(`/api/employers/${employer.id}`, { method: 'PATCH', body: { name: trimmed } });
       onSaved(saved);
       setMessage({ ok: true, text: 'Name saved.' });
     } catch (reason) {
-      setMessage({ ok: false, text: reason instanceof ApiError && reason.field === 'name' ? `Name: ${reason.message}` : errorText(reason) });
+      setMessage({ ok: false, text: serverFieldErrors(reason, NAME_CHECK)?.name ?? errorText(reason) });
     } finally {
       setBusy(false);
     }
@@ -88,8 +93,14 @@ function RenameForm({ employer, onSaved }: { employer: Employer; onSaved: (emplo
   return (
     <form className="inline-form" onSubmit={(e) => void submit(e)}>
       <label htmlFor="employer-name">Employer name</label>
-      <input id="employer-name" value={name} maxLength={200} onChange={(e) => setName(e.target.value)} aria-describedby="employer-name-status" />
-      <button type="submit" className="button secondary" disabled={busy || !trimmed || trimmed === employer.name}>
+      <input
+        id="employer-name"
+        value={name}
+        onChange={(e) => setName(e.target.value)}
+        aria-invalid={message && !message.ok ? true : undefined}
+        aria-describedby="employer-name-status"
+      />
+      <button type="submit" className="button secondary" disabled={busy || trimmed === employer.name}>
         {busy ? 'Saving…' : 'Rename'}
       </button>
       <p id="employer-name-status" role={message && !message.ok ? 'alert' : 'status'} className={message && !message.ok ? 'field-error' : 'muted'}>

@@ -1,7 +1,8 @@
 import { useEmployerId } from '../../session';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { api, ApiError, type Employee } from '../../lib/api';
+import { api, type Employee } from '../../lib/api';
+import { checkFields, rules, serverFieldErrors, type FieldErrors, type FieldSpec } from '../../lib/form';
 import { NeedsEmployer } from './components/CreateCompany';
 import { normaliseAmountInput } from '../../lib/money';
 import { usePageTitle } from '../../company';
@@ -14,6 +15,14 @@ const FIELDS: { name: Field; label: string; type: string; autoComplete: string; 
   { name: 'annual_salary_usd', label: 'Annual salary (USD)', type: 'text', autoComplete: 'off', required: false, hint: 'Optional, e.g. 120000 or 95000.50.', inputMode: 'decimal' },
 ];
 
+/** The server's rules for a new employee (CreateEmployeeRequest), in its words. */
+const CHECKS: Record<Field, FieldSpec> = {
+  full_name: { label: 'Full name', rules: [rules.required, rules.maxLength(200)] },
+  email: { label: 'Email', rules: [rules.required, rules.email, rules.maxLength(254)] },
+  wallet_address: { label: 'Wallet address', rules: [rules.evmAddress] },
+  annual_salary_usd: { label: 'Salary', rules: [rules.usdAmount] },
+};
+
 /** /dashboard/team/add: POST /api/employers/{id}/team. */
 export function TeamAdd() {
   usePageTitle('Add employee');
@@ -25,18 +34,20 @@ export function TeamAdd() {
   const [busy, setBusy] = useState(false);
   if (!employerId) return <NeedsEmployer title="Add employee" />;
 
+  /** Shows every field's problem and focuses the first; false when there is none. */
+  const showFieldErrors = (problems: FieldErrors<Field>) => {
+    setFieldErrors(problems);
+    const first = FIELDS.find((f) => problems[f.name]);
+    document.getElementById(`employee-${first?.name}`)?.focus();
+    return first !== undefined;
+  };
+
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setFieldErrors({});
     setFormError(null);
-    const missing: Partial<Record<Field, string>> = {};
-    if (!values.full_name.trim()) missing.full_name = 'Enter the full name.';
-    if (!values.email.trim()) missing.email = 'Enter the email address.';
-    if (Object.keys(missing).length > 0) {
-      setFieldErrors(missing);
-      document.getElementById(`employee-${Object.keys(missing)[0]}`)?.focus();
-      return;
-    }
+    const problems = checkFields(values, CHECKS);
+    if (showFieldErrors(problems)) return;
     const body: Record<string, string> = { full_name: values.full_name.trim(), email: values.email.trim() };
     if (values.wallet_address.trim()) body.wallet_address = values.wallet_address.trim();
     if (values.annual_salary_usd.trim()) body.annual_salary_usd = normaliseAmountInput(values.annual_salary_usd);
@@ -47,13 +58,7 @@ export function TeamAdd() {
         state: { notice: created.created ? `${created.full_name} was added.` : `${created.email} is already on your team; nothing was changed.` },
       });
     } catch (reason) {
-      const error = reason instanceof Error ? reason : new Error(String(reason));
-      const field = error instanceof ApiError ? (error.field?.split('.')[0] as Field | undefined) : undefined;
-      const known = field ? FIELDS.find((f) => f.name === field) : undefined;
-      if (field && known) {
-        setFieldErrors({ [field]: `${known.label}: ${error.message.replace(/^[\w.]+: /, '')}` });
-        document.getElementById(`employee-${field}`)?.focus();
-      } else setFormError(error.message);
+      if (!showFieldErrors(serverFieldErrors(reason, CHECKS) ?? {})) setFormError(reason instanceof Error ? reason.message : String(reason));
     } finally {
       setBusy(false);
     }

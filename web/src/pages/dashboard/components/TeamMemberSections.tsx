@@ -3,7 +3,8 @@ import { Link, useNavigate } from 'react-router';
 import { ConfirmButton } from '../../../components/ConfirmButton';
 import { Async, Empty } from '../../../components/States';
 import type { Loaded } from '../../../hooks';
-import { api, ApiError, type Employee, type Transactions } from '../../../lib/api';
+import { api, type Employee, type Transactions } from '../../../lib/api';
+import { checkFields, rules, serverFieldErrors } from '../../../lib/form';
 import { formatDate, shortAddress } from '../../../lib/format';
 import { formatUsd, fromUnits, monthlyUnits, normaliseAmountInput, toUnits } from '../../../lib/money';
 import { DataTable, type Column } from '../../../components/DataTable';
@@ -92,6 +93,8 @@ export function WalletReview({ employee, patch }: { employee: Employee; patch: P
   );
 }
 
+const SALARY_CHECK = { annual_salary_usd: { label: 'Salary', rules: [rules.required, rules.usdAmount] } };
+
 /** The salary form: a field error stays beside it, any other failure goes to the page's error. */
 export function SalaryEditor({
   employee,
@@ -112,16 +115,18 @@ export function SalaryEditor({
 
   const saveSalary = async (event: FormEvent) => {
     event.preventDefault();
-    setSalaryError(null);
+    const problem = checkFields({ annual_salary_usd: salary }, SALARY_CHECK).annual_salary_usd;
+    setSalaryError(problem ?? null);
+    if (problem) return;
     setBusy(true);
     try {
       await api<Employee>(path, { method: 'PATCH', body: { annual_salary_usd: normaliseAmountInput(salary) } });
       setMessage('Salary updated.');
       onChanged();
     } catch (reason) {
-      const e = reason as Error;
-      if (e instanceof ApiError && e.field === 'annual_salary_usd') setSalaryError(`Annual salary: ${e.message.replace(/^[\w.]+: /, '')}`);
-      else setError(e.message);
+      const field = serverFieldErrors(reason, SALARY_CHECK)?.annual_salary_usd;
+      if (field) setSalaryError(field);
+      else setError((reason as Error).message);
     } finally {
       setBusy(false);
     }
@@ -140,7 +145,7 @@ export function SalaryEditor({
           aria-invalid={salaryError ? true : undefined}
           aria-describedby={salaryError ? 'member-salary-error' : undefined}
         />
-        <button type="submit" className="button" disabled={busy || !salary.trim()}>
+        <button type="submit" className="button" disabled={busy}>
           Save salary
         </button>
       </form>
