@@ -37,18 +37,6 @@ export default tseslint.config(
     },
   },
   {
-    // Known debt (issue 28, still open): these stores read or write another feature's tables in SQL
-    // (joins, and the admin and activity read models). Each should go behind the owner's index.ts;
-    // this list may only shrink.
-    files: ['src/features/{agents,ai,payroll,users}/store.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ regex: '^\\.\\./[a-z-]+/(?!(index|tables)\\.js$)', message: "Import another feature only through its index.ts (README, 'Where things are')." }] },
-      ],
-    },
-  },
-  {
     // No function too long to read at once (issue 28); tests and generated types are exempt.
     files: ['src/**/*.ts', 'web/src/**/*.{ts,tsx}'],
     ignores: ['**/*.test.ts', '**/*.test.tsx', 'web/src/lib/api-types.ts'],

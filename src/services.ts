@@ -19,6 +19,7 @@ import { DemoAgentService } from './features/demo/service.js';
 import { Faucet } from './features/dev/faucet.js';
 import { PaidCallers } from './features/employers/paid-caller.js';
 import { EmployersService } from './features/employers/service.js';
+import { posterReservations } from './features/escrow/index.js';
 import { EscrowService, escrowOptionsFrom } from './features/escrow/service.js';
 import { MppActivityService } from './features/mpp-activity/service.js';
 import { NotificationsService } from './features/notifications/service.js';
@@ -173,7 +174,7 @@ function createChainServices(
     agents,
     agentDirectory,
     reputation,
-    agentPay: new AgentPayService({ database, verifier: agentVerifier, employers, tempo, reputation: reputationPort, log }),
+    agentPay: new AgentPayService({ database, verifier: agentVerifier, employers, tempo, reputation: reputationPort, escrowReservations: posterReservations, log }),
     escrow: new EscrowService({
       database,
       verifier: agentVerifier,

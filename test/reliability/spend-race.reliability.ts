@@ -4,6 +4,7 @@ import { agentPayCalls } from '../../src/features/agents/tables.js';
 import { escrows } from '../../src/features/escrow/tables.js';
 import { payments } from '../../src/payments/tables.js';
 import { spendUsage } from '../../src/features/agents/store.js';
+import { posterReservations } from '../../src/features/escrow/store.js';
 import { findPaidRoute } from '../../src/payments/prices.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { serveCountingOverlap } from '../support/http.js';
@@ -163,7 +164,7 @@ describe('spend race', () => {
     expect(answeredTotal).toBe(BigInt(expectedPaid) * amount);
     // Refusals at the gate never reserve anything.
     expect(rows.total).toBe(expectedPaid);
-    expect((await spendUsage(t.database.db, agent.authorizationId)).spentLastDay).toBe(answeredTotal);
+    expect((await spendUsage(t.database.db, agent.authorizationId, posterReservations)).spentLastDay).toBe(answeredTotal);
     // The handler really held many requests at once (one at a time would show 1).
     expect(overlap).toBeGreaterThanOrEqual(50);
     expect(ms).toBeLessThan(BURST_BUDGET_MS);
@@ -250,7 +251,7 @@ describe('spend race', () => {
     const locked = await t.database.db.select().from(escrows).where(eq(escrows.posterAuthorizationId, agent.authorizationId));
     expect(calls.filter((c) => c.status === 'paid')).toHaveLength(paid.length);
     expect(locked.filter((e) => e.status === 'posted').map((e) => e.id).sort()).toEqual(posted.map((a) => a.escrowId).sort());
-    expect((await spendUsage(t.database.db, agent.authorizationId)).spentLastDay).toBe(answeredTotal);
+    expect((await spendUsage(t.database.db, agent.authorizationId, posterReservations)).spentLastDay).toBe(answeredTotal);
     expect(treasuryBefore - (await treasuryService(t).account(employer.id)).available).toBe(answeredTotal);
     const vaults = await Promise.all(posted.map((a) => solana.escrowBalance(a.escrowId!)));
     expect(vaults.reduce((a, b) => a + b, 0n)).toBe(BigInt(posted.length) * amount);

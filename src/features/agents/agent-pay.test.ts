@@ -13,6 +13,7 @@ import { notifications } from '../notifications/tables.js';
 import { reputationWrites } from '../reputation/tables.js';
 import { agentPayCalls } from './tables.js';
 import { createLogger } from '../../log.js';
+import { posterReservations } from '../escrow/store.js';
 import { decodeMemo } from '../memo/codec.js';
 import { enqueueReputationWrite } from '../reputation/service.js';
 import { TreasuryService } from '../treasury/service.js';
@@ -363,6 +364,7 @@ function agentPayService() {
     employers: t.services.employers,
     tempo: t.chains!.tempo,
     reputation,
+    escrowReservations: posterReservations,
     log: createLogger('silent'),
   });
 }

@@ -14,6 +14,7 @@ import type { AgentRequestVerifier, SignedAgentRequest } from './request-proof.j
 import type { ReputationTier } from '../reputation/index.js';
 import { SpendReservations } from './spend.js';
 import * as store from './store.js';
+import type { OtherReservations } from './store.js';
 import { TreasuryTransferBatcher } from './transfer-batcher.js';
 
 /** What agent/pay needs of the reputation feature: an agent's tier, and a feedback write queued in our transaction. */
@@ -68,6 +69,8 @@ export interface AgentPayServiceOptions {
   employers: EmployersService;
   tempo: TempoChain;
   reputation: ReputationPort;
+  /** Escrow's posts, which count toward the same caps (escrow's `posterReservations`). */
+  escrowReservations: OtherReservations;
   log: Logger;
 }
 
@@ -80,14 +83,14 @@ export class AgentPayService {
   private readonly reputation: ReputationPort;
   private readonly log: Logger;
 
-  constructor({ database, verifier, employers, tempo, reputation, log }: AgentPayServiceOptions) {
+  constructor({ database, verifier, employers, tempo, reputation, escrowReservations, log }: AgentPayServiceOptions) {
     this.database = database;
     this.employers = employers;
     this.tempo = tempo;
     this.reputation = reputation;
     this.log = log;
     this.transfers = new TreasuryTransferBatcher(tempo);
-    this.spend = new SpendReservations(database, verifier, reputation);
+    this.spend = new SpendReservations(database, verifier, reputation, escrowReservations);
   }
 
   async pay(request: AgentPayRequest): Promise<AgentPayResult> {

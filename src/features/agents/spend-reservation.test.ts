@@ -194,7 +194,7 @@ describe('reconcilers own nothing in flight', () => {
     const to = evmRecipient();
     const stalled = stalledTempo();
     const reputation = { tierOf: () => Promise.resolve({ tier: 'unknown' as const }), enqueue: enqueueReputationWrite };
-    const service = new AgentPayService({ database: t.database, verifier: verifier(), employers: t.services.employers, tempo: stalled.chain, reputation, log: createLogger('silent') });
+    const service = new AgentPayService({ database: t.database, verifier: verifier(), employers: t.services.employers, tempo: stalled.chain, reputation, escrowReservations: escrowStore.posterReservations, log: createLogger('silent') });
     const { proof: signed } = await proof(agent, '/api/mpp/agent/pay', { employer_id: employerId, recipient_wallet: to, amount: '3' });
     const paying = service.pay({ identifier: agent.identifier, employerId, recipient: to, amount: 3_000_000n, reference: null, idempotencyKey: null, proof: signed, feePaymentId: null });
     const settled = paying.then(() => 'paid', (error: Error) => error.message);

@@ -22,15 +22,16 @@ export type Reservation<R, P> = { kind: 'reserved'; value: R; authorization: sto
 /**
  * The one spend reservation of an agent (spec 8.2, gates 1-5), shared by agent/pay and
  * escrow/post: both draw on one authorization's caps, and every kind of reservation counts toward
- * them (`store.spendUsage`). The gates are evaluated and the reservation recorded in one
- * transaction holding the authorization row, so parallel spends of any kind, on any instance,
- * cannot overshoot a cap.
+ * them (`store.spendUsage`, with escrow's posts as `escrowReservations`). The gates are
+ * evaluated and the reservation recorded in one transaction holding the authorization row, so
+ * parallel spends of any kind, on any instance, cannot overshoot a cap.
  */
 export class SpendReservations {
   constructor(
     private readonly database: Database,
     private readonly verifier: AgentRequestVerifier,
     private readonly tiers: SpenderTiers,
+    private readonly escrowReservations: store.OtherReservations,
   ) {}
 
   /**
@@ -66,7 +67,7 @@ export class SpendReservations {
       if (!authorization) throw refusal();
       const found = existing ? await existing(tx.db, authorization) : null;
       if (found !== null) return { kind: 'existing' as const, value: found };
-      const gate = evaluateGates(authorization, effectiveCaps(authorization, spender.tier), await store.spendUsage(tx.db, authorization.id), payment);
+      const gate = evaluateGates(authorization, effectiveCaps(authorization, spender.tier), await store.spendUsage(tx.db, authorization.id, this.escrowReservations), payment);
       if (gate) throw new AppError(gate.code, gate.message, { gate: gate.gate, ...gate.details });
       return { kind: 'reserved' as const, value: await record(tx.db, authorization), authorization };
     });

@@ -1,6 +1,5 @@
-import { and, asc, eq, inArray, isNotNull, isNull, lt, notInArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { escrows } from '../escrow/tables.js';
 import { agentAuthorizations, agentPayCalls } from './tables.js';
 
 export type AuthorizationRow = typeof agentAuthorizations.$inferSelect;
@@ -115,23 +114,29 @@ export function resumeAll(db: Db, employerId: string) {
 const counting = inArray(agentPayCalls.status, ['reserved', 'paid']);
 
 /**
- * Everything an authorization has reserved, of every kind, over the rolling 24 h (gate 3): its
- * agent/pay calls still reserved or paid, and its escrows funding, open or paid out (a failed
- * funding or a refund gave the money back). Gate 4 counts every call and post that reached a
- * reservation in the last 60 s, whatever became of it.
+ * Reservations another feature holds against an authorization's caps (escrow's posts), as SQL
+ * selecting rows (amount, created_at, counts) made after `since`. Given as a port, not imported:
+ * escrow imports this feature.
  */
-export async function spendUsage(db: Db, authorizationId: string): Promise<{ spentLastDay: bigint; callsLastMinute: number }> {
+export type OtherReservations = (authorizationId: string, since: SQL) => SQL;
+
+/**
+ * Everything an authorization has reserved, of every kind, over the rolling 24 h (gate 3): its
+ * agent/pay calls still reserved or paid, and `others` (escrows funding, open or paid out), in
+ * one statement. Gate 4 counts every call and post that reached a reservation in the last 60 s,
+ * whatever became of it.
+ */
+export async function spendUsage(db: Db, authorizationId: string, others: OtherReservations): Promise<{ spentLastDay: bigint; callsLastMinute: number }> {
+  const dayAgo = sql`now() - interval '24 hours'`;
   const result = await db.execute<{ spent: string; calls: number }>(sql`
     select coalesce(sum(amount) filter (where counts), 0)::text as spent,
            (count(*) filter (where created_at > now() - interval '60 seconds'))::int as calls
     from (
       select ${agentPayCalls.amount} as amount, ${agentPayCalls.createdAt} as created_at, ${counting} as counts
         from ${agentPayCalls}
-       where ${agentPayCalls.authorizationId} = ${authorizationId} and ${agentPayCalls.createdAt} > now() - interval '24 hours'
+       where ${agentPayCalls.authorizationId} = ${authorizationId} and ${agentPayCalls.createdAt} > ${dayAgo}
       union all
-      select ${escrows.amount}, ${escrows.createdAt}, ${notInArray(escrows.status, ['funding_failed', 'rejected_refunded', 'expired_refunded'])}
-        from ${escrows}
-       where ${escrows.posterAuthorizationId} = ${authorizationId} and ${escrows.createdAt} > now() - interval '24 hours'
+      ${others(authorizationId, dayAgo)}
     ) as reservations`);
   const row = result.rows[0];
   return { spentLastDay: BigInt(row?.spent ?? '0'), callsLastMinute: Number(row?.calls ?? 0) };

@@ -39,6 +39,9 @@ export interface ComplianceExplanation {
   source: Source;
 }
 
+/** How many earlier paid items per employee the spike rule compares with. */
+const HISTORY_DEPTH = 6;
+
 /** A check older than this is worth repeating before the next payment. */
 const STALE_CHECK_DAYS = 30;
 const DAY_MS = 86_400_000;
@@ -115,10 +118,10 @@ export class AiService {
     if (!run) throw notFound('Payroll run');
 
     // A policy-rejected item was refused before payment: nothing of it will be paid.
-    const items = (await store.runItems(db, runId)).filter((item) => item.status !== 'policy_rejected');
+    const items = (await store.runItems(db, run)).filter((item) => item.status !== 'policy_rejected');
     const employeeIds = [...new Set(items.map((item) => item.employeeId))];
     const [history, lastWallets] = await Promise.all([
-      store.recentPaidAmounts(db, run, employeeIds),
+      store.recentPaidAmounts(db, run, employeeIds, HISTORY_DEPTH),
       store.lastPaidWallets(db, run, employeeIds),
     ]);
     const anomalies = findAnomalies(items, history, lastWallets);

@@ -1,4 +1,4 @@
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { auditLog } from '../../audit/tables.js';
 import { complianceEvents, walletBlocklist } from './tables.js';
@@ -238,4 +238,37 @@ export async function syncBuiltinSanctions(
       AND b.wallet_address = entry.address AND b.reason IS DISTINCT FROM entry.reason
     RETURNING b.id`);
   return { inserted: inserted.rows.length, updated: updated.rows.length, removed: removed.rows.length };
+}
+
+// ---- for the AI's compliance explanation (through index.ts) -----------------------------------
+
+/**
+ * The employer's latest compliance event for the (lower-cased) wallet; a tie at the same instant
+ * counts as BLOCKED, as in the compliance list.
+ */
+export async function latestEvent(db: Db, employerId: string, wallet: string): Promise<ComplianceEventRow | null> {
+  const rows = await db
+    .select()
+    .from(complianceEvents)
+    .where(and(eq(complianceEvents.employerId, employerId), eq(complianceEvents.walletAddress, wallet)))
+    .orderBy(desc(complianceEvents.checkedAt), desc(sql`(${complianceEvents.result} = 'BLOCKED')`), asc(complianceEvents.id))
+    .limit(1);
+  return rows[0] ?? null;
+}
+
+export interface Listing {
+  id: string;
+  /** null: the global sanctions list; otherwise the employer's own blocklist. */
+  employerId: string | null;
+  source: string;
+  reason: string | null;
+}
+
+/** Where the (lower-cased) wallet is listed now: sanctions rows first, then the employer's blocklist. */
+export function listingsNow(db: Db, employerId: string, wallet: string): Promise<Listing[]> {
+  return db
+    .select({ id: walletBlocklist.id, employerId: walletBlocklist.employerId, source: walletBlocklist.source, reason: walletBlocklist.reason })
+    .from(walletBlocklist)
+    .where(and(eq(walletBlocklist.walletAddress, wallet), or(isNull(walletBlocklist.employerId), eq(walletBlocklist.employerId, employerId))))
+    .orderBy(desc(sql`(${walletBlocklist.employerId} IS NULL)`), asc(walletBlocklist.createdAt));
 }

@@ -1,5 +1,9 @@
 /** The employers feature's public face: what the app mounts and what other features may use. */
 export { employeesAwaitingKyc, lockEmployee, setBridgeCustomerIfUnset, setKycStatus } from './store.js';
+/** The users store's per-request read and sign-in linking. */
+export { activeEmployeeIdsOf, linkEmployeesByEmail, ownedEmployerIdOf } from './store.js';
+/** Payroll's receipts and the AI's analyses. */
+export { employeeContacts, findEmployee, findEmployeesByIds } from './store.js';
 export * as virtualMasterStore from './virtual-master-store.js';
 export { employerRoutes } from './routes.js';
 export type { EmployersService } from './service.js';

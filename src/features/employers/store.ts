@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, isNotNull, isNull, notInArray, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, isNotNull, isNull, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import type { Counted, OffsetPage } from '../../db/paging.js';
 import { employees, employers } from './tables.js';
@@ -271,6 +271,40 @@ export function employeesAwaitingKyc(db: Db, limit: number) {
 /** Locks the employee's row for the rest of the transaction: one off-ramp reservation at a time per employee. */
 export async function lockEmployee(db: Db, employeeId: string): Promise<void> {
   await db.select({ id: employees.id }).from(employees).where(eq(employees.id, employeeId)).for('update');
+}
+
+// ---- a user's roles and sign-in linking (the users feature, through index.ts) ------------------
+
+/**
+ * The id of the employer the user owns, as a correlated subquery: the users store puts it in its
+ * one per-request read. `userId` must name the outer column qualified (`users.id`): a bare column
+ * would bind to this subquery's own tables.
+ */
+export const ownedEmployerIdOf = (userId: SQL) => sql<string | null>`(SELECT e.id FROM employers e WHERE e.owner_user_id = ${userId})`;
+
+/** The user's active employee ids, oldest first, as a correlated subquery (see `ownedEmployerIdOf`). */
+export const activeEmployeeIdsOf = (userId: SQL) =>
+  sql<string[]>`COALESCE((SELECT array_agg(m.id::text ORDER BY m.created_at) FROM employees m
+    WHERE m.user_id = ${userId} AND m.status = 'active'), '{}')`;
+
+/** Links unclaimed employee records with this email to the user. */
+export async function linkEmployeesByEmail(db: Db, userId: string, email: string) {
+  await db
+    .update(employees)
+    .set({ userId, updatedAt: sql`now()` })
+    .where(and(eq(employees.email, email), isNull(employees.userId)));
+}
+
+// ---- for other features' read models (payroll receipts, the AI analyses), through index.ts ---
+
+/** This employer's employees among `ids` with their contact details and the employer's name (a run's receipts). */
+export function employeeContacts(db: Db, employerId: string, ids: string[]) {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db
+    .select({ id: employees.id, email: employees.email, fullName: employees.fullName, employerName: employers.name })
+    .from(employees)
+    .innerJoin(employers, eq(employers.id, employees.employerId))
+    .where(and(eq(employees.employerId, employerId), sql`${employees.id} = ANY(${sql.param(ids)}::uuid[])`));
 }
 
 // ---- read model of another feature: the admin view ----

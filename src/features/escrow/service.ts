@@ -131,7 +131,7 @@ export class EscrowService {
     this.ai = ai;
     this.options = options;
     this.log = log;
-    this.spend = new SpendReservations(database, verifier, reputation);
+    this.spend = new SpendReservations(database, verifier, reputation, store.posterReservations);
   }
 
   // ---- post ------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gt, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gt, inArray, isNull, lt, lte, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import type { Counted, OffsetPage } from '../../db/paging.js';
 import { escrows, type ESCROW_STATUSES } from './tables.js';
@@ -11,6 +11,19 @@ export type EscrowStatus = (typeof ESCROW_STATUSES)[number];
 export const OPEN_STATUSES = ['posted', 'delivered', 'validating'] as const satisfies readonly EscrowStatus[];
 /** Statuses that exist for callers (the status route shows no other). */
 export const PUBLIC_STATUSES = [...OPEN_STATUSES, 'settled', 'rejected_refunded', 'expired_refunded'] as const satisfies readonly EscrowStatus[];
+
+// ---- reservations against the poster's spend caps (agents' gates, given this as a port) --------
+
+/**
+ * The authorization's escrow posts made after `since`, as rows (amount, created_at, counts) the
+ * agents feature's cap sum unions into its one statement: a post counts while funding, open or
+ * paid out; a failed funding or a refund gave the money back.
+ */
+export const posterReservations = (authorizationId: string, since: SQL): SQL => sql`
+  select ${escrows.amount} as amount, ${escrows.createdAt} as created_at,
+         ${notInArray(escrows.status, ['funding_failed', 'rejected_refunded', 'expired_refunded'])} as counts
+    from ${escrows}
+   where ${escrows.posterAuthorizationId} = ${authorizationId} and ${escrows.createdAt} > ${since}`;
 
 export async function insertEscrow(db: Db, values: NewEscrow): Promise<EscrowRow> {
   const [row] = await db.insert(escrows).values(values).returning();

@@ -5,5 +5,7 @@ export type { PayrollService, RecipientScreen } from './service.js';
 export { definePayrollJobs } from './jobs.js';
 export { confirmRun, failRun } from './settlement.js';
 export { ExecuteBody, HistoryParams, HistoryQuery, PayslipParams } from './schema.js';
+/** The AI's anomaly analysis reads runs, their items and the paid history. */
+export { findEmployerRun, itemsOfRun, lastPaidWallets, recentPaidAmounts, type ItemRow } from './store.js';
 // Read models: the portal's activity feed and the admin view.
 export { payrollPaymentFeed, payrollRunCounts, payrollRunsPage, type RunRow } from './store.js';

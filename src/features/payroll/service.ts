@@ -13,6 +13,7 @@ import type { EmployersService } from '../employers/index.js';
 import { unpayableReason, type EmployeeRow, type EmployerRow } from '../employers/index.js';
 import { encodeMemo } from '../memo/index.js';
 import type { TreasuryService } from '../treasury/index.js';
+import { advancesToNet, netAdvances } from '../wages/index.js';
 import { confirmRun, failRun } from './settlement.js';
 import type { SolanaPolicyWallet } from './solana-policy.js';
 import * as store from './store.js';
@@ -167,7 +168,7 @@ export class PayrollService {
         { id: runId, employerId, totalAmount: total, payPeriodStart: input.payPeriodStart, payPeriodEnd: input.payPeriodEnd, createdBy: caller.userId },
         items.map((item) => ({ ...item, chain: 'tempo' as const, status: 'pending' as const, reason: null })),
       );
-      if ((await store.netAdvances(tx.db, runId, advanceIds)) !== advanceIds.length) {
+      if ((await netAdvances(tx.db, runId, advanceIds)) !== advanceIds.length) {
         throw new AppError('ADVANCES_CHANGED', 'A payroll run prepared at the same time netted some of these advances; prepare this run again.');
       }
       await recordAudit(tx.db, {
@@ -197,7 +198,7 @@ export class PayrollService {
    * advances; 422 naming the employees whose advances the payment does not exceed.
    */
   private async netOfAdvances(recipients: { employee: EmployeeRow; amount: bigint }[]) {
-    const open = await store.advancesToNet(this.database.db, recipients.map((r) => r.employee.id));
+    const open = await advancesToNet(this.database.db, recipients.map((r) => r.employee.id));
     const advancedBy = new Map<string, bigint>();
     for (const advance of open) advancedBy.set(advance.employeeId, (advancedBy.get(advance.employeeId) ?? 0n) + advance.amount);
     const exceeding: { employee_id: string; amount_usd: string; advances_usd: string }[] = [];

@@ -4,6 +4,7 @@ import { queueEmail } from '../email/index.js';
 import { parseAgentIdentifier } from '../agents/index.js';
 import { notify } from '../notifications/index.js';
 import { enqueueReputationWrite } from '../reputation/index.js';
+import { releaseNettedAdvances } from '../wages/index.js';
 import * as store from './store.js';
 
 /**
@@ -66,6 +67,8 @@ async function rateExecutingAgent(db: Db, run: store.RunRow, total: bigint): Pro
 
 export async function failRun(db: Db, runId: string, reason: string): Promise<boolean> {
   if (!(await store.markFailed(db, runId, reason))) return false;
+  // Nothing was paid: the advances it netted wait for the next run.
+  await releaseNettedAdvances(db, runId);
   const run = (await store.findRun(db, runId))!;
   await notify(db, {
     employerId: run.employerId,

@@ -1,9 +1,8 @@
-import { and, asc, count, desc, eq, gte, inArray, isNull, lte, ne, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, lte, ne, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { feedSourceQuery, toFeedRow, type FeedPosition, type FeedRow } from '../../db/keyset.js';
 import type { Counted, OffsetPage } from '../../db/paging.js';
-import { employees, employers } from '../employers/tables.js';
-import { advances } from '../wages/tables.js';
+import { employeeContacts } from '../employers/index.js';
 import { agentDecisions, paymentItems, payrollRuns } from './tables.js';
 
 export type RunRow = typeof payrollRuns.$inferSelect;
@@ -152,51 +151,25 @@ export async function markFailed(db: Db, runId: string, reason: string): Promise
     .update(paymentItems)
     .set({ status: 'failed', reason, updatedAt: now })
     .where(and(eq(paymentItems.runId, runId), eq(paymentItems.status, 'submitted')));
-  // Nothing was paid: the advances it netted wait for the next run.
-  await db.update(advances).set({ nettedRunId: null }).where(eq(advances.nettedRunId, runId));
   return true;
 }
 
-/** Claimed advances of these employees that no run has netted yet. */
-export async function advancesToNet(db: Db, employeeIds: string[]): Promise<{ id: string; employeeId: string; amount: bigint }[]> {
-  if (employeeIds.length === 0) return [];
-  const rows = await db
-    .select({ id: advances.id, employeeId: advances.employeeId, amount: advances.amount })
-    .from(advances)
-    .where(and(inArray(advances.employeeId, employeeIds), eq(advances.status, 'claimed'), isNull(advances.nettedRunId)));
-  return rows.map((row) => ({ ...row, amount: row.amount ?? 0n }));
-}
-
-/** Marks these advances netted by the run, compare-and-set: returns how many it took (fewer when a concurrent run took some). */
-export async function netAdvances(db: Db, runId: string, advanceIds: string[]): Promise<number> {
-  if (advanceIds.length === 0) return 0;
-  const rows = await db
-    .update(advances)
-    .set({ nettedRunId: runId })
-    .where(and(inArray(advances.id, advanceIds), isNull(advances.nettedRunId)))
-    .returning({ id: advances.id });
-  return rows.length;
-}
-
-/** A run's paid items with who was paid and by whom (for receipts). */
-export function paidItemsWithRecipients(db: Db, runId: string) {
-  return db
-    .select({
-      employeeId: paymentItems.employeeId,
-      amount: paymentItems.amount,
-      chain: paymentItems.chain,
-      walletAddress: paymentItems.walletAddress,
-      memo: paymentItems.memo,
-      txHash: paymentItems.txHash,
-      email: employees.email,
-      fullName: employees.fullName,
-      employerName: employers.name,
-    })
+/** A run's paid items with who was paid and by whom (for receipts): the names are the employers feature's. */
+export async function paidItemsWithRecipients(db: Db, runId: string) {
+  const items = await db
+    .select()
     .from(paymentItems)
-    .innerJoin(employees, eq(employees.id, paymentItems.employeeId))
-    .innerJoin(employers, eq(employers.id, paymentItems.employerId))
     .where(and(eq(paymentItems.runId, runId), eq(paymentItems.status, 'paid')))
     .orderBy(paymentItems.createdAt, paymentItems.id);
+  if (items.length === 0) return [];
+  const contacts = await employeeContacts(db, items[0]!.employerId, items.map((item) => item.employeeId));
+  const byId = new Map(contacts.map((contact) => [contact.id, contact]));
+  return items.flatMap((item) => {
+    const contact = byId.get(item.employeeId);
+    if (!contact) return [];
+    const { employeeId, amount, chain, walletAddress, memo, txHash } = item;
+    return [{ employeeId, amount, chain, walletAddress, memo, txHash, email: contact.email, fullName: contact.fullName, employerName: contact.employerName }];
+  });
 }
 
 /** One item of one run, with its run's state. */
@@ -261,6 +234,44 @@ export async function settleItem(db: Db, itemId: string, outcome: { status: 'pai
       updatedAt: now,
     })
     .where(and(eq(paymentItems.id, itemId), eq(paymentItems.status, 'submitted')));
+}
+
+// ---- paid history for the AI's anomaly analysis (through index.ts) ------------------------------
+
+/** Paid items of these employees from runs other than `run` and created before it. */
+const paidBefore = (run: RunRow, employeeIds: string[]) => sql`
+  p.employer_id = ${run.employerId}::uuid
+  AND p.employee_id = ANY(${sql.param(employeeIds)}::uuid[])
+  AND p.status = 'paid'
+  AND p.run_id <> ${run.id}::uuid
+  AND p.created_at < ${run.createdAt.toISOString()}::timestamptz`;
+
+/** Each employee's last `depth` paid amounts before the run (base units). */
+export async function recentPaidAmounts(db: Db, run: RunRow, employeeIds: string[], depth: number): Promise<Map<string, bigint[]>> {
+  const history = new Map<string, bigint[]>();
+  if (employeeIds.length === 0) return history;
+  const { rows } = await db.execute<{ employee_id: string; amount: string }>(sql`
+    SELECT employee_id, amount::text AS amount
+    FROM (
+      SELECT p.employee_id, p.amount,
+             row_number() OVER (PARTITION BY p.employee_id ORDER BY p.created_at DESC, p.id DESC) AS n
+      FROM payment_items p
+      WHERE ${paidBefore(run, employeeIds)}
+    ) recent
+    WHERE n <= ${depth}`);
+  for (const row of rows) history.set(row.employee_id, [...(history.get(row.employee_id) ?? []), BigInt(row.amount)]);
+  return history;
+}
+
+/** The wallet of each employee's latest paid item before the run, per chain: key `employee:chain`. */
+export async function lastPaidWallets(db: Db, run: RunRow, employeeIds: string[]): Promise<Map<string, string>> {
+  if (employeeIds.length === 0) return new Map();
+  const { rows } = await db.execute<{ employee_id: string; chain: string; wallet_address: string }>(sql`
+    SELECT DISTINCT ON (p.employee_id, p.chain) p.employee_id, p.chain, p.wallet_address
+    FROM payment_items p
+    WHERE ${paidBefore(run, employeeIds)}
+    ORDER BY p.employee_id, p.chain, p.created_at DESC, p.id DESC`);
+  return new Map(rows.map((r) => [`${r.employee_id}:${r.chain}`, r.wallet_address]));
 }
 
 // ---- agent decisions (x402/payroll/execute) ----

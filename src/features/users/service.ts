@@ -1,6 +1,7 @@
 import type { Database, Db } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
 import type { IdentityClaims } from '../../providers/identity/verifier.js';
+import { linkEmployeesByEmail } from '../employers/index.js';
 import * as store from './store.js';
 
 export interface UsersServiceOptions {
@@ -31,7 +32,7 @@ export class UsersService {
     if (!user || emailChanged) {
       user = await this.database.transaction(async (tx) => {
         await store.upsertUser(tx.db, { id: claims.sub, email: claims.email, emailVerified: claims.emailVerified });
-        if (claims.email && claims.emailVerified) await store.linkEmployeesByEmail(tx.db, claims.sub, claims.email);
+        if (claims.email && claims.emailVerified) await linkEmployeesByEmail(tx.db, claims.sub, claims.email);
         return store.findUserWithRoles(tx.db, claims.sub);
       });
     }

@@ -1,6 +1,6 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { employees } from '../employers/tables.js';
+import { activeEmployeeIdsOf, ownedEmployerIdOf } from '../employers/index.js';
 import { users } from './tables.js';
 
 export interface UserRecord {
@@ -19,9 +19,8 @@ export async function findUserWithRoles(db: Db, userId: string): Promise<UserRec
       email: users.email,
       emailVerified: users.emailVerified,
       // Correlated subqueries name the outer table explicitly: drizzle renders columns unqualified.
-      ownedEmployerId: sql<string | null>`(SELECT e.id FROM employers e WHERE e.owner_user_id = users.id)`,
-      employeeIds: sql<string[]>`COALESCE((SELECT array_agg(m.id::text ORDER BY m.created_at) FROM employees m
-        WHERE m.user_id = users.id AND m.status = 'active'), '{}')`,
+      ownedEmployerId: ownedEmployerIdOf(sql`users.id`),
+      employeeIds: activeEmployeeIdsOf(sql`users.id`),
     })
     .from(users)
     .where(eq(users.id, userId));
@@ -41,14 +40,6 @@ export async function upsertUser(db: Db, user: { id: string; email: string | nul
         lastSeenAt: sql`now()`,
       },
     });
-}
-
-/** Links unclaimed employee records with this email to the user. */
-export async function linkEmployeesByEmail(db: Db, userId: string, email: string) {
-  await db
-    .update(employees)
-    .set({ userId, updatedAt: sql`now()` })
-    .where(and(eq(employees.email, email), isNull(employees.userId)));
 }
 
 /** The id of a user who proved this email address, if any. */

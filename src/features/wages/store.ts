@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, lt, lte, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lt, lte, ne, sql } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../../db/client.js';
 import { feedSourceQuery, toFeedRow, type FeedPosition, type FeedRow } from '../../db/keyset.js';
 import { advances, streamStops } from './tables.js';
@@ -156,6 +156,34 @@ export async function failStopAttempt(db: Db, id: string, attempts: number, erro
     .update(streamStops)
     .set(next.giveUp ? { status: 'failed', lastError: error } : { lastError: error, nextAttemptAt: sql`now() + ${`${next.delaySeconds} seconds`}::interval` })
     .where(stopHeldBy(id, attempts));
+}
+
+// ---- advances netted by payroll runs (the payroll feature, through index.ts, in its transaction) ----
+
+/** Claimed advances of these employees that no run has netted yet. */
+export async function advancesToNet(db: Db, employeeIds: string[]): Promise<{ id: string; employeeId: string; amount: bigint }[]> {
+  if (employeeIds.length === 0) return [];
+  const rows = await db
+    .select({ id: advances.id, employeeId: advances.employeeId, amount: advances.amount })
+    .from(advances)
+    .where(and(inArray(advances.employeeId, employeeIds), eq(advances.status, 'claimed'), isNull(advances.nettedRunId)));
+  return rows.map((row) => ({ ...row, amount: row.amount ?? 0n }));
+}
+
+/** Marks these advances netted by the run, compare-and-set: returns how many it took (fewer when a concurrent run took some). */
+export async function netAdvances(db: Db, runId: string, advanceIds: string[]): Promise<number> {
+  if (advanceIds.length === 0) return 0;
+  const rows = await db
+    .update(advances)
+    .set({ nettedRunId: runId })
+    .where(and(inArray(advances.id, advanceIds), isNull(advances.nettedRunId)))
+    .returning({ id: advances.id });
+  return rows.length;
+}
+
+/** The advances a failed run netted wait for the next run: nothing was paid. */
+export async function releaseNettedAdvances(db: Db, runId: string): Promise<void> {
+  await db.update(advances).set({ nettedRunId: null }).where(eq(advances.nettedRunId, runId));
 }
 
 // ---- read model of another feature: the portal's activity feed ----

@@ -7,6 +7,7 @@ import { AgentPayService } from '../../../src/features/agents/pay.js';
 import { AgentRequestVerifier } from '../../../src/features/agents/request-proof.js';
 import { SecretBox } from '../../../src/features/agents/secret-box.js';
 import { AgentsService } from '../../../src/features/agents/service.js';
+import { posterReservations } from '../../../src/features/escrow/store.js';
 import { enqueueReputationWrite } from '../../../src/features/reputation/service.js';
 import { TreasuryService } from '../../../src/features/treasury/service.js';
 import { createLogger } from '../../../src/log.js';
@@ -189,6 +190,7 @@ export function agentPayService(t: TestApp): AgentPayService {
     employers: t.services.employers,
     tempo: t.chains!.tempo,
     reputation,
+    escrowReservations: posterReservations,
     log: createLogger('silent'),
   });
 }
