@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatUsd, parseUsd } from './money.js';
+import { formatDollars, formatUsd, parseUsd } from './money.js';
 
 describe('money', () => {
   it('parses plain decimal strings into base units exactly', () => {
@@ -23,5 +23,14 @@ describe('money', () => {
     expect(formatUsd(1_500_000n)).toBe('1.500000');
     expect(formatUsd(-2_000_001n)).toBe('-2.000001');
     expect(parseUsd(formatUsd(123_456_789n))).toBe(123_456_789n);
+  });
+
+  it('formats dollars for people: grouped, rounded half up to the cent', () => {
+    expect(formatDollars(0n)).toBe('$0.00');
+    expect(formatDollars(4_999n)).toBe('$0.00');
+    expect(formatDollars(5_000n)).toBe('$0.01');
+    expect(formatDollars(1_234_565_000n)).toBe('$1,234.57');
+    expect(formatDollars(1_000_000_000_000n)).toBe('$1,000,000.00');
+    expect(formatDollars(-2_500_000n)).toBe('-$2.50');
   });
 });

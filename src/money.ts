@@ -21,3 +21,12 @@ export function formatUsd(units: bigint): string {
   const abs = units < 0n ? -units : units;
   return `${sign}${abs / UNIT}.${(abs % UNIT).toString().padStart(USD_DECIMALS, '0')}`;
 }
+
+/** Base units as dollars for a person to read, rounded half up to the cent: 1_234_565_000n -> "$1,234.57". */
+export function formatDollars(units: bigint): string {
+  const sign = units < 0n ? '-' : '';
+  const abs = units < 0n ? -units : units;
+  const cents = (abs * 100n + UNIT / 2n) / UNIT;
+  const whole = (cents / 100n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${sign}$${whole}.${(cents % 100n).toString().padStart(2, '0')}`;
+}

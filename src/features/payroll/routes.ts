@@ -11,7 +11,12 @@ import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import type { PaidCallers } from '../employers/index.js';
 import { decodeMemo } from '../memo/index.js';
+import { payslipFilename, payslipPdf } from './payslip-pdf.js';
 import {
+  EmployeePayslipResponse,
+  EmployeePayslipsResponse,
+  PayslipsQuery,
+  RunPayslipsResponse,
   ExecuteBody,
   ExecuteResponse,
   HistoryParams,
@@ -33,7 +38,7 @@ import {
   TransactionsQuery,
   TransactionsResponse,
 } from './schema.js';
-import type { PayrollService, PreparedRun } from './service.js';
+import { grossPay, type Payslip, type PayrollService, type PreparedRun } from './service.js';
 import type { SolanaPolicyWallet } from './solana-policy.js';
 import type { ItemRow, RunRow } from './store.js';
 
@@ -86,7 +91,7 @@ function presentPayslip(runId: string, item: ItemRow) {
     run_id: runId,
     employee_id: item.employeeId,
     amount_usd: usdNumber(item.amount),
-    gross_amount_usd: usdNumber(item.amount + item.advanceDeduction),
+    gross_amount_usd: usdNumber(grossPay(item)),
     advance_deduction_usd: usdNumber(item.advanceDeduction),
     status: item.status,
     tx_hash: item.txHash,
@@ -94,6 +99,33 @@ function presentPayslip(runId: string, item: ItemRow) {
     finalized_at: iso(item.finalizedAt),
     block_number: item.blockNumber === null ? null : Number(item.blockNumber),
     created_at: item.createdAt.toISOString(),
+  };
+}
+
+/** The free payslip routes' payslip: amounts as base units and USD decimals. */
+function presentEmployeePayslip(slip: Payslip) {
+  return {
+    run_id: slip.runId,
+    employee_id: slip.employeeId,
+    employee_name: slip.employeeName,
+    employer_id: slip.employerId,
+    employer_name: slip.employerName,
+    status: slip.status,
+    chain: slip.chain,
+    wallet_address: slip.walletAddress,
+    gross_amount: slip.gross.toString(),
+    gross_amount_usd: formatUsd(slip.gross),
+    advance_deduction: slip.advanceDeduction.toString(),
+    advance_deduction_usd: formatUsd(slip.advanceDeduction),
+    net_amount: slip.net.toString(),
+    net_amount_usd: formatUsd(slip.net),
+    memo: memoObject(slip.memo),
+    tx_hash: slip.txHash,
+    tx_url: slip.txUrl,
+    block_number: slip.blockNumber === null ? null : Number(slip.blockNumber),
+    pay_period: slip.payPeriod && { start: day(slip.payPeriod.start), end: day(slip.payPeriod.end) },
+    pay_date: iso(slip.payDate),
+    created_at: slip.createdAt.toISOString(),
   };
 }
 
@@ -116,7 +148,7 @@ function presentPrepared(prepared: PreparedRun) {
       employee_id: i.employeeId,
       wallet_address: i.walletAddress,
       amount_usd: formatUsd(i.amount),
-      gross_amount_usd: formatUsd(i.amount + i.advanceDeduction),
+      gross_amount_usd: formatUsd(grossPay(i)),
       advance_deduction_usd: formatUsd(i.advanceDeduction),
       memo: i.memo,
     })),
@@ -185,6 +217,49 @@ const listTransactions = createRoute({
   responses: { 200: jsonContent(TransactionsResponse, 'A page of payment items.'), ...errorResponses(400, 401, 404) },
 });
 
+const listEmployeePayslips = createRoute({
+  method: 'get',
+  path: '/api/employees/{id}/payslips',
+  tags: ['Payroll'],
+  summary: "An employee's payslips, newest first (the employee themselves or the employer's owner)",
+  security,
+  request: { params: HistoryParams, query: PayslipsQuery },
+  responses: { 200: jsonContent(EmployeePayslipsResponse, 'A page of payslips.'), ...errorResponses(400, 401, 404) },
+});
+
+const getEmployeePayslip = createRoute({
+  method: 'get',
+  path: '/api/employees/{id}/payslips/{runId}',
+  tags: ['Payroll'],
+  summary: "One run's payslip of an employee (the employee themselves or the employer's owner)",
+  security,
+  request: { params: RunIdParams },
+  responses: { 200: jsonContent(EmployeePayslipResponse, 'The payslip.'), ...errorResponses(400, 401, 404) },
+});
+
+const getEmployeePayslipPdf = createRoute({
+  method: 'get',
+  path: '/api/employees/{id}/payslips/{runId}/pdf',
+  tags: ['Payroll'],
+  summary: 'The same payslip as a PDF (an attachment named with its date)',
+  security,
+  request: { params: RunIdParams },
+  responses: {
+    200: { description: 'The payslip, one A4 page; amounts in dollars to the cent.', content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } },
+    ...errorResponses(400, 401, 404),
+  },
+});
+
+const listRunPayslips = createRoute({
+  method: 'get',
+  path: '/api/employers/{id}/payroll/runs/{runId}/payslips',
+  tags: ['Payroll'],
+  summary: "A run's payslips, one per employee (the employer's owner)",
+  security,
+  request: { params: RunIdParams },
+  responses: { 200: jsonContent(RunPayslipsResponse, "The run's payslips; none while it is a draft."), ...errorResponses(400, 401, 404) },
+});
+
 const proposeDecision = createRoute({
   method: 'post',
   path: '/api/employers/{id}/payroll/decisions',
@@ -241,7 +316,7 @@ export interface PayrollRouteDeps {
   idempotency: MiddlewareHandler<AppEnv>;
 }
 
-/** Internal REST (spec 4.8): prepare, submit, runs, transactions. */
+/** Internal REST (spec 4.8): prepare, submit, runs, transactions; payslips (issue 29). */
 export function payrollRoutes(deps: PayrollRouteDeps): FeatureApp {
   const app = featureApp();
   const owner = [deps.requireUser];
@@ -274,6 +349,35 @@ export function payrollRoutes(deps: PayrollRouteDeps): FeatureApp {
       query,
     );
     return c.json({ transactions: rows.map(presentTransaction), page: query.page, limit: query.limit, total }, 200);
+  });
+
+  app.openapi({ ...listEmployeePayslips, middleware: owner }, async (c) => {
+    const { id } = c.req.valid('param');
+    const page = c.req.valid('query');
+    const { payslips, total } = await deps.payroll.employeePayslips(c.var.caller, id, page);
+    return c.json({ employee_id: id, payslips: payslips.map(presentEmployeePayslip), page: page.page, limit: page.limit, total }, 200);
+  });
+
+  app.openapi({ ...getEmployeePayslip, middleware: owner }, async (c) => {
+    const { id, runId } = c.req.valid('param');
+    return c.json({ payslip: presentEmployeePayslip(await deps.payroll.employeePayslip(c.var.caller, id, runId)) }, 200);
+  });
+
+  app.openapi({ ...getEmployeePayslipPdf, middleware: owner }, async (c) => {
+    const { id, runId } = c.req.valid('param');
+    const slip = await deps.payroll.employeePayslip(c.var.caller, id, runId);
+    const body = await payslipPdf(slip);
+    return c.body(body as Uint8Array<ArrayBuffer>, 200, {
+      'Content-Type': 'application/pdf',
+      'Content-Disposition': `attachment; filename="${payslipFilename(slip)}"`,
+      'Cache-Control': 'private, no-store',
+    });
+  });
+
+  app.openapi({ ...listRunPayslips, middleware: owner }, async (c) => {
+    const { id, runId } = c.req.valid('param');
+    const payslips = await deps.payroll.runPayslips(c.var.caller, id, runId);
+    return c.json({ employer_id: id, run_id: runId, payslips: payslips.map(presentEmployeePayslip) }, 200);
   });
   return app;
 }

@@ -193,6 +193,50 @@ export const HistoryResponse = z
   })
   .openapi('EmployeePaymentHistory');
 
+// ---- payslips (issue 29): free, for the employee and the employer's owner ----
+
+export const PayslipsQuery = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});
+
+const baseUnits = (description: string) => z.string().openapi({ description: `${description} Integer base units (6 decimals).`, example: '1000000000' });
+const usd = (description: string) => z.string().openapi({ description: `${description} USD decimal.`, example: '1000.000000' });
+
+export const EmployeePayslip = z
+  .object({
+    run_id: z.uuid(),
+    employee_id: z.uuid(),
+    employee_name: z.string().nullable(),
+    employer_id: z.uuid(),
+    employer_name: z.string().nullable(),
+    status: z.enum(PAYMENT_ITEM_STATUSES).openapi({ description: 'submitted (sent, not final), paid, failed or policy_rejected; drafts have no payslip.' }),
+    chain: z.enum(['tempo', 'solana']),
+    wallet_address: z.string(),
+    gross_amount: baseUnits('Before deductions.'),
+    gross_amount_usd: usd('Before deductions.'),
+    advance_deduction: baseUnits('Advances (streamed salary already claimed) deducted.'),
+    advance_deduction_usd: usd('Advances deducted.'),
+    net_amount: baseUnits('Paid: the gross less the deduction.'),
+    net_amount_usd: usd('Paid.'),
+    memo: MemoObject.nullable(),
+    tx_hash: z.string().nullable(),
+    tx_url: z.string().nullable().openapi({ description: 'The transaction on a block explorer, when the chain has one.' }),
+    block_number: z.number().nullable(),
+    pay_period: z.object({ start: z.string().nullable(), end: z.string().nullable() }).nullable().openapi({ description: "The run's pay period (YYYY-MM-DD); null when the run has none." }),
+    pay_date: z.string().nullable().openapi({ description: 'When the payment was final; null until it is paid.' }),
+    created_at: z.string(),
+  })
+  .openapi('EmployeePayslip');
+
+export const EmployeePayslipResponse = z.object({ payslip: EmployeePayslip }).openapi('EmployeePayslipResponse');
+
+export const EmployeePayslipsResponse = z
+  .object({ employee_id: z.uuid(), payslips: z.array(EmployeePayslip), page: z.number().int(), limit: z.number().int(), total: z.number().int() })
+  .openapi('EmployeePayslips');
+
+export const RunPayslipsResponse = z.object({ employer_id: z.uuid(), run_id: z.uuid(), payslips: z.array(EmployeePayslip) }).openapi('RunPayslips');
+
 // ---- agent decisions and x402/payroll/execute (spec 4.5) ----
 
 export const ProposeDecisionBody = z

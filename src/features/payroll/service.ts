@@ -63,6 +63,35 @@ export function netPay(gross: bigint, advanced: bigint): { amount: bigint; advan
   return advanced < gross ? { amount: gross - advanced, advanceDeduction: advanced } : null;
 }
 
+/** What a payment was worth before its advances were deducted: `amount` (net) plus the deduction. */
+export function grossPay(item: { amount: bigint; advanceDeduction: bigint }): bigint {
+  return item.amount + item.advanceDeduction;
+}
+
+/** One payslip (issue 29): one employee's item of one run past draft, as the employee and the owner read it. */
+export interface Payslip {
+  runId: string;
+  employeeId: string;
+  employeeName: string | null;
+  employerId: string;
+  employerName: string | null;
+  status: store.ItemStatus;
+  chain: 'tempo' | 'solana';
+  walletAddress: string;
+  gross: bigint;
+  advanceDeduction: bigint;
+  net: bigint;
+  memo: string | null;
+  txHash: string | null;
+  /** The explorer page of a Tempo payment, when the chain has one. */
+  txUrl: string | null;
+  blockNumber: bigint | null;
+  payPeriod: { start: Date | null; end: Date | null } | null;
+  /** When the payment was final; null until then. */
+  payDate: Date | null;
+  createdAt: Date;
+}
+
 export interface DecisionItem {
   employeeId: string;
   amount: bigint;
@@ -441,6 +470,58 @@ export class PayrollService {
     const item = allowed ? await store.findItem(this.database.db, runId, employeeId) : null;
     if (!run || !item) throw notFound('Payslip');
     return { run, item };
+  }
+
+  // ---- payslips (issue 29): the employee themselves or the employer's owner; anyone else 404 ----
+
+  async employeePayslips(caller: Caller, employeeId: string, page: { page: number; limit: number }) {
+    await this.payslipEmployee(caller, employeeId);
+    const { rows, total } = await store.employeePayslips(this.database.db, employeeId, { offset: (page.page - 1) * page.limit, limit: page.limit });
+    return { payslips: rows.map((row) => this.toPayslip(row)), total };
+  }
+
+  async employeePayslip(caller: Caller, employeeId: string, runId: string): Promise<Payslip> {
+    await this.payslipEmployee(caller, employeeId);
+    const row = await store.findPayslip(this.database.db, runId, employeeId);
+    if (!row) throw notFound('Payslip');
+    return this.toPayslip(row);
+  }
+
+  /** A run's payslips, one per employee, for the employer's owner. */
+  async runPayslips(caller: Caller, employerId: string, runId: string): Promise<Payslip[]> {
+    await this.employers.requireOwned(this.database.db, caller, employerId);
+    if (!(await store.findEmployerRun(this.database.db, employerId, runId))) throw notFound('Payroll run');
+    return (await store.runPayslips(this.database.db, runId)).map((row) => this.toPayslip(row));
+  }
+
+  /** The employee if the caller is them or owns their employer; otherwise 404 like a missing one. */
+  private async payslipEmployee(caller: Caller, employeeId: string) {
+    const employee = await this.employers.findEmployee(employeeId);
+    if (!employee || !(caller.employeeIds.includes(employeeId) || caller.ownedEmployerId === employee.employerId)) throw notFound('Employee');
+    return employee;
+  }
+
+  private toPayslip({ item, payPeriodStart, payPeriodEnd, employeeName, employerName }: store.PayslipRow): Payslip {
+    return {
+      runId: item.runId,
+      employeeId: item.employeeId,
+      employeeName,
+      employerId: item.employerId,
+      employerName,
+      status: item.status,
+      chain: item.chain,
+      walletAddress: item.walletAddress,
+      gross: grossPay(item),
+      advanceDeduction: item.advanceDeduction,
+      net: item.amount,
+      memo: item.memo,
+      txHash: item.txHash,
+      txUrl: item.txHash && item.chain === 'tempo' ? this.tempo.explorerUrl(item.txHash as Hex) : null,
+      blockNumber: item.blockNumber,
+      payPeriod: payPeriodStart || payPeriodEnd ? { start: payPeriodStart, end: payPeriodEnd } : null,
+      payDate: item.status === 'paid' ? item.finalizedAt : null,
+      createdAt: item.createdAt,
+    };
   }
 
   /** An employee's payments, newest first: the employee, or their employer's owner or agent. */

@@ -181,6 +181,58 @@ export async function findItem(db: Db, runId: string, employeeId: string): Promi
   return rows[0] ?? null;
 }
 
+// ---- payslips: items past draft, with their run's pay period and the names on them ----
+
+export interface PayslipRow {
+  item: ItemRow;
+  payPeriodStart: Date | null;
+  payPeriodEnd: Date | null;
+  employeeName: string | null;
+  employerName: string | null;
+}
+
+/** Drafts' items are not payslips: a draft pays nothing and may never be sent. */
+function payslipItems(db: Db, where: SQL | undefined) {
+  return db
+    .select({ item: paymentItems, payPeriodStart: payrollRuns.payPeriodStart, payPeriodEnd: payrollRuns.payPeriodEnd })
+    .from(paymentItems)
+    .innerJoin(payrollRuns, eq(payrollRuns.id, paymentItems.runId))
+    .where(and(ne(paymentItems.status, 'pending'), where))
+    .orderBy(desc(paymentItems.createdAt), desc(paymentItems.id))
+    .$dynamic();
+}
+
+/** The rows with the employee's and employer's names (the employers feature's). */
+async function named(db: Db, rows: Omit<PayslipRow, 'employeeName' | 'employerName'>[]): Promise<PayslipRow[]> {
+  if (rows.length === 0) return [];
+  const contacts = await employeeContacts(db, rows[0]!.item.employerId, [...new Set(rows.map((r) => r.item.employeeId))]);
+  const byId = new Map(contacts.map((c) => [c.id, c]));
+  return rows.map((row) => {
+    const contact = byId.get(row.item.employeeId);
+    return { ...row, employeeName: contact?.fullName ?? null, employerName: contact?.employerName ?? null };
+  });
+}
+
+/** One employee's payslips, newest first, a page at a time. */
+export async function employeePayslips(db: Db, employeeId: string, page: { offset: number; limit: number }): Promise<Counted<PayslipRow>> {
+  const where = eq(paymentItems.employeeId, employeeId);
+  const [rows, totals] = await Promise.all([
+    payslipItems(db, where).offset(page.offset).limit(page.limit),
+    db.select({ total: count() }).from(paymentItems).where(and(where, ne(paymentItems.status, 'pending'))),
+  ]);
+  return { rows: await named(db, rows), total: totals[0]?.total ?? 0 };
+}
+
+/** Every payslip of one run (one per employee). */
+export async function runPayslips(db: Db, runId: string): Promise<PayslipRow[]> {
+  return named(db, await payslipItems(db, eq(paymentItems.runId, runId)));
+}
+
+export async function findPayslip(db: Db, runId: string, employeeId: string): Promise<PayslipRow | null> {
+  const rows = await payslipItems(db, and(eq(paymentItems.runId, runId), eq(paymentItems.employeeId, employeeId)));
+  return (await named(db, rows))[0] ?? null;
+}
+
 export function employeeItems(db: Db, employeeId: string, limit: number): Promise<ItemRow[]> {
   return db
     .select()
