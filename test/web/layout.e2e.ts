@@ -32,7 +32,7 @@ const ADMIN_TABS = ['employers', 'payroll_runs', 'escrows', 'jobs', 'email_outbo
 const PAGES: Record<Exclude<UserKey, never>, string[]> = {
   owner: DASHBOARD,
   admin: ['/admin', ...ADMIN_TABS.map((tab) => `/admin?tab=${tab}`), '/admin/announcements'],
-  employee: ['/portal', '/portal/activity'],
+  employee: ['/portal', '/portal/activity', '/portal/payslips'],
 };
 
 let browser: Browser;

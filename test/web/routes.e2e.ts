@@ -27,6 +27,7 @@ const ROUTES: RouteCase[] = [
   { pattern: '/dashboard/payroll', who: 'owner' },
   { pattern: '/dashboard/payroll/new', who: 'owner' },
   { pattern: '/dashboard/payroll/:runId', who: 'owner' },
+  { pattern: '/dashboard/payroll/:runId/payslips/:employeeId', who: 'owner' },
   { pattern: '/dashboard/treasury', who: 'owner' },
   { pattern: '/dashboard/treasury/deposit', who: 'owner' },
   { pattern: '/dashboard/cards', who: 'owner' },
@@ -41,6 +42,8 @@ const ROUTES: RouteCase[] = [
   { pattern: '/admin/announcements', who: 'admin' },
   { pattern: '/portal', who: 'employee' },
   { pattern: '/portal/activity', who: 'employee' },
+  { pattern: '/portal/payslips', who: 'employee' },
+  { pattern: '/portal/payslips/:runId', who: 'employee' },
   { pattern: '*', who: 'anonymous' },
 ];
 
@@ -96,21 +99,17 @@ beforeAll(async () => {
     if (who !== 'anonymous') await signIn(tab.page, who);
     tabs.set(who, tab);
   }
-  // Route parameters from the demo tenant: its first employee and its newest payroll run (a draft
-  // of $1 to that employee when it has none yet).
+  // Route parameters from the demo tenant: the demo employee (Ada) and a run that paid her $1,
+  // executed by the agent wallet as the wizard does, so her payslip routes have a payslip to show.
   const owner = tabs.get('owner')!.page;
   const { owned_employer_id: employerId } = await sessionOf(owner);
-  const { employees } = await apiAs<{ employees: { id: string }[] }>(owner, `/api/employers/${employerId}/team`);
-  params.employeeId = employees[0]!.id;
-  const { runs } = await apiAs<{ runs: { id: string }[] }>(owner, `/api/employers/${employerId}/payroll/runs?limit=1`);
-  params.runId =
-    runs[0]?.id ??
-    (
-      await apiAs<{ payroll_run_id: string }>(owner, `/api/employers/${employerId}/payroll`, {
-        method: 'POST',
-        body: { items: [{ employee_id: params.employeeId, amount_usd: '1.00' }] },
-      })
-    ).payroll_run_id;
+  const { employees } = await apiAs<{ employees: { id: string; email: string }[] }>(owner, `/api/employers/${employerId}/team`);
+  params.employeeId = employees.find((e) => e.email === 'ada@demo-payroll.example')!.id;
+  const { decision_id } = await apiAs<{ decision_id: string }>(owner, `/api/employers/${employerId}/payroll/decisions`, {
+    method: 'POST',
+    body: { items: [{ employee_id: params.employeeId, amount_usd: '1.00', chain: 'tempo' }] },
+  });
+  params.runId = (await apiAs<{ payroll_run_id: string }>(owner, '/api/x402/payroll/execute', { method: 'POST', body: { employer_id: employerId, decision_id } })).payroll_run_id;
 });
 afterAll(async () => {
   await browser?.close();

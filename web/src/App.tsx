@@ -14,7 +14,7 @@ import { DepositAddresses } from './pages/dashboard/DepositAddresses';
 import { Overview } from './pages/dashboard/Overview';
 import { Payroll } from './pages/dashboard/Payroll';
 import { PayrollNew } from './pages/dashboard/PayrollNew';
-import { PayrollRun } from './pages/dashboard/PayrollRun';
+import { PayrollRun, PayrollRunPayslip } from './pages/dashboard/PayrollRun';
 import { Settings } from './pages/dashboard/Settings';
 import { Team } from './pages/dashboard/Team';
 import { TeamAdd } from './pages/dashboard/TeamAdd';
@@ -23,6 +23,7 @@ import { Treasury } from './pages/dashboard/Treasury';
 import { TreasuryDeposit } from './pages/dashboard/TreasuryDeposit';
 import { Portal } from './pages/portal/Portal';
 import { PortalActivity } from './pages/portal/PortalActivity';
+import { PortalPayslip, PortalPayslips } from './pages/portal/PortalPayslips';
 import { SignIn } from './pages/SignIn';
 import { homeOf, useSession } from './session';
 
@@ -44,6 +45,7 @@ const ADMIN_NAV: NavItem[] = [
 const PORTAL_NAV: NavItem[] = [
   { to: '/portal', label: 'My pay', end: true },
   { to: '/portal/activity', label: 'Activity' },
+  { to: '/portal/payslips', label: 'Payslips' },
 ];
 
 /**
@@ -97,6 +99,7 @@ export function App() {
         <Route path="payroll" element={<Payroll />} />
         <Route path="payroll/new" element={<PayrollNew />} />
         <Route path="payroll/:runId" element={<PayrollRun />} />
+        <Route path="payroll/:runId/payslips/:employeeId" element={<PayrollRunPayslip />} />
         <Route path="treasury" element={<Treasury />} />
         <Route path="treasury/deposit" element={<TreasuryDeposit />} />
         <Route path="cards" element={<Cards />} />
@@ -129,6 +132,8 @@ export function App() {
       >
         <Route index element={<Portal />} />
         <Route path="activity" element={<PortalActivity />} />
+        <Route path="payslips" element={<PortalPayslips />} />
+        <Route path="payslips/:runId" element={<PortalPayslip />} />
       </Route>
       <Route path="*" element={<NotFound />} />
     </Routes>

@@ -2417,6 +2417,206 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/employees/{id}/payslips": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An employee's payslips, newest first (the employee themselves or the employer's owner) */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    page?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of payslips. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmployeePayslips"];
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid bearer token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/employees/{id}/payslips/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One run's payslip of an employee (the employee themselves or the employer's owner) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The payslip. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EmployeePayslipResponse"];
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid bearer token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/employees/{id}/payslips/{runId}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The same payslip as a PDF (an attachment named with its date) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The payslip, one A4 page; amounts in dollars to the cent. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": string;
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid bearer token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/employees/{id}/salary-stream": {
         parameters: {
             query?: never;
@@ -3544,7 +3744,57 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** The caller's employer (owner only) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Employer id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The employer (`created` is false). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Employer"];
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid bearer token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         put?: never;
         post?: never;
         delete?: never;
@@ -4614,6 +4864,72 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["PayrollRuns"];
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid bearer token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/employers/{id}/payroll/runs/{runId}/payslips": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A run's payslips, one per employee (the employer's owner) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The run's payslips; none while it is a draft. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RunPayslips"];
                     };
                 };
                 /** @description Invalid input; `field` names the offending field. */
@@ -9570,6 +9886,78 @@ export interface components {
                 tx_hash: string | null;
             }[];
         };
+        EmployeePayslip: {
+            /**
+             * @description Advances (streamed salary already claimed) deducted. Integer base units (6 decimals).
+             * @example 1000000000
+             */
+            advance_deduction: string;
+            /**
+             * @description Advances deducted. USD decimal.
+             * @example 1000.000000
+             */
+            advance_deduction_usd: string;
+            block_number: number | null;
+            /** @enum {string} */
+            chain: "tempo" | "solana";
+            created_at: string;
+            /** Format: uuid */
+            employee_id: string;
+            employee_name: string | null;
+            /** Format: uuid */
+            employer_id: string;
+            employer_name: string | null;
+            /**
+             * @description Before deductions. Integer base units (6 decimals).
+             * @example 1000000000
+             */
+            gross_amount: string;
+            /**
+             * @description Before deductions. USD decimal.
+             * @example 1000.000000
+             */
+            gross_amount_usd: string;
+            memo: components["schemas"]["Memo"];
+            /**
+             * @description Paid: the gross less the deduction. Integer base units (6 decimals).
+             * @example 1000000000
+             */
+            net_amount: string;
+            /**
+             * @description Paid. USD decimal.
+             * @example 1000.000000
+             */
+            net_amount_usd: string;
+            /** @description When the payment was final; null until it is paid. */
+            pay_date: string | null;
+            /** @description The run's pay period (YYYY-MM-DD); null when the run has none. */
+            pay_period: {
+                end: string | null;
+                start: string | null;
+            } | null;
+            /** Format: uuid */
+            run_id: string;
+            /**
+             * @description submitted (sent, not final), paid, failed or policy_rejected; drafts have no payslip.
+             * @enum {string}
+             */
+            status: "pending" | "submitted" | "paid" | "failed" | "policy_rejected";
+            tx_hash: string | null;
+            /** @description The transaction on a block explorer, when the chain has one. */
+            tx_url: string | null;
+            wallet_address: string;
+        };
+        EmployeePayslipResponse: {
+            payslip: components["schemas"]["EmployeePayslip"];
+        };
+        EmployeePayslips: {
+            /** Format: uuid */
+            employee_id: string;
+            limit: number;
+            page: number;
+            payslips: components["schemas"]["EmployeePayslip"][];
+            total: number;
+        };
         Employer: {
             admin_wallet: string | null;
             /** @description false when the caller already owned this employer. */
@@ -10380,6 +10768,13 @@ export interface components {
             }[];
             resumed_count: number;
             success: boolean;
+        };
+        RunPayslips: {
+            /** Format: uuid */
+            employer_id: string;
+            payslips: components["schemas"]["EmployeePayslip"][];
+            /** Format: uuid */
+            run_id: string;
         };
         SalaryBalanceTick: {
             /** @description Accrued since the last claim, base units. */

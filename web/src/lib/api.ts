@@ -21,6 +21,11 @@ export const tokenStore = {
   clear: () => localStorage.removeItem(TOKEN_KEY),
 };
 
+/** A non-2xx answer as an ApiError, from its parsed body. */
+function errorOf(response: Response, parsed: Record<string, unknown>): ApiError {
+  return new ApiError(response.status, String(parsed.code ?? response.status), String(parsed.error ?? response.statusText), parsed.field as string | undefined, parsed);
+}
+
 /** JSON over the API with the signed-in user's bearer; throws ApiError for any non-2xx answer. */
 export async function api<T>(path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
@@ -41,9 +46,31 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
     parsed = { error: text };
   }
   if (!response.ok) {
-    throw new ApiError(response.status, String(parsed.code ?? response.status), String(parsed.error ?? response.statusText), parsed.field as string | undefined, parsed);
+    throw errorOf(response, parsed);
   }
   return parsed as T;
+}
+
+/**
+ * Saves a file the API serves (a payslip PDF) under the name its Content-Disposition gives: the
+ * bearer cannot ride on a plain link, so it is fetched, then handed to the browser as an object URL.
+ */
+export async function download(path: string, fallbackName: string): Promise<void> {
+  const token = tokenStore.get();
+  const response = await fetch(path, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  if (!response.ok) {
+    const parsed = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+    throw errorOf(response, parsed);
+  }
+  const name = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? fallbackName;
+  const url = URL.createObjectURL(await response.blob());
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1_000);
 }
 
 /** A fresh Idempotency-Key for one user action (retries of the same action reuse it). */
@@ -65,6 +92,7 @@ export type Transactions = Schemas['PayrollTransactions'];
 export type Treasury = Schemas['EmployerTreasury'];
 export type YieldSummary = Schemas['EmployerYieldSummary'];
 export type ComplianceSummary = Schemas['ComplianceOverview'];
+export type Payslip = Schemas['EmployeePayslip'];
 export type DevNetwork = Schemas['DevChains']['networks'][number];
 
 /** Any named shape of the API's document, for the pages' one-off reads. */

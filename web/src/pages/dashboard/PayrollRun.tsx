@@ -1,8 +1,10 @@
 import { useEmployerId } from '../../session';
 import { useEffect, useState, type FormEvent } from 'react';
-import { api, type PayrollRun as PayrollRunRecord, type Team, type Transaction } from '../../lib/api';
+import { api, type PayrollRun as PayrollRunRecord, type Payslip, type Team, type Transaction } from '../../lib/api';
+import { DataTable } from '../../components/DataTable';
+import { PayslipPage, payslipColumns } from '../../components/Payslip';
 import { Link, useParams } from 'react-router';
-import { Empty, ErrorState, Loading } from '../../components/States';
+import { Async, Empty, ErrorState, Loading } from '../../components/States';
 import { formatDate, shortAddress } from '../../lib/format';
 import { formatUsd, toUnits } from '../../lib/money';
 import { useApi } from '../../hooks';
@@ -60,9 +62,42 @@ export function PayrollRun() {
       {back}
       <h1>Payroll run</h1>
       <RunStatus employerId={employerId} run={run} loaded={loaded} />
+      {/* Keyed by status: read again as the run moves (submitted -> confirmed). */}
+      <RunPayslips key={run.status} employerId={employerId} run={run} />
       <RunPayments items={items} names={names} />
     </>
   );
+}
+
+const PAYSLIP_COLUMNS = payslipColumns(
+  { key: 'name', label: 'Employee', value: (s) => s.employee_name ?? s.employee_id, render: (s) => s.employee_name ?? shortAddress(s.employee_id) },
+  (s) => `/dashboard/payroll/${s.run_id}/payslips/${s.employee_id}`,
+);
+
+/** One payslip per employee once the run is sent (a draft pays nothing, so it has none). */
+function RunPayslips({ employerId, run }: { employerId: string; run: PayrollRunRecord }) {
+  const payslips = useApi<{ payslips: Payslip[] }>(run.status === 'draft' ? null : `/api/employers/${employerId}/payroll/runs/${run.id}/payslips`);
+  return (
+    <section className="card" aria-labelledby="payslips-heading">
+      <h2 id="payslips-heading">Payslips</h2>
+      {run.status === 'draft' ? (
+        <Empty>Payslips appear once the run is submitted.</Empty>
+      ) : (
+        <Async loaded={payslips} label="Loading the payslips…">
+          {({ payslips: rows }) =>
+            rows.length === 0 ? <Empty>No payslips for this run.</Empty> : <DataTable scroll="core" caption="Payslips, one per employee" columns={PAYSLIP_COLUMNS} rows={rows} rowKey={(s) => s.employee_id} tools={{ name: 'payslips' }} />
+          }
+        </Async>
+      )}
+    </section>
+  );
+}
+
+/** /dashboard/payroll/:runId/payslips/:employeeId: one employee's payslip of the run. */
+export function PayrollRunPayslip() {
+  usePageTitle('Payslip');
+  const { runId = '', employeeId = '' } = useParams();
+  return <PayslipPage employeeId={employeeId} runId={runId} back={<Link to={`/dashboard/payroll/${runId}`}>← Payroll run</Link>} />;
 }
 
 /** The run's status, its figures, and (for a draft) where the owner records the signed transaction. */

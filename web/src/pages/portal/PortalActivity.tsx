@@ -6,6 +6,8 @@ import { formatUsd } from '../../lib/money';
 import { StatePill } from '../../components/DataTable';
 import { EmployeePicker, recordLabel, useEmployeeChoice } from './components/EmployeePicker';
 import { usePageTitle } from '../../company';
+import { Link } from 'react-router';
+import { portalPayslipPath } from './PortalPayslips';
 
 type ActivityType = Schema<'ActivityCard'>['type'];
 
@@ -111,6 +113,8 @@ function ActivityItem({ card, recordName }: { card: ActivityCard; recordName: st
   const incoming = d.direction !== 'out';
   const status = str(d.status);
   const txHash = str(d.tx_hash);
+  const runId = card.type === 'payroll_payment' ? str(d.run_id) : null;
+  const employeeId = str(d.employee_id);
   const lines: string[] = [];
   if (card.type === 'offramp') {
     const destination = str(d.destination_type);
@@ -132,7 +136,9 @@ function ActivityItem({ card, recordName }: { card: ActivityCard; recordName: st
     <li className={`card ap-activity-card ap-activity-${card.type}`} data-testid="activity-card" data-type={card.type}>
       <div className="ap-activity-main">
         <div>
-          <h2 className="ap-activity-title">{TITLES[card.type] ?? card.type}</h2>
+          <h2 className="ap-activity-title">
+            {runId && employeeId ? <Link to={portalPayslipPath(runId, employeeId)}>{TITLES[card.type]}</Link> : (TITLES[card.type] ?? card.type)}
+          </h2>
           <p className="muted">
             <time dateTime={card.occurred_at}>{formatDate(card.occurred_at)}</time>
             {recordName && <> · {recordName}</>}
