@@ -11,7 +11,8 @@ import { Async } from './States';
 
 const payslipApi = (employeeId: string, runId: string) => `/api/employees/${employeeId}/payslips/${runId}`;
 
-const period = (slip: Payslip) => (slip.pay_period ? `${slip.pay_period.start ?? '…'} – ${slip.pay_period.end ?? '…'}` : '—');
+/** The run's pay period as people read it. */
+export const period = (slip: Payslip) => (slip.pay_period ? `${slip.pay_period.start ?? '…'} – ${slip.pay_period.end ?? '…'}` : '—');
 
 /** "Download PDF": the PDF is fetched with the bearer and saved under the name the server gives it. */
 export function DownloadPayslip({ employeeId, runId, label = 'Download PDF' }: { employeeId: string; runId: string; label?: string }) {
@@ -42,10 +43,10 @@ export function DownloadPayslip({ employeeId, runId, label = 'Download PDF' }: {
   );
 }
 
-/** The columns both payslip tables share; `first` leads (the employee's name, or the pay date), `view` links each row. */
-export function payslipColumns(first: Column<Payslip>, view: (slip: Payslip) => string): Column<Payslip>[] {
+/** The columns both payslip tables share; `leading` come first (the employee's name, or the pay date and period), `view` links each row. */
+export function payslipColumns(leading: Column<Payslip>[], view: (slip: Payslip) => string): Column<Payslip>[] {
   return [
-    first,
+    ...leading,
     { key: 'gross', label: 'Gross', num: true, value: (s) => Number(s.gross_amount_usd), render: (s) => formatBaseUnits(s.gross_amount) },
     { key: 'deductions', label: 'Deductions', num: true, value: (s) => Number(s.advance_deduction_usd), render: (s) => formatBaseUnits(s.advance_deduction) },
     { key: 'net', label: 'Net', num: true, value: (s) => Number(s.net_amount_usd), render: (s) => <strong>{formatBaseUnits(s.net_amount)}</strong> },
@@ -55,7 +56,7 @@ export function payslipColumns(first: Column<Payslip>, view: (slip: Payslip) => 
       label: 'Payslip',
       render: (s) => (
         <span className="row">
-          <Link to={view(s)} aria-label={`View the payslip of ${s.employee_name ?? 'this employee'} for ${period(s)}`}>
+          <Link to={view(s)} aria-label={`View the payslip of ${s.employee_name ?? 'this employee'}${s.pay_period ? ` for ${period(s)}` : ''}`}>
             View
           </Link>
           <DownloadPayslip employeeId={s.employee_id} runId={s.run_id} />

@@ -70,7 +70,7 @@ export function PayrollRun() {
 }
 
 const PAYSLIP_COLUMNS = payslipColumns(
-  { key: 'name', label: 'Employee', value: (s) => s.employee_name ?? s.employee_id, render: (s) => s.employee_name ?? shortAddress(s.employee_id) },
+  [{ key: 'name', label: 'Employee', value: (s) => s.employee_name ?? s.employee_id, render: (s) => s.employee_name ?? shortAddress(s.employee_id) }],
   (s) => `/dashboard/payroll/${s.run_id}/payslips/${s.employee_id}`,
 );
 

@@ -3,7 +3,7 @@ import { Link, useParams } from 'react-router';
 import { usePageTitle } from '../../company';
 import { DataTable } from '../../components/DataTable';
 import { Pager } from '../../components/Pager';
-import { PayslipPage, payslipColumns } from '../../components/Payslip';
+import { PayslipPage, payslipColumns, period } from '../../components/Payslip';
 import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../lib/format';
 import type { Schema } from '../../lib/api';
@@ -16,7 +16,10 @@ const PAGE = 50;
 export const portalPayslipPath = (runId: string, employeeId: string) => `/portal/payslips/${runId}?employee=${employeeId}`;
 
 const COLUMNS = payslipColumns(
-  { key: 'date', label: 'Pay date', value: (s) => s.pay_date ?? s.created_at, render: (s) => formatDate(s.pay_date ?? s.created_at) },
+  [
+    { key: 'date', label: 'Pay date', value: (s) => s.pay_date ?? s.created_at, render: (s) => (s.pay_date ? formatDate(s.pay_date) : <span className="muted">not paid yet</span>) },
+    { key: 'period', label: 'Pay period', value: period, render: period },
+  ],
   (s) => portalPayslipPath(s.run_id, s.employee_id),
 );
 
@@ -63,6 +66,13 @@ export function PortalPayslip() {
   const { runId = '' } = useParams();
   const { employeeId } = useEmployeeChoice();
   const back = <Link to={employeeId ? `/portal/payslips?employee=${employeeId}` : '/portal/payslips'}>← Payslips</Link>;
-  if (!employeeId) return <Empty>You are not on an employer's payroll yet.</Empty>;
+  if (!employeeId) {
+    return (
+      <>
+        <h1>Payslip</h1>
+        <Empty>You are not on an employer's payroll yet.</Empty>
+      </>
+    );
+  }
   return <PayslipPage employeeId={employeeId} runId={runId} back={back} />;
 }
