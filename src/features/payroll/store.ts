@@ -202,7 +202,7 @@ function payslipItems(db: Db, where: SQL | undefined) {
     .$dynamic();
 }
 
-/** The rows with the employee's and employer's names (the employers feature's). */
+/** The rows (all of one employer: one employee's, or one run's) with the employee's and employer's names (the employers feature's). */
 async function named(db: Db, rows: Omit<PayslipRow, 'employeeName' | 'employerName'>[]): Promise<PayslipRow[]> {
   if (rows.length === 0) return [];
   const contacts = await employeeContacts(db, rows[0]!.item.employerId, [...new Set(rows.map((r) => r.item.employeeId))]);
