@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatUsd, parseUsd } from './money.js';
+import { displayUsd, formatUsd, parseUsd } from './money.js';
 
 describe('money', () => {
   it('parses plain decimal strings into base units exactly', () => {
@@ -23,5 +23,16 @@ describe('money', () => {
     expect(formatUsd(1_500_000n)).toBe('1.500000');
     expect(formatUsd(-2_000_001n)).toBe('-2.000001');
     expect(parseUsd(formatUsd(123_456_789n))).toBe(123_456_789n);
+  });
+
+  it('shows amounts to people as dollars and cents, never hiding a fraction of a cent', () => {
+    expect(displayUsd(38_583_340_000n)).toBe('$38,583.34');
+    expect(displayUsd(1_500_000n)).toBe('$1.50');
+    expect(displayUsd(0n)).toBe('$0.00');
+    expect(displayUsd(1_234_567_890_000_000n)).toBe('$1,234,567,890.00');
+    // Exact amounts are never rounded: a sub-cent remainder keeps its digits.
+    expect(displayUsd(38_583_336_666n)).toBe('$38,583.336666');
+    expect(displayUsd(3_805n)).toBe('$0.003805');
+    expect(displayUsd(-2_500_000n)).toBe('-$2.50');
   });
 });

@@ -21,3 +21,15 @@ export function formatUsd(units: bigint): string {
   const abs = units < 0n ? -units : units;
   return `${sign}${abs / UNIT}.${(abs % UNIT).toString().padStart(USD_DECIMALS, '0')}`;
 }
+
+/**
+ * An amount for a person to read (notifications, e-mails, messages): "$38,583.34". Cents when the
+ * amount is whole cents; otherwise every significant decimal ("$0.003805"), never a rounded figure.
+ */
+export function displayUsd(units: bigint): string {
+  const sign = units < 0n ? '-' : '';
+  const abs = units < 0n ? -units : units;
+  const whole = (abs / UNIT).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  const fraction = (abs % UNIT).toString().padStart(USD_DECIMALS, '0').replace(/0+$/, '').padEnd(2, '0');
+  return `${sign}$${whole}.${fraction}`;
+}
