@@ -14,7 +14,7 @@ export default tseslint.config(
   {
     // The platform (the payment gate, HTTP plumbing, chains, providers, the database) is a closed library:
     // features hook into it (openPayments' onSettled, structural ports), never the reverse.
-    files: ['src/{payments,http,chains,providers,db}/**/*.ts'],
+    files: ['src/{payments,http,chains,providers,db,audit}/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['**/features/**'], message: 'The platform imports nothing from src/features (docs/decisions.md, "Code structure").' }] }],

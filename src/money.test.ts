@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDollars, formatUsd, parseUsd } from './money.js';
+import { displayUsd, formatUsd, parseUsd } from './money.js';
 
 describe('money', () => {
   it('parses plain decimal strings into base units exactly', () => {
@@ -25,12 +25,14 @@ describe('money', () => {
     expect(parseUsd(formatUsd(123_456_789n))).toBe(123_456_789n);
   });
 
-  it('formats dollars for people: grouped, rounded half up to the cent', () => {
-    expect(formatDollars(0n)).toBe('$0.00');
-    expect(formatDollars(4_999n)).toBe('$0.00');
-    expect(formatDollars(5_000n)).toBe('$0.01');
-    expect(formatDollars(1_234_565_000n)).toBe('$1,234.57');
-    expect(formatDollars(1_000_000_000_000n)).toBe('$1,000,000.00');
-    expect(formatDollars(-2_500_000n)).toBe('-$2.50');
+  it('shows amounts to people as dollars and cents, never hiding a fraction of a cent', () => {
+    expect(displayUsd(38_583_340_000n)).toBe('$38,583.34');
+    expect(displayUsd(1_500_000n)).toBe('$1.50');
+    expect(displayUsd(0n)).toBe('$0.00');
+    expect(displayUsd(1_234_567_890_000_000n)).toBe('$1,234,567,890.00');
+    // Exact amounts are never rounded: a sub-cent remainder keeps its digits.
+    expect(displayUsd(38_583_336_666n)).toBe('$38,583.336666');
+    expect(displayUsd(3_805n)).toBe('$0.003805');
+    expect(displayUsd(-2_500_000n)).toBe('-$2.50');
   });
 });

@@ -22,11 +22,14 @@ export function formatUsd(units: bigint): string {
   return `${sign}${abs / UNIT}.${(abs % UNIT).toString().padStart(USD_DECIMALS, '0')}`;
 }
 
-/** Base units as dollars for a person to read, rounded half up to the cent: 1_234_565_000n -> "$1,234.57". */
-export function formatDollars(units: bigint): string {
+/**
+ * An amount for a person to read (notifications, e-mails, messages): "$38,583.34". Cents when the
+ * amount is whole cents; otherwise every significant decimal ("$0.003805"), never a rounded figure.
+ */
+export function displayUsd(units: bigint): string {
   const sign = units < 0n ? '-' : '';
   const abs = units < 0n ? -units : units;
-  const cents = (abs * 100n + UNIT / 2n) / UNIT;
-  const whole = (cents / 100n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return `${sign}$${whole}.${(cents % 100n).toString().padStart(2, '0')}`;
+  const whole = (abs / UNIT).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  const fraction = (abs % UNIT).toString().padStart(USD_DECIMALS, '0').replace(/0+$/, '').padEnd(2, '0');
+  return `${sign}$${whole}.${fraction}`;
 }

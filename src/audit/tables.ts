@@ -1,7 +1,6 @@
 /** The audit log. Column conventions: src/db/columns.ts. */
 import { check, index, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
-import { createdAt, oneOf } from '../db/columns.js';
-import { employers } from '../features/employers/tables.js';
+import { createdAt, oneOf, employerReference } from '../db/columns.js';
 
 export const auditLog = pgTable(
   'audit_log',
@@ -10,7 +9,7 @@ export const auditLog = pgTable(
     actorUserId: text('actor_user_id'),
     actorKind: text('actor_kind', { enum: ['user', 'admin', 'agent', 'system'] }).notNull(),
     action: text('action').notNull(),
-    employerId: uuid('employer_id').references(() => employers.id),
+    employerId: employerReference(),
     targetType: text('target_type'),
     targetId: text('target_id'),
     details: jsonb('details').notNull().default({}),

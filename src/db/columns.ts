@@ -16,7 +16,7 @@
  * applies them at start-up (src/db/migrate.ts). Edit the tables, never an applied migration.
  */
 import { sql } from 'drizzle-orm';
-import { customType, numeric, timestamp } from 'drizzle-orm/pg-core';
+import { customType, numeric, pgTable, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 export const money = (name: string) => numeric(name, { precision: 78, scale: 0, mode: 'bigint' });
 export const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
@@ -27,3 +27,13 @@ export const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType
 /** `col IN ('a','b')` for CHECK constraints; values are our own constants, never user input. */
 export const oneOf = (column: string, values: readonly string[]) =>
   sql.raw(`${column} IN (${values.map((v) => `'${v}'`).join(', ')})`);
+
+/**
+ * The tenant table as the platform's tables know it: by name and key only, for their foreign keys
+ * (`employer_id REFERENCES employers(id)`). Not exported by a schema file, so drizzle-kit reads
+ * only the employers feature's own declaration; the platform imports nothing from the features.
+ */
+const tenantKey = pgTable('employers', { id: uuid('id').primaryKey() });
+
+/** A nullable `employer_id` referencing the employer (the tenant). */
+export const employerReference = () => uuid('employer_id').references(() => tenantKey.id);

@@ -1,9 +1,7 @@
 /** Payments through the gate (spec 4.1, 4.2), MPP sessions and the local card sandbox. Column conventions: src/db/columns.ts. */
 import { sql } from 'drizzle-orm';
 import { check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { money, createdAt, updatedAt, tstz, oneOf } from '../db/columns.js';
-// eslint-disable-next-line no-restricted-imports -- foreign keys to employers (one database): a table, not a call into the feature
-import { employers } from '../features/employers/tables.js';
+import { money, createdAt, updatedAt, tstz, oneOf, employerReference } from '../db/columns.js';
 
 export const RAILS = ['A', 'B', 'C', 'card'] as const;
 /**
@@ -35,7 +33,7 @@ export const payments = pgTable(
     reference: text('reference'),
     httpStatus: integer('http_status'),
     requestId: text('request_id'),
-    employerId: uuid('employer_id').references(() => employers.id),
+    employerId: employerReference(),
     /** SHA-256 of the proof as presented and of the request it paid for: a redemption must match both. */
     proofHash: text('proof_hash'),
     requestHash: text('request_hash'),
@@ -82,7 +80,7 @@ export const paymentReceipts = pgTable(
     reference: text('reference'),
     status: text('status').notNull(),
     receipt: jsonb('receipt').notNull(),
-    employerId: uuid('employer_id').references(() => employers.id),
+    employerId: employerReference(),
     createdAt: createdAt(),
   },
   (t) => [
@@ -101,7 +99,7 @@ export const mppSessions = pgTable(
     id: text('id').primaryKey(),
     payer: text('payer').notNull(),
     route: text('route').notNull(),
-    employerId: uuid('employer_id').references(() => employers.id),
+    employerId: employerReference(),
     deposit: money('deposit').notNull(),
     /** Highest cumulative voucher amount accepted. */
     acceptedCumulative: money('accepted_cumulative').notNull().default(sql`0`),

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatDollars } from '../../src/money.js';
+import { displayUsd } from '../../src/money.js';
 import { pdfText } from '../support/pdf.js';
 import { apiAs, expectNoPageErrors, launchBrowser, screenshot, sessionOf, signedIn, visibleAlerts, visit, waitFor } from './support/harness.js';
 
@@ -58,7 +58,7 @@ describe('payslips', () => {
       60_000,
     );
     // Net of any advance the demo employee claimed earlier: the PDF shows it to the cent.
-    const net = formatDollars(BigInt(slip.net_amount));
+    const net = displayUsd(BigInt(slip.net_amount));
 
     // Owner: the run page lists one payslip per employee; "View" opens it, "Download PDF" saves it.
     const page = owner.page;

@@ -227,9 +227,9 @@ export class AgentPayService {
             employerId: paid.employerId,
             authorizationId: halved.id,
             label: halved.label,
-            amountUsd: formatUsd(paid.amount),
-            medianUsd: formatUsd(check.median ?? 0n),
-            newCapUsd: formatUsd(halved.perTxCap),
+            amount: paid.amount,
+            median: check.median ?? 0n,
+            newCap: halved.perTxCap,
             anomalyKey: paid.id,
           });
         }

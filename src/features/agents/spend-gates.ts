@@ -1,4 +1,4 @@
-import { formatUsd } from '../../money.js';
+import { displayUsd, formatUsd } from '../../money.js';
 import type { ReputationTier } from '../reputation/index.js';
 import type { AuthorizationRow } from './store.js';
 
@@ -55,7 +55,7 @@ export function evaluateGates(
     return {
       gate: 2,
       code: 'PER_TX_CAP_EXCEEDED',
-      message: `The payment is above this agent's per-transaction cap of ${formatUsd(caps.perTx)} USD.`,
+      message: `The payment is above this agent's per-transaction cap of ${displayUsd(caps.perTx)}.`,
       details: { per_tx_cap_usd: formatUsd(caps.perTx) },
     };
   }
@@ -63,7 +63,7 @@ export function evaluateGates(
     return {
       gate: 3,
       code: 'PER_DAY_CAP_EXCEEDED',
-      message: `The payment would take this agent past its ${formatUsd(caps.perDay)} USD cap for the last 24 hours.`,
+      message: `The payment would take this agent past its ${displayUsd(caps.perDay)} cap for the last 24 hours.`,
       details: { per_day_cap_usd: formatUsd(caps.perDay), spent_last_24h_usd: formatUsd(used.spentLastDay) },
     };
   }

@@ -224,12 +224,26 @@ export class ComplianceService {
 
   // ---- owner routes (bearer) ---------------------------------------------------------------------
 
+  /** Active employees, oldest first, each with its current wallet's standing in this employer's ledger and lists. */
+  private async employeesWithLatestCheck(employerId: string): Promise<store.EmployeeCompliance[]> {
+    const employees = await this.employers.activeEmployees(employerId);
+    const wallets = [...new Set(employees.flatMap((e) => (e.walletAddress ? [e.walletAddress.toLowerCase()] : [])))];
+    const standing = await store.walletStanding(this.database.db, employerId, wallets);
+    return employees.map((e) => ({
+      id: e.id,
+      fullName: e.fullName,
+      walletAddress: e.walletAddress,
+      manualReviewStatus: e.manualReviewStatus,
+      ...(e.walletAddress ? standing.get(e.walletAddress.toLowerCase())! : { latestResult: null, latestCheckedAt: null, blockedNow: null }),
+    }));
+  }
+
   /** `GET /api/employers/{id}/compliance`: summary, employees with their latest check, audit log. */
   async overview(caller: Caller, employerId: string) {
     const db = this.database.db;
     await this.employers.requireOwned(db, caller, employerId);
     const [employees, blocklistEntries, audit] = await Promise.all([
-      store.employeesWithLatestCheck(db, employerId),
+      this.employeesWithLatestCheck(employerId),
       store.countBlocklist(db, employerId),
       store.recentAudit(db, employerId, AUDIT_LOG_LIMIT),
     ]);

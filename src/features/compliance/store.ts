@@ -112,49 +112,33 @@ export interface EmployeeCompliance {
 }
 
 /**
- * Active employees, oldest first, each with the latest event of its current wallet in this
- * employer's ledger and whether the wallet is on the sanctions list or the employer's blocklist now.
+ * For each of these (lower-cased) wallets: the latest event in this employer's ledger (a BLOCKED
+ * result wins a tie), and whether the sanctions list or the employer's blocklist holds it now.
  */
-export async function employeesWithLatestCheck(db: Db, employerId: string): Promise<EmployeeCompliance[]> {
-  const { rows } = await db.execute<{
-    id: string;
-    full_name: string;
-    wallet_address: string | null;
-    manual_review_status: EmployeeCompliance['manualReviewStatus'];
-    latest_result: 'CLEAR' | 'BLOCKED' | null;
-    latest_checked_at: Date | string | null;
-    blocked_now: string | null;
-  }>(sql`
-    SELECT e.id, e.full_name, e.wallet_address, e.manual_review_status,
-           ev.result AS latest_result, ev.checked_at AS latest_checked_at,
-           bl.why AS blocked_now
-    FROM employees e
-    LEFT JOIN LATERAL (
-      SELECT ce.result, ce.checked_at
-      FROM compliance_events ce
-      WHERE ce.employer_id = e.employer_id AND ce.wallet_address = lower(e.wallet_address)
-      ORDER BY ce.checked_at DESC, (ce.result = 'BLOCKED') DESC, ce.id
-      LIMIT 1
-    ) ev ON true
-    LEFT JOIN LATERAL (
-      SELECT CASE WHEN b.employer_id IS NULL THEN 'sanctions' ELSE 'employer blocklist' END
-             || coalesce(': ' || b.reason, '') AS why
-      FROM wallet_blocklist b
-      WHERE b.wallet_address = lower(e.wallet_address) AND (b.employer_id IS NULL OR b.employer_id = e.employer_id)
-      ORDER BY (b.employer_id IS NULL) DESC, b.created_at
-      LIMIT 1
-    ) bl ON true
-    WHERE e.employer_id = ${employerId}::uuid AND e.status = 'active'
-    ORDER BY e.created_at, e.id`);
-  return rows.map((r) => ({
-    id: r.id,
-    fullName: r.full_name,
-    walletAddress: r.wallet_address,
-    manualReviewStatus: r.manual_review_status,
-    latestResult: r.latest_result,
-    latestCheckedAt: toDateOrNull(r.latest_checked_at),
-    blockedNow: r.blocked_now,
-  }));
+export async function walletStanding(
+  db: Db,
+  employerId: string,
+  wallets: string[],
+): Promise<Map<string, { latestResult: 'CLEAR' | 'BLOCKED' | null; latestCheckedAt: Date | null; blockedNow: string | null }>> {
+  const standing = new Map(wallets.map((w) => [w, { latestResult: null as 'CLEAR' | 'BLOCKED' | null, latestCheckedAt: null as Date | null, blockedNow: null as string | null }]));
+  if (wallets.length === 0) return standing;
+  const list = sql.join(wallets.map((w) => sql`${w}`), sql`, `);
+  const [events, listings] = await Promise.all([
+    db.execute<{ wallet_address: string; result: 'CLEAR' | 'BLOCKED'; checked_at: Date | string }>(sql`
+      SELECT DISTINCT ON (wallet_address) wallet_address, result, checked_at
+      FROM compliance_events
+      WHERE employer_id = ${employerId}::uuid AND wallet_address IN (${list})
+      ORDER BY wallet_address, checked_at DESC, (result = 'BLOCKED') DESC, id`),
+    db.execute<{ wallet_address: string; why: string }>(sql`
+      SELECT DISTINCT ON (wallet_address) wallet_address,
+             CASE WHEN employer_id IS NULL THEN 'sanctions' ELSE 'employer blocklist' END || coalesce(': ' || reason, '') AS why
+      FROM wallet_blocklist
+      WHERE wallet_address IN (${list}) AND (employer_id IS NULL OR employer_id = ${employerId}::uuid)
+      ORDER BY wallet_address, (employer_id IS NULL) DESC, created_at`),
+  ]);
+  for (const e of events.rows) Object.assign(standing.get(e.wallet_address)!, { latestResult: e.result, latestCheckedAt: toDate(e.checked_at) });
+  for (const l of listings.rows) standing.get(l.wallet_address)!.blockedNow = l.why;
+  return standing;
 }
 
 export async function countBlocklist(db: Db, employerId: string): Promise<number> {

@@ -13,7 +13,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { tempo as tempoChain } from 'viem/chains';
 import type { Chains } from '../../chains/index.js';
 import type { Logger } from '../../log.js';
-import { formatUsd } from '../../money.js';
+import { displayUsd, formatUsd } from '../../money.js';
 import type { Faucet } from '../dev/index.js';
 import { encodeMemo } from '../memo/index.js';
 import type { SpendBudget } from './spend-budget.js';
@@ -194,7 +194,7 @@ class Tour {
       const spent = await this.o.budget.spent();
       step.emit({
         kind: 'info',
-        message: `Paying from the live wallet ${evm.address} on Tempo. Spend cap ${formatUsd(cap)} USD; ${formatUsd(spent)} USD spent by demos so far.`,
+        message: `Paying from the live wallet ${evm.address} on Tempo. Spend cap ${displayUsd(cap)}; ${displayUsd(spent)} spent by demos so far.`,
         data: { evm: evm.address, spend_cap_usd: formatUsd(cap), spent_usd: formatUsd(spent) },
       });
       return { evm, solana: null };

@@ -579,6 +579,11 @@ export class EmployersService {
     });
   }
 
+  /** Every active employee of the employer, oldest first. */
+  activeEmployees(employerId: string): Promise<store.EmployeeRow[]> {
+    return store.allActiveEmployees(this.database.db, employerId);
+  }
+
   countActiveEmployees(employerId: string): Promise<number> {
     return store.countActiveEmployees(this.database.db, employerId);
   }

@@ -30,6 +30,14 @@ export async function insertEmployerIfAbsent(
   return rows[0] ?? null;
 }
 
+export function allActiveEmployees(db: Db, employerId: string): Promise<EmployeeRow[]> {
+  return db
+    .select()
+    .from(employees)
+    .where(and(eq(employees.employerId, employerId), eq(employees.status, 'active')))
+    .orderBy(asc(employees.createdAt), asc(employees.id));
+}
+
 export async function listActiveEmployees(
   db: Db,
   employerId: string,

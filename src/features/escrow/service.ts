@@ -10,7 +10,7 @@ import type { Database, Db } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
 import { AppError, type CodeWithStatus } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { formatUsd } from '../../money.js';
+import { displayUsd, formatUsd } from '../../money.js';
 import type { AiProvider } from '../../providers/ai/provider.js';
 import { normaliseIdentifier, parseAgentIdentifier } from '../agents/index.js';
 import type { AgentRequestVerifier, SignedAgentRequest } from '../agents/index.js';
@@ -467,7 +467,7 @@ export class EscrowService {
         employerId: escrow.employerId,
         type: 'escrow_escalated',
         severity: 'warning',
-        title: `An escrow of ${formatUsd(escrow.amount)} USD needs your decision`,
+        title: `An escrow of ${displayUsd(escrow.amount)} needs your decision`,
         body: `The judge gave no verdict to act on: ${judgement.reason}. Approve or reject it before ${escrow.expiresAt.toISOString()}, or it is refunded.`,
         link: `/dashboard/settings/agents?escrow=${escrow.id}`,
         data: { escrow_id: escrow.id, reason: judgement.reason },
@@ -512,7 +512,7 @@ export class EscrowService {
         employerId: done.employerId,
         type: `escrow_${outcome}`,
         severity: outcome === 'settled' ? 'success' : 'info',
-        title: outcome === 'settled' ? `Escrow settled: ${formatUsd(done.amount)} USD paid to the worker` : `Escrow ${outcome === 'expired_refunded' ? 'expired' : 'rejected'}: ${formatUsd(done.amount)} USD back in your treasury`,
+        title: outcome === 'settled' ? `Escrow settled: ${displayUsd(done.amount)} paid to the worker` : `Escrow ${outcome === 'expired_refunded' ? 'expired' : 'rejected'}: ${displayUsd(done.amount)} back in your treasury`,
         link: `/dashboard/settings/agents?escrow=${done.id}`,
         data: { escrow_id: done.id, status: outcome },
         dedupeKey: `escrow-final:${done.id}`,

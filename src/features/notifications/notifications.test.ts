@@ -63,13 +63,13 @@ describe('payroll settlement effects', () => {
     const emails = await t.database.db.select().from(emailOutbox).where(like(emailOutbox.dedupeKey, `payroll-receipt:${runId}:%`));
     expect(emails.map((e) => e.toAddress).sort()).toEqual(staff.map((s) => s.email).sort());
     for (const email of emails) {
-      expect(email.subject).toBe('Bell Co paid you 1500.000000 USD');
+      expect(email.subject).toBe('Bell Co paid you $1,500.00');
       expect(email.bodyText).toContain(txHash);
     }
     const listing = await json<Listing>(await list());
     const settled = listing.notifications.filter((n) => n.data.payroll_run_id === runId);
     expect(settled).toEqual([
-      expect.objectContaining({ type: 'payroll_confirmed', severity: 'success', link: `/dashboard/payroll/${runId}`, read: false, title: 'Payroll paid: 3000.000000 USD to 2 people' }),
+      expect.objectContaining({ type: 'payroll_confirmed', severity: 'success', link: `/dashboard/payroll/${runId}`, read: false, title: 'Payroll paid: $3,000.00 to 2 people' }),
     ]);
   });
 
@@ -82,12 +82,17 @@ describe('payroll settlement effects', () => {
   });
 
   it('rings agent_spike_detected as a warning linking to the agents settings, once per anomaly', async () => {
-    const spike = { employerId, authorizationId: randomUUID(), label: 'Buyer bot', amountUsd: '90.000000', medianUsd: '5.000000', newCapUsd: '25.000000', anomalyKey: 'p-1' };
+    const spike = { employerId, authorizationId: randomUUID(), label: 'Buyer bot', amount: 90_000_000n, median: 5_000_000n, newCap: 25_000_000n, anomalyKey: 'p-1' };
     expect(await agentSpikeDetected(t.database.db, spike)).toBe(true);
     expect(await agentSpikeDetected(t.database.db, spike)).toBe(false);
     const listing = await json<Listing>(await list());
     expect(listing.notifications.filter((n) => n.type === 'agent_spike_detected')).toEqual([
-      expect.objectContaining({ severity: 'warning', link: '/dashboard/settings/agents' }),
+      expect.objectContaining({
+        severity: 'warning',
+        link: '/dashboard/settings/agents',
+        body: 'A payment of $90.00 was more than 10x the 7-day median ($5.00). The cap is now $25.00 until you restore it.',
+        data: expect.objectContaining({ amount_usd: '90.000000', per_tx_cap_usd: '25.000000' }),
+      }),
     ]);
   });
 });

@@ -1,3 +1,4 @@
+import { displayUsd, formatUsd } from '../../money.js';
 import type { Database, Db } from '../../db/client.js';
 import type { SEVERITIES } from './tables.js';
 import type { Caller } from '../../http/context.js';
@@ -41,16 +42,16 @@ export function notify(db: Db, notice: Notice): Promise<boolean> {
 /** Spec 6: after the anomaly gate halved an authorization's per-transaction cap. */
 export function agentSpikeDetected(
   db: Db,
-  spike: { employerId: string; authorizationId: string; label: string; amountUsd: string; medianUsd: string; newCapUsd: string; anomalyKey: string },
+  spike: { employerId: string; authorizationId: string; label: string; amount: bigint; median: bigint; newCap: bigint; anomalyKey: string },
 ): Promise<boolean> {
   return notify(db, {
     employerId: spike.employerId,
     type: 'agent_spike_detected',
     severity: 'warning',
     title: `Unusual payment by ${spike.label}: its per-payment cap was halved`,
-    body: `A payment of ${spike.amountUsd} USD was more than 10x the 7-day median (${spike.medianUsd} USD). The cap is now ${spike.newCapUsd} USD until you restore it.`,
+    body: `A payment of ${displayUsd(spike.amount)} was more than 10x the 7-day median (${displayUsd(spike.median)}). The cap is now ${displayUsd(spike.newCap)} until you restore it.`,
     link: '/dashboard/settings/agents',
-    data: { authorization_id: spike.authorizationId, amount_usd: spike.amountUsd, median_usd: spike.medianUsd, per_tx_cap_usd: spike.newCapUsd },
+    data: { authorization_id: spike.authorizationId, amount_usd: formatUsd(spike.amount), median_usd: formatUsd(spike.median), per_tx_cap_usd: formatUsd(spike.newCap) },
     dedupeKey: `agent-spike:${spike.authorizationId}:${spike.anomalyKey}`,
   });
 }

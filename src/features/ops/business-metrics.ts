@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Database } from '../../db/client.js';
 import type { SettledHook } from '../../payments/store.js';
 import { jobCounts, jobsAvailable } from '../admin/index.js';
+import { outboxCounts } from '../email/index.js';
 import type { DependencyHealth } from './dependencies.js';
 
 /**
@@ -91,7 +92,9 @@ export class BusinessMetrics implements BusinessEvents {
 
 /** Gauges read at scrape: one cheap GROUP BY each (indexes on status), the same on every instance. */
 function registerStateGauges(registers: Registry[], { database, health }: BusinessMetricSources): void {
-  const counted = (name: string, help: string, sql: string, labels: readonly string[]) =>
+  type Rows = Record<string, string | number>[];
+  /** `query`: the platform's own tables in SQL; a feature's through its index (a function). */
+  const counted = (name: string, help: string, query: string | (() => Promise<Rows>), labels: readonly string[]) =>
     new Gauge({
       name,
       help,
@@ -101,8 +104,9 @@ function registerStateGauges(registers: Registry[], { database, health }: Busine
         this.reset();
         // A database that does not answer leaves the gauge empty: /metrics still serves the rest
         // (the HTTP 5xx counts are what shows such an outage).
-        const rows = await database.pool.query<Record<string, string>>(sql).then((r) => r.rows, () => []);
-        for (const row of rows) this.set(Object.fromEntries(labels.map((l) => [l, row[l] ?? ''])), Number(row.value));
+        const read = typeof query === 'string' ? database.pool.query<Record<string, string>>(query).then((r) => r.rows) : query();
+        const rows: Rows = await read.catch(() => []);
+        for (const row of rows) this.set(Object.fromEntries(labels.map((l) => [l, String(row[l] ?? '')])), Number(row.value));
       },
     });
   counted('payments', 'Fee payments by rail and status (refunding and refunded are the refunds).', 'SELECT rail, status, count(*) AS value FROM payments GROUP BY rail, status', ['rail', 'status']);
@@ -112,7 +116,7 @@ function registerStateGauges(registers: Registry[], { database, health }: Busine
     "SELECT rail, sum(amount) AS value FROM payments WHERE status = 'refunded' GROUP BY rail",
     ['rail'],
   );
-  counted('email_outbox', 'Outbox emails by status.', 'SELECT status, count(*) AS value FROM email_outbox GROUP BY status', ['status']);
+  counted('email_outbox', 'Outbox emails by status.', async () => (await outboxCounts(database.db)).map((r) => ({ status: r.status, value: r.count })), ['status']);
   counted(
     'chain_signer_next_nonce',
     'Each signing key\'s next nonce: the writes it has signed ever, every instance together.',

@@ -1,6 +1,6 @@
 /** A payslip as a one-page PDF (pdf-lib: pure JavaScript, the standard Helvetica fonts, no files). */
 import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from 'pdf-lib';
-import { formatDollars } from '../../money.js';
+import { displayUsd } from '../../money.js';
 import type { Payslip } from './service.js';
 
 const day = (date: Date | null) => (date ? date.toISOString().slice(0, 10) : '-');
@@ -43,11 +43,11 @@ export async function payslipPdf(slip: Payslip): Promise<Uint8Array> {
   line(`Pay date: ${day(slip.payDate)}`);
   line(`Status: ${slip.status}`, { gap: 30 });
 
-  row('Gross pay', formatDollars(slip.gross));
-  row('Deductions (advances)', formatDollars(-slip.advanceDeduction));
+  row('Gross pay', displayUsd(slip.gross));
+  row('Deductions (advances)', displayUsd(-slip.advanceDeduction));
   page.drawLine({ start: { x: 50, y: y + 12 }, end: { x: 545, y: y + 12 }, thickness: 0.5, color: rgb(0.6, 0.6, 0.6) });
   y -= 4;
-  row('Net pay', formatDollars(slip.net), bold);
+  row('Net pay', displayUsd(slip.net), bold);
   y -= 16;
 
   line(`Paid to (${slip.chain}): ${slip.walletAddress}`, { size: 9, gap: 14 });

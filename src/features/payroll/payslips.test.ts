@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { railA, type PayingFetch } from '../../../test/support/pay.js';
 import { pdfText } from '../../../test/support/pdf.js';
-import { formatDollars, formatUsd } from '../../money.js';
+import { displayUsd, formatUsd } from '../../money.js';
 import { TreasuryService } from '../treasury/service.js';
 
 /**
@@ -227,6 +227,6 @@ describe('a run that deducts an advance', () => {
     expect(BigInt(payslip.net_amount) + BigInt(payslip.advance_deduction)).toBe(BigInt(payslip.gross_amount));
 
     const pdf = await pdfText(new Uint8Array(await (await get(`/api/employees/${employee.id}/payslips/${run}/pdf`, token)).arrayBuffer()));
-    expect(pdf).toContain(`Gross pay\n${formatDollars(1_000_000_000n)}\nDeductions (advances)\n${formatDollars(-advance)}\nNet pay\n${formatDollars(1_000_000_000n - advance)}`);
+    expect(pdf).toContain(`Gross pay\n${displayUsd(1_000_000_000n)}\nDeductions (advances)\n${displayUsd(-advance)}\nNet pay\n${displayUsd(1_000_000_000n - advance)}`);
   });
 });

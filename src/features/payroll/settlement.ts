@@ -1,5 +1,5 @@
 import type { Db } from '../../db/client.js';
-import { formatUsd } from '../../money.js';
+import { displayUsd, formatUsd } from '../../money.js';
 import { queueEmail } from '../email/index.js';
 import { parseAgentIdentifier } from '../agents/index.js';
 import { notify } from '../notifications/index.js';
@@ -21,7 +21,7 @@ export async function confirmRun(db: Db, runId: string, mined: { txHash: string;
     employerId: run.employerId,
     type: 'payroll_confirmed',
     severity: 'success',
-    title: `Payroll paid: ${formatUsd(total)} USD to ${paid.length} ${paid.length === 1 ? 'person' : 'people'}`,
+    title: `Payroll paid: ${displayUsd(total)} to ${paid.length} ${paid.length === 1 ? 'person' : 'people'}`,
     body: run.txHash ? `Transaction ${run.txHash}` : null,
     link: `/dashboard/payroll/${runId}`,
     data: { payroll_run_id: runId, tx_hash: run.txHash, recipient_count: paid.length, total_usd: formatUsd(total) },
@@ -29,14 +29,14 @@ export async function confirmRun(db: Db, runId: string, mined: { txHash: string;
   });
   await rateExecutingAgent(db, run, total);
   for (const item of paid) {
-    const amount = formatUsd(item.amount);
+    const amount = displayUsd(item.amount);
     await queueEmail(db, {
       to: item.email,
-      subject: `${item.employerName} paid you ${amount} USD`,
+      subject: `${item.employerName} paid you ${amount}`,
       text: [
         `Hello ${item.fullName},`,
         '',
-        `${item.employerName} has paid you ${amount} USD (USDC) on ${item.chain === 'tempo' ? 'Tempo' : 'Solana'}.`,
+        `${item.employerName} has paid you ${amount} in USDC on ${item.chain === 'tempo' ? 'Tempo' : 'Solana'}.`,
         `Wallet: ${item.walletAddress}`,
         `Transaction: ${item.txHash ?? 'pending'}`,
         ...(item.memo ? [`Memo: ${item.memo}`] : []),

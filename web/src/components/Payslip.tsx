@@ -2,12 +2,16 @@ import { useState, type ReactNode } from 'react';
 import { Link } from 'react-router';
 import { download, type Payslip } from '../lib/api';
 import { formatDate } from '../lib/format';
-import { formatBaseUnits } from '../lib/money';
+import { formatUsdExact } from '../lib/money';
 import { useApi } from '../hooks';
 import { StatePill, type Column } from './DataTable';
 import { Async } from './States';
 
-/** Payslips for the employer (a run's page) and the employee (the portal): one look, one download. */
+/**
+ * Payslips for the employer (a run's page) and the employee (the portal): one look, one download.
+ * Amounts to the cent, with any sub-cent digits kept (an advance streams by the microdollar), as
+ * the PDF prints them: gross less deductions is the net as shown.
+ */
 
 const payslipApi = (employeeId: string, runId: string) => `/api/employees/${employeeId}/payslips/${runId}`;
 
@@ -47,9 +51,9 @@ export function DownloadPayslip({ employeeId, runId, label = 'Download PDF' }: {
 export function payslipColumns(leading: Column<Payslip>[], view: (slip: Payslip) => string): Column<Payslip>[] {
   return [
     ...leading,
-    { key: 'gross', label: 'Gross', num: true, value: (s) => Number(s.gross_amount_usd), render: (s) => formatBaseUnits(s.gross_amount) },
-    { key: 'deductions', label: 'Deductions', num: true, value: (s) => Number(s.advance_deduction_usd), render: (s) => formatBaseUnits(s.advance_deduction) },
-    { key: 'net', label: 'Net', num: true, value: (s) => Number(s.net_amount_usd), render: (s) => <strong>{formatBaseUnits(s.net_amount)}</strong> },
+    { key: 'gross', label: 'Gross', num: true, value: (s) => Number(s.gross_amount_usd), render: (s) => formatUsdExact(s.gross_amount_usd) },
+    { key: 'deductions', label: 'Deductions', num: true, value: (s) => Number(s.advance_deduction_usd), render: (s) => formatUsdExact(s.advance_deduction_usd) },
+    { key: 'net', label: 'Net', num: true, value: (s) => Number(s.net_amount_usd), render: (s) => <strong>{formatUsdExact(s.net_amount_usd)}</strong> },
     { key: 'status', label: 'Status', value: (s) => s.status, render: (s) => <StatePill state={s.status} /> },
     {
       key: 'actions',
@@ -95,12 +99,12 @@ function PayslipDetails({ slip }: { slip: Payslip }) {
         <dt>Pay date</dt>
         <dd>{slip.pay_date ? formatDate(slip.pay_date) : 'not paid yet'}</dd>
         <dt>Gross pay</dt>
-        <dd>{formatBaseUnits(slip.gross_amount)}</dd>
+        <dd>{formatUsdExact(slip.gross_amount_usd)}</dd>
         <dt>Deductions (advances)</dt>
-        <dd>{formatBaseUnits(-BigInt(slip.advance_deduction))}</dd>
+        <dd>{slip.advance_deduction === '0' ? '$0.00' : formatUsdExact(`-${slip.advance_deduction_usd}`)}</dd>
         <dt>Net pay</dt>
         <dd data-testid="payslip-net">
-          <strong>{formatBaseUnits(slip.net_amount)}</strong>
+          <strong>{formatUsdExact(slip.net_amount_usd)}</strong>
         </dd>
         <dt>Paid to</dt>
         <dd className="core-break">

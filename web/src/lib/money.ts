@@ -29,9 +29,12 @@ export function fromUnits(units: bigint): string {
   return negative ? `-${text}` : text;
 }
 
-/** One month of an annual salary (a decimal string), rounded down to the base unit. */
+const CENT = 10_000n;
+
+/** One month of an annual salary (a decimal string), to the nearest cent: payroll pays whole cents (120,000 / 12 -> 10,000.00; 98,000 / 12 -> 8,166.67). */
 export function monthlyUnits(annualUsd: string): bigint {
-  return (toUnits(annualUsd) ?? 0n) / 12n;
+  const month = (toUnits(annualUsd) ?? 0n) / 12n;
+  return ((month + CENT / 2n) / CENT) * CENT;
 }
 
 /** Integer base units (6 decimals) as dollars, without going through a float for the integer part. */

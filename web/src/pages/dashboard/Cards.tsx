@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { api, ApiError, type Employee, type Schema, type Team } from '../../lib/api';
 import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../lib/format';
-import { useApi } from '../../hooks';
+import { useApi, type Loaded } from '../../hooks';
 import { errorText, NoEmployer, Pill } from './components/common';
 import { usePageTitle } from '../../company';
 
@@ -78,6 +78,18 @@ function CardList({ employerId }: { employerId: string }) {
   );
 }
 
+function CardCell({ loaded }: { loaded: Loaded<CardStatus> }) {
+  const card = loaded.data?.card ?? null;
+  if (loaded.error) return <span className="field-error">Could not load: {loaded.error.message}</span>;
+  if (!loaded.data) return <span className="muted">Loading…</span>;
+  if (!card) return <span className="muted">No card</span>;
+  return (
+    <span>
+      <Pill tone={cardTone(card.status)}>{card.status}</Pill> {card.last4 ? <span aria-label={`ending ${card.last4}`}>•••• {card.last4}</span> : null}
+    </span>
+  );
+}
+
 function CardRow({ employee }: { employee: Employee }) {
   const loaded = useApi<CardStatus>(`/api/employees/${employee.id}/card`);
   const [kyc, setKyc] = useState<KycLink | null>(null);
@@ -109,17 +121,6 @@ function CardRow({ employee }: { employee: Employee }) {
     }
   };
 
-  let cardCell;
-  if (loaded.error) cardCell = <span className="field-error">Could not load: {loaded.error.message}</span>;
-  else if (!loaded.data) cardCell = <span className="muted">Loading…</span>;
-  else if (!card) cardCell = <span className="muted">No card</span>;
-  else
-    cardCell = (
-      <span>
-        <Pill tone={cardTone(card.status)}>{card.status}</Pill> {card.last4 ? <span aria-label={`ending ${card.last4}`}>•••• {card.last4}</span> : null}
-      </span>
-    );
-
   return (
     <tr>
       <th scope="row" data-label="Employee">
@@ -141,7 +142,9 @@ function CardRow({ employee }: { employee: Employee }) {
           )}
         </span>
       </td>
-      <td data-label="Card">{cardCell}</td>
+      <td data-label="Card">
+        <CardCell loaded={loaded} />
+      </td>
       <td data-label="Issued">{card ? formatDate(card.created_at) : '—'}</td>
       <td data-label="Action">
         <div className="stack">
@@ -151,7 +154,7 @@ function CardRow({ employee }: { employee: Employee }) {
               Try again
             </button>
           )}
-          {loaded.data && !card && (
+          {loaded.data && !card && kycStatus === 'approved' && (
             <ConfirmButton
               label={`Issue card to ${employee.full_name}`}
               className="button"
@@ -165,9 +168,12 @@ function CardRow({ employee }: { employee: Employee }) {
             />
           )}
           {loaded.data && !card && kycStatus !== 'approved' && (
-            <button type="button" className="button secondary" disabled={busy} onClick={() => void startKyc()}>
-              {busy ? 'Working…' : kyc ? 'Refresh identity check' : 'Start identity check'}
-            </button>
+            <>
+              <button type="button" className="button" disabled={busy} onClick={() => void startKyc()}>
+                {busy ? 'Working…' : kyc ? 'Refresh identity check' : 'Start identity check'}
+              </button>
+              <span className="muted">A card can be issued once the identity check is approved.</span>
+            </>
           )}
           {message && (
             <p role={message.ok ? 'status' : 'alert'} className={message.ok ? 'more-ok' : 'field-error'}>

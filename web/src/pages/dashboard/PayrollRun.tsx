@@ -14,6 +14,9 @@ import { StatusPill } from './components/StatusPill';
 import { useRun, type LoadedRun } from './components/useRun';
 import { usePageTitle } from '../../company';
 
+/** Which wallet signed the run's batch (`submitted_by`): the owner's own, or the service's on the owner's or their agent's request. */
+const SIGNERS: Record<'owner' | 'agent', string> = { owner: 'Your admin wallet', agent: "The service's payroll wallet" };
+
 /** /dashboard/payroll/:runId: the run's status (polled every 3 s until final) and each payment. */
 export function PayrollRun() {
   usePageTitle('Payroll run');
@@ -129,8 +132,8 @@ function RunStatus({ employerId, run, loaded }: { employerId: string; run: Payro
         <dd>{run.recipient_count}</dd>
         <dt>Pay period</dt>
         <dd>{run.pay_period_start || run.pay_period_end ? `${run.pay_period_start ?? '…'} – ${run.pay_period_end ?? '…'}` : '—'}</dd>
-        <dt>Submitted by</dt>
-        <dd>{run.submitted_by ?? '—'}</dd>
+        <dt>Signed by</dt>
+        <dd>{run.submitted_by ? SIGNERS[run.submitted_by] : 'Not signed yet'}</dd>
         <dt>Created</dt>
         <dd>{formatDate(run.created_at)}</dd>
         <dt>Submitted</dt>
