@@ -494,11 +494,10 @@ export class PayrollService {
     return (await store.runPayslips(this.database.db, runId)).map((row) => this.toPayslip(row));
   }
 
-  /** The employee if the caller is them or owns their employer; otherwise 404 like a missing one. */
-  private async payslipEmployee(caller: Caller, employeeId: string) {
+  /** Only the employee themselves or the owner of their employer; anyone else gets 404 like a missing one. */
+  private async payslipEmployee(caller: Caller, employeeId: string): Promise<void> {
     const employee = await this.employers.findEmployee(employeeId);
     if (!employee || !(caller.employeeIds.includes(employeeId) || caller.ownedEmployerId === employee.employerId)) throw notFound('Employee');
-    return employee;
   }
 
   private toPayslip({ item, payPeriodStart, payPeriodEnd, employeeName, employerName }: store.PayslipRow): Payslip {

@@ -192,12 +192,14 @@ export interface PayslipRow {
 }
 
 /** Drafts' items are not payslips: a draft pays nothing and may never be sent. */
+const pastDraft = ne(paymentItems.status, 'pending');
+
 function payslipItems(db: Db, where: SQL | undefined) {
   return db
     .select({ item: paymentItems, payPeriodStart: payrollRuns.payPeriodStart, payPeriodEnd: payrollRuns.payPeriodEnd })
     .from(paymentItems)
     .innerJoin(payrollRuns, eq(payrollRuns.id, paymentItems.runId))
-    .where(and(ne(paymentItems.status, 'pending'), where))
+    .where(and(pastDraft, where))
     .orderBy(desc(paymentItems.createdAt), desc(paymentItems.id))
     .$dynamic();
 }
@@ -218,7 +220,7 @@ export async function employeePayslips(db: Db, employeeId: string, page: { offse
   const where = eq(paymentItems.employeeId, employeeId);
   const [rows, totals] = await Promise.all([
     payslipItems(db, where).offset(page.offset).limit(page.limit),
-    db.select({ total: count() }).from(paymentItems).where(and(where, ne(paymentItems.status, 'pending'))),
+    db.select({ total: count() }).from(paymentItems).where(and(where, pastDraft)),
   ]);
   return { rows: await named(db, rows), total: totals[0]?.total ?? 0 };
 }
