@@ -105,6 +105,22 @@ describe('POST /api/employers/{id}/payroll/checks', () => {
     expect(next.warnings.map((w) => w.code)).toEqual(['RECENTLY_PAID']);
   });
 
+  it('a prepared run records the screen of each recipient: the compliance page shows them checked, not "Not checked"', async () => {
+    const added = await t.request('POST', `/api/employers/${employerId}/team`, {
+      token: owner,
+      body: { email: 'bea@warnings.example', full_name: 'Bea', wallet_address: privateKeyToAccount(generatePrivateKey()).address, annual_salary_usd: '60000' },
+    });
+    const bea = (await json<{ id: string }>(added)).id;
+    const before = await json<{ employees: { id: string; latest_result: string | null }[] }>(await t.request('GET', `/api/employers/${employerId}/compliance`, { token: owner }));
+    const prepared = await t.request('POST', `/api/employers/${employerId}/payroll`, { token: owner, body: { items: [{ employee_id: bea, amount_usd: '5000' }] } });
+    expect(prepared.status).toBe(201);
+    const after = await json<{ employees: { id: string; latest_result: string | null; latest_checked_at: string | null }[] }>(
+      await t.request('GET', `/api/employers/${employerId}/compliance`, { token: owner }),
+    );
+    expect(before.employees.find((e) => e.id === bea)?.latest_result).toBe(null);
+    expect(after.employees.find((e) => e.id === bea)).toMatchObject({ latest_result: 'CLEAR', latest_checked_at: expect.any(String) });
+  });
+
   it("answers another owner's employer and employees like missing ones, anonymous callers 401, bad input 400 naming the field", async () => {
     const rival = await t.token('warnings-rival', 'rival@warnings.example');
     const rivalEmployer = (await json<{ id: string }>(await t.request('POST', '/api/employers', { token: rival, body: { name: 'Rival' } }))).id;

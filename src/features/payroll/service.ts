@@ -3,7 +3,7 @@ import { isAddressEqual, type Address, type Hex } from 'viem';
 import { crashPoint } from '../../faults.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import { ChainRevertError, isNonceTaken } from '../../chains/evm/connection.js';
-import { isUniqueViolation, type Database } from '../../db/client.js';
+import { isUniqueViolation, type Database, type Db } from '../../db/client.js';
 import type { Caller, FeePayment } from '../../http/context.js';
 import { AppError, notFound } from '../../errors.js';
 import { formatUsd } from '../../money.js';
@@ -22,6 +22,8 @@ import * as store from './store.js';
 /** Sanctions and blocklists (the compliance feature), checked for every recipient before a run is stored. */
 export interface RecipientScreen {
   blockedWallets(employerId: string, wallets: string[]): Promise<Map<string, string>>;
+  /** Records, in the run's transaction, that these recipients passed the screen. */
+  recordPayrollScreen(db: Db, employer: { id: string; tip403PolicyId: bigint | null }, recipients: { employeeId: string; wallet: string }[]): Promise<void>;
 }
 
 export interface PrepareInput {
@@ -183,6 +185,7 @@ export class PayrollService {
         requestId,
       });
       await checks.policyCheck;
+      await this.screen?.recordPayrollScreen(tx.db, employer, items.map((i) => ({ employeeId: i.employeeId, wallet: i.walletAddress })));
       return inserted;
     });
 
@@ -617,6 +620,7 @@ export class PayrollService {
     const run = await this.database.transaction(async (tx) => {
       const inserted = await store.insertRun(tx.db, { id: runId, employerId: employer.id, totalAmount: total, payPeriodStart: period.start, payPeriodEnd: period.end, createdBy: caller.userId, decisionId }, items);
       const submitted = await store.claimDraft(tx.db, runId, { submittedBy: 'agent', txHash: null });
+      await this.screen?.recordPayrollScreen(tx.db, employer, tempoRecipients);
       await recordAudit(tx.db, { actorUserId: caller.userId, actorKind: 'user', action: 'payroll.execute_started', employerId: employer.id, targetType: 'payroll_run', targetId: runId, requestId });
       return submitted ?? inserted;
     });
