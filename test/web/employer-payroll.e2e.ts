@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiAs, expectNoPageErrors, freshEvmAddress, launchBrowser, screenshot, sessionOf, signedIn, uniqueTag, visibleAlerts, visit, waitFor } from './support/harness.js';
 
 /** Flow 1: the owner adds two employees, funds the treasury from the faucet and runs payroll to confirmed. */
+/** The first run's pay period (a month long ago, so a later run of the current month does not overlap it). */
+const PERIOD = { start: '2026-01-01', end: '2026-01-31' };
 const FLOW = 'employer-payroll';
 
 interface Employee {
@@ -75,14 +77,19 @@ describe('employer: team, treasury and a payroll run', () => {
     expect(await visibleAlerts(page)).toEqual([]);
     await screenshot(page, FLOW, '/dashboard/treasury-funded');
 
-    // Payroll wizard: step through to "Submit payroll".
+    // Payroll wizard: a pay period, then step through to "Submit payroll".
     await visit(page, FLOW, '/dashboard/payroll/new');
+    await page.getByLabel('Pay period start').fill(PERIOD.start);
+    await page.getByLabel('Pay period end').fill(PERIOD.end);
     const submit = page.getByRole('button', { name: 'Submit payroll', exact: true });
     const forward = page.getByRole('button', { name: /^(next|continue|review)\b/i });
     for (let step = 1; ; step++) {
       await page.getByRole('button', { name: /^(next|continue|review|submit payroll)\b/i }).first().waitFor({ state: 'visible' });
       if (await submit.isVisible()) break;
       if (step > 8) throw new Error('the payroll wizard never offered "Submit payroll"');
+      // A demo tenant that was paid before (a rerun against one server) warns: the owner confirms.
+      const confirm = page.getByLabel(/I have checked/);
+      if (await confirm.isVisible()) await confirm.check();
       await waitFor('the wizard\'s next button to be enabled', () => forward.first().isEnabled(), Boolean);
       await forward.first().click();
       await screenshot(page, FLOW, `/dashboard/payroll/new-step-${step + 1}`);
@@ -110,6 +117,31 @@ describe('employer: team, treasury and a payroll run', () => {
     const paid = new Set(transactions.filter((t) => t.payroll_run_id === runId).map((t) => t.employee_id));
     for (const employee of added) expect(paid.has(employee.id), `${employee.email} is in run ${runId}`).toBe(true);
 
+    expectNoPageErrors(tab);
+    await tab.context.close();
+  });
+
+  it('warns before paying a period already paid, people just paid and an outlier amount, and goes on only once the owner confirms', async () => {
+    const tab = await signedIn(browser, 'owner');
+    const { page } = tab;
+    await visit(page, FLOW, '/dashboard/payroll/new');
+    await page.getByLabel('Pay period start').fill(PERIOD.start);
+    await page.getByLabel('Pay period end').fill(PERIOD.end);
+    const amounts = page.getByLabel(/^Amount for .* \(USD\)$/);
+    await amounts.first().fill('60000'); // six months of pay; the treasury still covers the run
+    await page.getByRole('button', { name: /^(next|continue|review)\b/i }).first().click();
+
+    const warnings = page.getByTestId('run-warnings');
+    await warnings.waitFor({ state: 'visible', timeout: 20_000 });
+    const text = await warnings.innerText();
+    expect(text).toMatch(/Another payroll run already paid \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}, which overlaps this pay period/);
+    expect(text).toMatch(/\$60,000\.00 for .* is more than 50% away from their salary for the period/);
+    expect(text).toMatch(/was paid by another run/);
+    const next = page.getByRole('button', { name: /^(continue|prepare the transaction)\b/i });
+    expect(await next.isEnabled()).toBe(false);
+    await screenshot(page, FLOW, '/dashboard/payroll/new-warnings');
+    await page.getByLabel(/I have checked/).check();
+    await waitFor('the wizard to go on once confirmed', () => next.isEnabled(), Boolean);
     expectNoPageErrors(tab);
     await tab.context.close();
   });

@@ -2,7 +2,7 @@ import type { Address } from 'viem';
 import { z } from 'zod';
 import { ChainRevertError } from '../../chains/evm/connection.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
-import type { Database } from '../../db/client.js';
+import type { Database, Db } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
 import { AppError, notFound } from '../../errors.js';
 import { recordAudit } from '../../audit/store.js';
@@ -25,6 +25,8 @@ export const RISK_SCORES: Record<ReasonCode, number> = {
 
 /** The event type of every check written by `POST /api/mpp/compliance/check`. */
 export const CHECK_EVENT_TYPE = 'compliance_check';
+/** The screen a payroll run passed before it was stored. */
+export const PAYROLL_SCREEN_EVENT_TYPE = 'payroll_screen';
 
 const sanctionsFileSchema = z.object({
   source: z.string().min(1),
@@ -215,6 +217,16 @@ export class ComplianceService {
       blocked.set(hit.walletAddress, hit.reason ? `${list}: ${hit.reason}` : list);
     }
     return blocked;
+  }
+
+  /**
+   * Records the screen a payroll run passed (sanctions, blocklist and the employer's TIP-403
+   * policy, checked by payroll) as a CLEAR check of each recipient, in the run's own transaction:
+   * the compliance page then shows what the wizard said, "screened on submit".
+   */
+  async recordPayrollScreen(db: Db, employer: { id: string; tip403PolicyId: bigint | null }, recipients: { employeeId: string; wallet: string }[]): Promise<void> {
+    const screen = { employerId: employer.id, policyId: employer.tip403PolicyId ?? GLOBAL_POLICY_ID, eventType: PAYROLL_SCREEN_EVENT_TYPE, checkedAt: new Date() };
+    await store.insertClearEvents(db, screen, recipients);
   }
 
   /** 404 (exactly like a missing employer) unless the paid caller acts for it. */

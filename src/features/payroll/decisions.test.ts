@@ -73,6 +73,29 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+describe('a decision with a pay period', () => {
+  it('carries the period into the run and its memos; an end before the start is refused naming the field', async () => {
+    const pia = await addEmployee(ownerToken, employerId, 'Pia', { wallet_address: privateKeyToAccount(generatePrivateKey()).address });
+    const body = { items: [{ employee_id: pia, amount_usd: '10' }], pay_period_start: '2026-09-01', pay_period_end: '2026-09-30' };
+    const proposedResponse = await t.request('POST', `/api/employers/${employerId}/payroll/decisions`, { token: ownerToken, body });
+    expect(proposedResponse.status).toBe(201);
+    const { decision_id } = await json<{ decision_id: string }>(proposedResponse);
+    const executed = await execute({ employer_id: employerId, decision_id });
+    expect(executed.status).toBe(200);
+    const { payroll_run_id } = await json<{ payroll_run_id: string }>(executed);
+    const { rows } = await t.database.pool.query('SELECT pay_period_start, pay_period_end FROM payroll_runs WHERE id = $1', [payroll_run_id]);
+    expect(new Date(rows[0].pay_period_start).toISOString()).toBe('2026-09-01T00:00:00.000Z');
+    expect(new Date(rows[0].pay_period_end).toISOString()).toBe('2026-09-30T00:00:00.000Z');
+
+    const backwards = await t.request('POST', `/api/employers/${employerId}/payroll/decisions`, {
+      token: ownerToken,
+      body: { ...body, pay_period_start: '2026-10-01' },
+    });
+    expect(backwards.status).toBe(400);
+    expect(await json(backwards)).toMatchObject({ code: 'VALIDATION_ERROR', field: 'pay_period_end' });
+  });
+});
+
 describe('POST /api/x402/payroll/execute', () => {
   it('pays Tempo items in one batch and Solana items through the policy wallet; an item over the cap is policy_rejected and the run still succeeds', async () => {
     const before = await available(employerId);

@@ -25,6 +25,7 @@ import {
   PayslipResponse,
   PayslipParams,
   PrepareBody,
+  RunChecksResponse,
   ProposeDecisionBody,
   DecisionResponse,
   X402ExecuteBody,
@@ -156,11 +157,14 @@ function presentPrepared(prepared: PreparedRun) {
 }
 
 /** The prepare request as the service takes it: amounts in base units, pay-period days as UTC midnights. */
+/** A YYYY-MM-DD pay-period day as midnight UTC. */
+const dateOf = (day: string | undefined) => (day ? new Date(`${day}T00:00:00Z`) : null);
+
 function prepareInput(body: z.infer<typeof PrepareBody>) {
   return {
     items: body.items.map((item) => ({ employeeId: item.employee_id, amount: parseUsd(item.amount_usd)!, walletAddress: item.wallet_address })),
-    payPeriodStart: body.pay_period_start ? new Date(`${body.pay_period_start}T00:00:00Z`) : null,
-    payPeriodEnd: body.pay_period_end ? new Date(`${body.pay_period_end}T00:00:00Z`) : null,
+    payPeriodStart: dateOf(body.pay_period_start),
+    payPeriodEnd: dateOf(body.pay_period_end),
   };
 }
 
@@ -181,6 +185,23 @@ const prepareRun = createRoute({
       ErrorSchema,
       'INSUFFICIENT_TREASURY, RECIPIENT_BLOCKED (`blocked_wallets` names them), EMPLOYEE_NOT_PAYABLE, or ADVANCES_EXCEED_PAY (`employees` names them: their advances are not less than the payment).',
     ),
+  },
+});
+
+const checkRun = createRoute({
+  method: 'post',
+  path: '/api/employers/{id}/payroll/checks',
+  tags: ['Payroll'],
+  summary: 'What to look at before paying a run: an already paid period, employees paid in the last 7 days, outlier amounts',
+  description:
+    'Owner only. Writes nothing and refuses nothing: the wizard shows the warnings and asks the owner to confirm. An amount is an ' +
+    'outlier when it is more than `threshold_percent` away from the salary for the period (the annual salary for the days of the ' +
+    'period, or a twelfth of it without a period).',
+  security,
+  request: { params: EmployerIdParams, body: jsonBody(PrepareBody) },
+  responses: {
+    200: jsonContent(RunChecksResponse, 'The warnings; empty when there is nothing to look at.'),
+    ...errorResponses(400, 401, 404, 413, 415),
   },
 });
 
@@ -328,6 +349,11 @@ export function payrollRoutes(deps: PayrollRouteDeps): FeatureApp {
     return c.json(presentPrepared(prepared), 201);
   });
 
+  app.openapi({ ...checkRun, middleware: owner }, async (c) => {
+    const warnings = await deps.payroll.runWarnings(c.var.caller, c.req.valid('param').id, prepareInput(c.req.valid('json')));
+    return c.json({ warnings }, 200);
+  });
+
   app.openapi({ ...submitRun, middleware: ownerWrite }, async (c) => {
     const { id, runId } = c.req.valid('param');
     const { tx_hash } = c.req.valid('json');
@@ -403,7 +429,8 @@ export function decisionRoutes(deps: DecisionRouteDeps): FeatureApp {
     const { id } = c.req.valid('param');
     const body = c.req.valid('json');
     const items = body.items.map((i) => ({ employeeId: i.employee_id, amount: parseUsd(i.amount_usd)!, chain: i.chain }));
-    const decision = await deps.payroll.proposeDecision(c.var.caller, id, items, body.agent_identifier ?? null, c.var.requestId);
+    const period = { start: dateOf(body.pay_period_start), end: dateOf(body.pay_period_end) };
+    const decision = await deps.payroll.proposeDecision(c.var.caller, id, items, period, body.agent_identifier ?? null, c.var.requestId);
     return c.json({ decision_id: decision.id, employer_id: id, status: decision.status, created_at: decision.createdAt.toISOString() }, 201);
   });
 

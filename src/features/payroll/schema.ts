@@ -36,6 +36,19 @@ export const PrepareBody = z
   })
   .openapi('PayrollPrepareRequest');
 
+export const RunWarningSchema = z
+  .object({
+    code: z.enum(['PERIOD_ALREADY_PAID', 'RECENTLY_PAID', 'AMOUNT_OUTLIER']),
+    message: z.string().openapi({ description: 'A sentence for the owner.' }),
+    employee_id: z.uuid().nullable(),
+    run_id: z.uuid().nullable().openapi({ description: 'The other run (PERIOD_ALREADY_PAID, RECENTLY_PAID).' }),
+    amount_usd: z.string().nullable(),
+    expected_usd: z.string().nullable().openapi({ description: 'AMOUNT_OUTLIER: the salary for the period.' }),
+    threshold_percent: z.number().int().nullable().openapi({ description: 'AMOUNT_OUTLIER: how far from `expected_usd` an amount may be.' }),
+  })
+  .openapi('PayrollRunWarning');
+export const RunChecksResponse = z.object({ warnings: z.array(RunWarningSchema) }).openapi('PayrollRunChecks');
+
 export const MemoObject = z.object({ memo: z.string(), fields: MemoFieldsSchema.nullable() }).openapi('Memo');
 
 export const PreparedRunSchema = z
@@ -248,6 +261,12 @@ export const ProposeDecisionBody = z
       .min(1)
       .max(MAX_RUN_ITEMS),
     agent_identifier: z.string().trim().min(1).max(300).optional().openapi({ description: 'The agent that planned it, for the record.' }),
+    pay_period_start: isoDate.optional(),
+    pay_period_end: isoDate.optional(),
+  })
+  .refine((b) => !b.pay_period_start || !b.pay_period_end || b.pay_period_start <= b.pay_period_end, {
+    path: ['pay_period_end'],
+    message: 'must not be before pay_period_start',
   })
   .openapi('PayrollDecisionRequest');
 

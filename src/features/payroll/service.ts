@@ -3,7 +3,7 @@ import { isAddressEqual, type Address, type Hex } from 'viem';
 import { crashPoint } from '../../faults.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import { ChainRevertError, isNonceTaken } from '../../chains/evm/connection.js';
-import { isUniqueViolation, type Database } from '../../db/client.js';
+import { isUniqueViolation, type Database, type Db } from '../../db/client.js';
 import type { Caller, FeePayment } from '../../http/context.js';
 import { AppError, notFound } from '../../errors.js';
 import { formatUsd } from '../../money.js';
@@ -14,6 +14,7 @@ import { unpayableReason, type EmployeeRow, type EmployerRow } from '../employer
 import { encodeMemo } from '../memo/index.js';
 import type { TreasuryService } from '../treasury/index.js';
 import { advancesToNet, netAdvances } from '../wages/index.js';
+import { RECENT_DAYS, runWarnings, type RunWarning } from './run-warnings.js';
 import { confirmRun, failRun } from './settlement.js';
 import type { SolanaPolicyWallet } from './solana-policy.js';
 import * as store from './store.js';
@@ -21,6 +22,8 @@ import * as store from './store.js';
 /** Sanctions and blocklists (the compliance feature), checked for every recipient before a run is stored. */
 export interface RecipientScreen {
   blockedWallets(employerId: string, wallets: string[]): Promise<Map<string, string>>;
+  /** Records, in the run's transaction, that these recipients passed the screen. */
+  recordPayrollScreen(db: Db, employer: { id: string; tip403PolicyId: bigint | null }, recipients: { employeeId: string; wallet: string }[]): Promise<void>;
 }
 
 export interface PrepareInput {
@@ -211,6 +214,7 @@ export class PayrollService {
         requestId,
       });
       await checks.policyCheck;
+      await this.screen?.recordPayrollScreen(tx.db, employer, items.map((i) => ({ employeeId: i.employeeId, wallet: i.walletAddress })));
       return inserted;
     });
 
@@ -281,6 +285,28 @@ export class PayrollService {
           );
     policyCheck.catch(() => {}); // awaited by the caller; this only keeps an early rejection from going unhandled
     return { ...balances, policyCheck };
+  }
+
+  /**
+   * What the wizard warns about before a run is paid (never a refusal): a pay period another run
+   * already paid, employees paid in the last days, amounts far from the salary for the period.
+   */
+  async runWarnings(caller: Caller, employerId: string, input: PrepareInput): Promise<RunWarning[]> {
+    await this.employers.requireOwned(this.database.db, caller, employerId);
+    const db = this.database.db;
+    const ids = [...new Set(input.items.map((i) => i.employeeId))];
+    const staff = new Map((await this.employers.employeesByIds(employerId, ids)).map((e) => [e.id, e]));
+    const items = input.items.map((item, index) => {
+      const employee = staff.get(item.employeeId);
+      if (!employee) throw new AppError('NOT_FOUND', 'Employee not found.', { field: `items.${index}.employee_id` });
+      return { employeeId: employee.id, fullName: employee.fullName, annualSalary: employee.annualSalary, amount: item.amount };
+    });
+    const period = input.payPeriodStart && input.payPeriodEnd ? { start: input.payPeriodStart, end: input.payPeriodEnd } : null;
+    const [overlapping, recent] = await Promise.all([
+      period ? store.overlappingPaidRuns(db, employerId, period.start, period.end) : [],
+      store.latestPaymentsSince(db, employerId, items.map((i) => i.employeeId), new Date(Date.now() - RECENT_DAYS * 86_400_000)),
+    ]);
+    return runWarnings({ items, period, overlapping, recent });
   }
 
   /**
@@ -539,7 +565,7 @@ export class PayrollService {
   // ---- agent-planned payroll (spec 4.5 x402/payroll/execute) ----
 
   /** Records an agent's payroll plan for the owner to execute later (kind `payroll`, status `proposed`). */
-  async proposeDecision(caller: Caller, employerId: string, items: DecisionItem[], agentIdentifier: string | null, requestId: string) {
+  async proposeDecision(caller: Caller, employerId: string, items: DecisionItem[], period: PlanPeriod, agentIdentifier: string | null, requestId: string) {
     await this.employers.requireOwned(this.database.db, caller, employerId);
     // A plan names only this employer's employees: another's answers like a missing one.
     const staff = new Set((await this.employers.employeesByIds(employerId, [...new Set(items.map((i) => i.employeeId))])).map((e) => e.id));
@@ -550,7 +576,11 @@ export class PayrollService {
       const decision = await store.insertDecision(tx.db, {
         employerId,
         agentIdentifier,
-        plan: { items: items.map((i) => ({ employee_id: i.employeeId, amount: i.amount.toString(), chain: i.chain })) },
+        plan: {
+          items: items.map((i) => ({ employee_id: i.employeeId, amount: i.amount.toString(), chain: i.chain })),
+          pay_period_start: period.start?.toISOString() ?? null,
+          pay_period_end: period.end?.toISOString() ?? null,
+        },
       });
       await recordAudit(tx.db, { actorUserId: caller.userId, actorKind: 'user', action: 'payroll.decision_proposed', employerId, targetType: 'agent_decision', targetId: decision.id, requestId });
       return decision;
@@ -632,6 +662,7 @@ export class PayrollService {
   /** Checks a decision's plan like a prepared run and stores it as a submitted run of the agent. */
   private async storeDecisionRun(employer: EmployerRow, decisionId: string, plan: unknown, caller: Caller, requestId: string) {
     const planned = parsePlan(plan);
+    const period = planPeriod(plan);
     const staff = new Map((await this.employers.employeesByIds(employer.id, planned.map((i) => i.employeeId))).map((e) => [e.id, e]));
     const unpayable = planned.flatMap((item) => {
       const employee = staff.get(item.employeeId);
@@ -652,14 +683,24 @@ export class PayrollService {
         chain: item.chain,
         walletAddress: (item.chain === 'tempo' ? employee.walletAddress : employee.solanaWalletAddress)!,
         amount: item.amount,
-        memo: encodeMemo({ type: 'salary', employerId: employer.id, employeeId: item.employeeId, runId, amount: item.amount, costCentre: employee.costCentre }),
+        memo: encodeMemo({
+          type: 'salary',
+          employerId: employer.id,
+          employeeId: item.employeeId,
+          runId,
+          amount: item.amount,
+          payPeriodStart: period.start,
+          payPeriodEnd: period.end,
+          costCentre: employee.costCentre,
+        }),
         status: 'pending' as const,
         reason: null,
       };
     });
     const run = await this.database.transaction(async (tx) => {
-      const inserted = await store.insertRun(tx.db, { id: runId, employerId: employer.id, totalAmount: total, payPeriodStart: null, payPeriodEnd: null, createdBy: caller.userId, decisionId }, items);
+      const inserted = await store.insertRun(tx.db, { id: runId, employerId: employer.id, totalAmount: total, payPeriodStart: period.start, payPeriodEnd: period.end, createdBy: caller.userId, decisionId }, items);
       const submitted = await store.claimDraft(tx.db, runId, { submittedBy: 'agent', txHash: null });
+      await this.screen?.recordPayrollScreen(tx.db, employer, tempoRecipients);
       await recordAudit(tx.db, { actorUserId: caller.userId, actorKind: 'user', action: 'payroll.execute_started', employerId: employer.id, targetType: 'payroll_run', targetId: runId, requestId });
       return submitted ?? inserted;
     });
@@ -708,6 +749,17 @@ export class PayrollService {
     }
     return result;
   }
+}
+
+/** A plan's pay period (plans made before periods were recorded have none). */
+export interface PlanPeriod {
+  start: Date | null;
+  end: Date | null;
+}
+
+function planPeriod(plan: unknown): PlanPeriod {
+  const { pay_period_start: start, pay_period_end: end } = plan as { pay_period_start?: unknown; pay_period_end?: unknown };
+  return { start: typeof start === 'string' ? new Date(start) : null, end: typeof end === 'string' ? new Date(end) : null };
 }
 
 /** A stored plan back into items; a plan that no longer parses is refused, not guessed at. */

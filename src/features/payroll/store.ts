@@ -330,6 +330,39 @@ export async function lastPaidWallets(db: Db, run: RunRow, employeeIds: string[]
 
 // ---- agent decisions (x402/payroll/execute) ----
 
+/** Submitted or paid runs of the employer whose pay period overlaps [start, end] (the wizard's warning). */
+export function overlappingPaidRuns(db: Db, employerId: string, start: Date, end: Date): Promise<RunRow[]> {
+  return db
+    .select()
+    .from(payrollRuns)
+    .where(
+      and(
+        eq(payrollRuns.employerId, employerId),
+        inArray(payrollRuns.status, ['submitted', 'confirmed']),
+        lte(payrollRuns.payPeriodStart, end),
+        gte(payrollRuns.payPeriodEnd, start),
+      ),
+    )
+    .orderBy(asc(payrollRuns.payPeriodStart));
+}
+
+/** Each employee's latest submitted or paid payment since `since` (the wizard's warning). */
+export async function latestPaymentsSince(db: Db, employerId: string, employeeIds: string[], since: Date) {
+  if (employeeIds.length === 0) return [];
+  return db
+    .selectDistinctOn([paymentItems.employeeId], { employeeId: paymentItems.employeeId, runId: paymentItems.runId, createdAt: paymentItems.createdAt })
+    .from(paymentItems)
+    .where(
+      and(
+        eq(paymentItems.employerId, employerId),
+        inArray(paymentItems.employeeId, employeeIds),
+        inArray(paymentItems.status, ['submitted', 'paid']),
+        gte(paymentItems.createdAt, since),
+      ),
+    )
+    .orderBy(paymentItems.employeeId, desc(paymentItems.createdAt));
+}
+
 export async function insertDecision(db: Db, values: { employerId: string; agentIdentifier: string | null; plan: unknown }): Promise<DecisionRow> {
   const [row] = await db.insert(agentDecisions).values({ ...values, kind: 'payroll' }).returning();
   if (!row) throw new Error('decision insert returned nothing');

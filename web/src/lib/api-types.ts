@@ -4746,6 +4746,97 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/employers/{id}/payroll/checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What to look at before paying a run: an already paid period, employees paid in the last 7 days, outlier amounts
+         * @description Owner only. Writes nothing and refuses nothing: the wizard shows the warnings and asks the owner to confirm. An amount is an outlier when it is more than `threshold_percent` away from the salary for the period (the annual salary for the days of the period, or a twelfth of it without a period).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Employer id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PayrollPrepareRequest"];
+                };
+            };
+            responses: {
+                /** @description The warnings; empty when there is nothing to look at. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PayrollRunChecks"];
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid bearer token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body must be application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/employers/{id}/payroll/decisions": {
         parameters: {
             query?: never;
@@ -10536,6 +10627,16 @@ export interface components {
                 /** Format: uuid */
                 employee_id: string;
             }[];
+            /**
+             * Format: date
+             * @example 2026-11-01
+             */
+            pay_period_end?: string;
+            /**
+             * Format: date
+             * @example 2026-11-01
+             */
+            pay_period_start?: string;
         };
         PayrollExecuteRequest: {
             /** Format: uuid */
@@ -10592,6 +10693,9 @@ export interface components {
             total_amount_usd: string;
             tx_hash: string | null;
         };
+        PayrollRunChecks: {
+            warnings: components["schemas"]["PayrollRunWarning"][];
+        };
         PayrollRuns: {
             /** Format: uuid */
             employer_id: string;
@@ -10599,6 +10703,24 @@ export interface components {
             page: number;
             runs: components["schemas"]["PayrollRun"][];
             total: number;
+        };
+        PayrollRunWarning: {
+            amount_usd: string | null;
+            /** @enum {string} */
+            code: "PERIOD_ALREADY_PAID" | "RECENTLY_PAID" | "AMOUNT_OUTLIER";
+            /** Format: uuid */
+            employee_id: string | null;
+            /** @description AMOUNT_OUTLIER: the salary for the period. */
+            expected_usd: string | null;
+            /** @description A sentence for the owner. */
+            message: string;
+            /**
+             * Format: uuid
+             * @description The other run (PERIOD_ALREADY_PAID, RECENTLY_PAID).
+             */
+            run_id: string | null;
+            /** @description AMOUNT_OUTLIER: how far from `expected_usd` an amount may be. */
+            threshold_percent: number | null;
         };
         PayrollSubmitRequest: {
             tx_hash: string;

@@ -1,6 +1,9 @@
 import { useState, type FormEvent } from 'react';
-import { api, ApiError } from '../../../lib/api';
+import { api } from '../../../lib/api';
+import { checkFields, rules, serverFieldErrors } from '../../../lib/form';
 import { useSession } from '../../../session';
+
+const NAME_CHECK = { name: { label: 'Company name', rules: [rules.required, rules.maxLength(200)] } };
 
 /** For a signed-in user who owns no employer yet: POST /api/employers, then re-read the session. */
 export function CreateCompany() {
@@ -11,13 +14,15 @@ export function CreateCompany() {
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
+    const problem = checkFields({ name }, NAME_CHECK).name;
+    setError(problem ?? null);
+    if (problem) return;
     setBusy(true);
-    setError(null);
     try {
       await api('/api/employers', { method: 'POST', body: { name: name.trim() } });
       await refresh();
     } catch (reason) {
-      setError(reason instanceof ApiError || reason instanceof Error ? reason.message : String(reason));
+      setError(serverFieldErrors(reason, NAME_CHECK)?.name ?? (reason instanceof Error ? reason.message : String(reason)));
     } finally {
       setBusy(false);
     }
@@ -39,7 +44,7 @@ export function CreateCompany() {
           aria-invalid={error ? true : undefined}
           aria-describedby={error ? 'company-name-error' : undefined}
         />
-        <button type="submit" className="button" disabled={busy || !name.trim()}>
+        <button type="submit" className="button" disabled={busy}>
           {busy ? 'Creating…' : 'Create company'}
         </button>
       </form>

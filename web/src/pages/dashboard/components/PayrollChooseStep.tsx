@@ -15,7 +15,7 @@ export interface StepProps {
 }
 
 /** Step 1 of the payroll wizard: choose employees and amounts (or import a CSV) and the pay period. */
-export function PayrollChooseStep({ employerId, employees, signsItself, draft, headingRef }: StepProps) {
+export function PayrollChooseStep({ employerId, employees, draft, headingRef }: StepProps) {
   const { mode, setMode, notice, chosen, total, stepError } = draft;
   return (
     <form className="card" onSubmit={draft.goPreview} noValidate>
@@ -44,7 +44,7 @@ export function PayrollChooseStep({ employerId, employees, signsItself, draft, h
       ) : (
         <TeamLines employees={employees} draft={draft} />
       )}
-      {signsItself && <PayPeriod draft={draft} />}
+      <PayPeriod draft={draft} />
       {mode === 'team' && (
         <>
           <p>

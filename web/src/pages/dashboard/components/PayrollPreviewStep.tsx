@@ -1,9 +1,11 @@
+import { useState } from 'react';
 import { Link } from 'react-router';
 import { useApi, type Loaded } from '../../../hooks';
 import { shortAddress } from '../../../lib/format';
 import { formatBaseUnits, toUnits } from '../../../lib/money';
 import type { StepProps } from './PayrollChooseStep';
 import { PreflightError } from './PreflightError';
+import { RunWarningsPanel, useRunWarnings } from './RunWarnings';
 import { StatusPill } from './StatusPill';
 import type { ComplianceSummary, Treasury } from '../../../lib/api';
 
@@ -24,6 +26,10 @@ export function PayrollPreviewStep({ employerId, signsItself, draft, headingRef 
     return reason ? [{ name: employee.full_name, reason }] : [];
   });
   const problems = (short ? 1 : 0) + blocked.length;
+  const checks = useRunWarnings(employerId, draft.checkBody);
+  const [confirmed, setConfirmed] = useState(false);
+  // Nothing to confirm, or the owner confirmed; a failed check does not stop a run the server checks again.
+  const cleared = checks.error !== null || (checks.warnings !== null && (checks.warnings.length === 0 || confirmed));
 
   return (
     <section className="card" aria-labelledby="preview-heading">
@@ -89,12 +95,13 @@ export function PayrollPreviewStep({ employerId, signsItself, draft, headingRef 
       )}
 
       <PreflightChecks treasury={treasury} compliance={compliance} available={available} short={short} total={total} blocked={blocked} />
+      <RunWarningsPanel warnings={checks.warnings} error={checks.error} confirmed={confirmed} onConfirm={setConfirmed} />
       {error && <PreflightError error={error} names={names} />}
       <div className="row">
         <button type="button" className="button secondary" onClick={onBack} disabled={busy}>
           Back
         </button>
-        <button type="button" className="button" onClick={onNext} disabled={busy || problems > 0}>
+        <button type="button" className="button" onClick={onNext} disabled={busy || problems > 0 || !cleared}>
           {signsItself ? 'Prepare the transaction' : 'Continue'}
         </button>
         {busy && (

@@ -27,6 +27,8 @@ function useDraftLines(employees: Employee[]) {
   const amounts: DraftAmount[] = chosen.map((e) => ({ employee: e, units: toUnits(normaliseAmountInput(lines[e.id]!.amount)) }));
   const total = amounts.reduce((sum, a) => sum + (a.units ?? 0n), 0n);
   const items = amounts.map((a) => ({ employee_id: a.employee.id, amount_usd: fromUnits(a.units ?? 0n) }));
+  /** The run as the server's checks and prepare read it. */
+  const checkBody = { items, ...(periodStart ? { pay_period_start: periodStart } : {}), ...(periodEnd ? { pay_period_end: periodEnd } : {}) };
   const edit = {
     setLine: (id: string, line: Line) => setLines((c) => ({ ...c, [id]: line })),
     selectPayable: () => setLines((c) => Object.fromEntries(employees.map((e) => [e.id, { ...c[e.id]!, selected: e.unpayable_reason === null }]))),
@@ -39,7 +41,7 @@ function useDraftLines(employees: Employee[]) {
       setNotice(`Imported ${csvItems.length} ${csvItems.length === 1 ? 'row' : 'rows'} from the CSV file. Review the amounts below.`);
     },
   };
-  return { lines, periodStart, periodEnd, setPeriodStart, setPeriodEnd, mode, setMode, notice, chosen, amounts, total, items, edit };
+  return { lines, periodStart, periodEnd, setPeriodStart, setPeriodEnd, mode, setMode, notice, chosen, amounts, total, items, checkBody, edit };
 }
 
 /** A payroll run being drafted: its lines, the step it is at, and the calls that prepare and submit it. */
@@ -92,8 +94,7 @@ export function usePayrollDraft(employerId: string, employees: Employee[], signs
   /** Owner-signed treasuries: prepare the draft and its calldata (the server's pre-flight runs here). */
   const prepare = () =>
     guarded(async () => {
-      const body = { items, ...(periodStart ? { pay_period_start: periodStart } : {}), ...(periodEnd ? { pay_period_end: periodEnd } : {}) };
-      setPrepared(await api<PreparedPayrollRun>(`/api/employers/${employerId}/payroll`, { method: 'POST', body, headers: { 'idempotency-key': newIdempotencyKey() } }));
+      setPrepared(await api<PreparedPayrollRun>(`/api/employers/${employerId}/payroll`, { method: 'POST', body: draft.checkBody, headers: { 'idempotency-key': newIdempotencyKey() } }));
       setStep(2);
     });
 
@@ -103,7 +104,7 @@ export function usePayrollDraft(employerId: string, employees: Employee[], signs
     if (!current) {
       const made = await api<{ decision_id: string }>(`/api/employers/${employerId}/payroll/decisions`, {
         method: 'POST',
-        body: { items: items.map((i) => ({ ...i, chain: 'tempo' })) },
+        body: { ...draft.checkBody, items: items.map((i) => ({ ...i, chain: 'tempo' })) },
         headers: { 'idempotency-key': newIdempotencyKey() },
       });
       current = { key: planKey, id: made.decision_id };

@@ -9,6 +9,13 @@ const LABELS: Record<WalletOption['kind'], string> = {
   development: 'with the development wallet',
 };
 
+/** A wallet's refusal in a sentence: viem's short message, or the user's own cancel. */
+function sendFailure(reason: unknown): string {
+  const error = reason as { shortMessage?: string; message?: string; code?: number; cause?: { code?: number } };
+  if (error.code === 4001 || error.cause?.code === 4001) return 'You cancelled the transfer in your wallet; nothing was sent.';
+  return error.shortMessage ?? error.message?.split('\n')[0] ?? String(reason);
+}
+
 /**
  * A cash-out waiting for its deposit: sends exactly the amount from the payout wallet, through a
  * browser wallet or (local mode) the development wallet. One send at a time; the transfer moves
@@ -41,7 +48,7 @@ export function SendDeposit({ deposit, onSent }: { deposit: DepositInstructions;
       setSent(hash);
       onSent();
     } catch (reason) {
-      setError(reason instanceof Error ? (reason.message.split('\n')[0] ?? reason.message) : String(reason));
+      setError(sendFailure(reason));
     } finally {
       setBusy(false);
     }
