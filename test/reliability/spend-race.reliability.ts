@@ -6,11 +6,11 @@ import { payments } from '../../src/payments/tables.js';
 import { spendUsage } from '../../src/features/agents/store.js';
 import { posterReservations } from '../../src/features/escrow/store.js';
 import { findPaidRoute } from '../../src/payments/prices.js';
+import { agentPayService } from '../support/agents.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { serveCountingOverlap } from '../support/http.js';
 import { reportFigure } from './figures.js';
 import {
-  agentPayService,
   authorizeAgent,
   baseBalance,
   dollars,

@@ -3,6 +3,13 @@ import { createWalletClient, parseEventLogs } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { agentIdentityRegistryAbi } from '../../src/chains/evm/abis.js';
 import { canonicalMessage } from '../../src/features/agents/identity-proof.js';
+import { AgentPayService } from '../../src/features/agents/pay.js';
+import { AgentRequestVerifier } from '../../src/features/agents/request-proof.js';
+import { SecretBox } from '../../src/features/agents/secret-box.js';
+import { AgentsService } from '../../src/features/agents/service.js';
+import { posterReservations } from '../../src/features/escrow/store.js';
+import { enqueueReputationWrite } from '../../src/features/reputation/service.js';
+import { createLogger } from '../../src/log.js';
 import type { TestApp } from './app.js';
 
 /** How a test agent signs: its HMAC secret, its EVM key (ERC-8004 owner) or its Ed25519 key. */
@@ -48,4 +55,19 @@ export async function erc8004Agent(
   const receipt = await tempo.connection.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 5 });
   const [registered] = parseEventLogs({ abi: agentIdentityRegistryAbi, eventName: 'Registered', logs: receipt.logs });
   return { owner, agentId: registered!.args.agentId };
+}
+
+/** The agent/pay service behind the route, for what HTTP cannot reach (the reconcile job's work, a crash's leftovers). */
+export function agentPayService(t: TestApp): AgentPayService {
+  const agents = new AgentsService({ database: t.database, employers: t.services.employers, secrets: new SecretBox({ configured: undefined, dataDir: t.dataDir }) });
+  const reputation = { tierOf: () => Promise.resolve({ tier: 'unknown' as const }), enqueue: enqueueReputationWrite };
+  return new AgentPayService({
+    database: t.database,
+    verifier: new AgentRequestVerifier({ database: t.database, agents, tempo: t.chains!.tempo }),
+    employers: t.services.employers,
+    tempo: t.chains!.tempo,
+    reputation,
+    escrowReservations: posterReservations,
+    log: createLogger('silent'),
+  });
 }

@@ -4,7 +4,7 @@ import { and, eq } from 'drizzle-orm';
 import { erc20Abi, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentProofHeaders, erc8004Agent, type AgentSigner } from '../../../test/support/agents.js';
+import { agentPayService, agentProofHeaders, erc8004Agent, type AgentSigner } from '../../../test/support/agents.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { loseAnswer, proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
@@ -12,15 +12,9 @@ import { paymentReceipts, payments } from '../../payments/tables.js';
 import { notifications } from '../notifications/tables.js';
 import { reputationWrites } from '../reputation/tables.js';
 import { agentPayCalls } from './tables.js';
-import { createLogger } from '../../log.js';
-import { posterReservations } from '../escrow/store.js';
 import { decodeMemo } from '../memo/codec.js';
 import { enqueueReputationWrite } from '../reputation/service.js';
 import { TreasuryService } from '../treasury/service.js';
-import { AgentPayService } from './pay.js';
-import { AgentRequestVerifier } from './request-proof.js';
-import { SecretBox } from './secret-box.js';
-import { AgentsService } from './service.js';
 import { effectiveCaps } from './spend-gates.js';
 import type { AuthorizationRow } from './store.js';
 
@@ -354,20 +348,6 @@ describe('elevated caps by reputation tier', () => {
   });
 });
 
-/** The service behind the route, for what HTTP cannot reach (a crash's leftovers, a race without 200 fees). */
-function agentPayService() {
-  const agents = new AgentsService({ database: t.database, employers: t.services.employers, secrets: new SecretBox({ configured: undefined, dataDir: t.dataDir }) });
-  const reputation = { tierOf: () => Promise.resolve({ tier: 'unknown' as const }), enqueue: enqueueReputationWrite };
-  return new AgentPayService({
-    database: t.database,
-    verifier: new AgentRequestVerifier({ database: t.database, agents, tempo: t.chains!.tempo }),
-    employers: t.services.employers,
-    tempo: t.chains!.tempo,
-    reputation,
-    escrowReservations: posterReservations,
-    log: createLogger('silent'),
-  });
-}
 
 describe('reservations a crash left behind', () => {
   it('are paid when their transfer mined, and released when it never went out', async () => {
@@ -382,19 +362,19 @@ describe('reservations a crash left behind', () => {
     const [unsent] = await t.database.db.insert(agentPayCalls).values({ ...base, amount: 900_000n }).returning();
     const [fresh] = await t.database.db.insert(agentPayCalls).values({ ...base, amount: 100_000n, createdAt: new Date() }).returning();
 
-    expect(await agentPayService().reconcileStale()).toMatchObject({ paid: 1, released: 1 });
+    expect(await agentPayService(t).reconcileStale()).toMatchObject({ paid: 1, released: 1 });
     const status = async (id: string) => (await t.database.db.select().from(agentPayCalls).where(eq(agentPayCalls.id, id)))[0]!.status;
     expect(await status(landed!.id)).toBe('paid');
     expect(await status(unsent!.id)).toBe('released');
     expect(await status(fresh!.id)).toBe('reserved'); // may still be in flight
-    expect(await agentPayService().reconcileStale()).toMatchObject({ paid: 0, released: 0 });
+    expect(await agentPayService(t).reconcileStale()).toMatchObject({ paid: 0, released: 0 });
   });
 });
 
 describe('200 concurrent payments against a per-day cap', () => {
   it('pays exactly the cap and refuses the rest with PER_DAY_CAP_EXCEEDED', async () => {
     const agent = await authorize({ per_tx_cap_usd: '1', per_day_cap_usd: '10', velocity_per_minute: 600 });
-    const service = agentPayService();
+    const service = agentPayService(t);
     const before = (await treasury.account(employerId)).available;
     const outcomes = await Promise.all(
       Array.from({ length: 200 }, async (_, i) => {
@@ -501,7 +481,7 @@ describe('a redeemed fee whose first run spent the identity proof but paid nothi
 describe('a redeemed fee whose call did not pay', () => {
   it('answers what a fresh call in that state answers, without looking at the proof again', async () => {
     const agent = await authorize();
-    const service = agentPayService();
+    const service = agentPayService(t);
     const base = { authorizationId: agent.authorization.id, employerId, recipientWallet: recipient(), amount: 1_000_000n };
     const redeem = (feePaymentId: string) =>
       service

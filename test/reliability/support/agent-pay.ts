@@ -3,14 +3,7 @@ import { generateKeyPairSigner } from '@solana/kit';
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { erc20Abi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { AgentPayService } from '../../../src/features/agents/pay.js';
-import { AgentRequestVerifier } from '../../../src/features/agents/request-proof.js';
-import { SecretBox } from '../../../src/features/agents/secret-box.js';
-import { AgentsService } from '../../../src/features/agents/service.js';
-import { posterReservations } from '../../../src/features/escrow/store.js';
-import { enqueueReputationWrite } from '../../../src/features/reputation/service.js';
 import { TreasuryService } from '../../../src/features/treasury/service.js';
-import { createLogger } from '../../../src/log.js';
 import { agentProofHeaders } from '../../support/agents.js';
 import type { TestApp } from '../../support/app.js';
 import { x402Payloads } from '../../support/pay.js';
@@ -180,17 +173,3 @@ export function dollars(units: bigint): string {
   return `$${whole}.${fraction}`;
 }
 
-/** The service behind the route, to run the reconcile job's work on demand. */
-export function agentPayService(t: TestApp): AgentPayService {
-  const agents = new AgentsService({ database: t.database, employers: t.services.employers, secrets: new SecretBox({ configured: undefined, dataDir: t.dataDir }) });
-  const reputation = { tierOf: () => Promise.resolve({ tier: 'unknown' as const }), enqueue: enqueueReputationWrite };
-  return new AgentPayService({
-    database: t.database,
-    verifier: new AgentRequestVerifier({ database: t.database, agents, tempo: t.chains!.tempo }),
-    employers: t.services.employers,
-    tempo: t.chains!.tempo,
-    reputation,
-    escrowReservations: posterReservations,
-    log: createLogger('silent'),
-  });
-}
