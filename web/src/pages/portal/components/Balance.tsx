@@ -42,9 +42,13 @@ export function LiveAmount({ base, lookup, testId, className }: { base: bigint; 
     return () => clearInterval(timer);
   }, [stream]);
   const value = base + (stream ? accruedAt(stream, now) : 0n);
+  // Read as dollars and cents; the four sub-cent digits, smaller, are what visibly moves each second.
+  const text = formatMicroUsd(value);
+  const [dollarsAndCents, subCent] = [text.slice(0, -4), text.slice(-4)];
   return (
     <span className={className} data-testid={testId} aria-live="off">
-      {formatMicroUsd(value)}
+      {dollarsAndCents}
+      <span className="ap-subcent">{subCent}</span>
     </span>
   );
 }
