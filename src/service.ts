@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { buildApp, type App } from './app.js';
-import { openEmbeddedChains, type LocalChains } from './chains/embedded/index.js';
+import { openEmbeddedChains, stopAtOnce, type LocalChains } from './chains/embedded/index.js';
 import { openDevnetChains } from './devnet/remote.js';
 import { embeddedChainPorts, liveChainPorts, type Chains } from './chains/index.js';
 import { checkLiveChains } from './chains/live-checks.js';
@@ -68,7 +68,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     embeddedChains = config.devnetUrl
       ? await openDevnetChains(config.devnetUrl, database)
       : config.mode === 'local'
-        ? await openEmbeddedChains(database, { virtualMasterZeroBytes: config.virtualMaster.zeroBytes })
+        ? await openEmbeddedChains(database, { virtualMasterZeroBytes: config.virtualMaster.zeroBytes, onJournalLost: stopAtOnce(log) })
         : undefined;
     const chains = embeddedChains ? await embeddedChainPorts(embeddedChains) : await liveChainPorts(config.live, database, new SecretRedactor(config.secrets));
     log.info(

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Logger } from 'pino';
-import { openEmbeddedChains, type EmbeddedChains } from '../chains/embedded/index.js';
+import { openEmbeddedChains, stopAtOnce, type EmbeddedChains } from '../chains/embedded/index.js';
 import { openDatabase } from '../db/client.js';
 import { migrate } from '../db/migrate.js';
 import { devnetApp } from './server.js';
@@ -29,7 +29,7 @@ export async function startDevnet(options: DevnetOptions): Promise<RunningDevnet
   const database = await openDatabase({ url: options.databaseUrl, dataDir: options.databaseUrl ? null : options.dataDir });
   try {
     await migrate(database);
-    const chains = await openEmbeddedChains(database, { virtualMasterZeroBytes: options.virtualMasterZeroBytes });
+    const chains = await openEmbeddedChains(database, { virtualMasterZeroBytes: options.virtualMasterZeroBytes, onJournalLost: stopAtOnce(options.log) });
     const server = await new Promise<ServerType>((resolve, reject) => {
       const listening = serve({ fetch: devnetApp(chains).fetch, port: options.port, hostname: options.host }, () => resolve(listening));
       listening.once('error', reject);

@@ -32,8 +32,25 @@ export const evmNetworks = (tempo: EmbeddedEvmChain, base: EmbeddedEvmChain) => 
   return (network: string): EmbeddedEvmChain | undefined => evm[network];
 };
 
-export async function openEmbeddedChains(database: Database, options: EmbeddedEvmOptions = {}): Promise<EmbeddedChains> {
-  const claim = await claimChainJournal(database);
+export interface EmbeddedChainsOptions extends EmbeddedEvmOptions {
+  /** This process lost its claim on the chain journal (PostgreSQL only): stop writing. By default it is thrown, ending the process. */
+  onJournalLost?: (error: Error) => void;
+}
+
+const crash = (error: Error) => {
+  throw error;
+};
+
+/** What a process does when it lost the journal: says why and exits at once, writing nothing more (no graceful shutdown, which would). */
+export const stopAtOnce =
+  (log: { fatal(details: object, message: string): void }) =>
+  (error: Error): never => {
+    log.fatal({ err: error }, 'another instance may now run these chains: stopping at once');
+    process.exit(1);
+  };
+
+export async function openEmbeddedChains(database: Database, options: EmbeddedChainsOptions = {}): Promise<EmbeddedChains> {
+  const claim = await claimChainJournal(database, options.onJournalLost ?? crash);
   try {
     const tempo = await openEmbeddedEvmChain(database, 'tempo', options);
     const base = await openEmbeddedEvmChain(database, 'base', options);

@@ -42,4 +42,22 @@ describe.runIf(process.env.TEST_DATABASE_URL)('embedded chains on a PostgreSQL d
     expect(await next.tempo.connection.publicClient.getBlockNumber()).toBeGreaterThan(0n);
     await next.close();
   });
+
+  it('reports a lost claim (its connection cut) to the caller, and says nothing after a release', async () => {
+    const [first] = databases;
+    const lost: Error[] = [];
+    const running = await openEmbeddedChains(first!, { virtualMasterZeroBytes: 1, onJournalLost: (error) => lost.push(error) });
+    const { rows } = await first!.pool.query<{ n: number }>(
+      `SELECT pg_terminate_backend(pid)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = 4217845302 AND granted`,
+    );
+    expect(rows[0]?.n).toBe(1);
+    await expect.poll(() => lost.length).toBe(1);
+    expect(lost[0]!.message).toMatch(/chain journal/);
+    await running.close();
+
+    const again = await openEmbeddedChains(first!, { virtualMasterZeroBytes: 1, onJournalLost: (error) => lost.push(error) });
+    await again.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(lost).toHaveLength(1);
+  });
 });
