@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiAs, expectNoPageErrors, launchBrowser, screenshot, signedIn, visibleAlerts, visit } from './support/harness.js';
+import { apiAs, expectNoPageErrors, launchBrowser, newTab, screenshot, signedIn, visibleAlerts, visit } from './support/harness.js';
 
 /** Forms check every field before sending and say each problem in plain words; the server's refusals read the same. */
 const FLOW = 'forms';
@@ -215,6 +215,19 @@ describe('forms', () => {
         await apiAs(page, `/api/employers/${employerId}/blocklist/${entry.id}`, { method: 'DELETE' });
       }
     }
+    expectNoPageErrors(tab);
+    await tab.context.close();
+  });
+
+  it('signing in: an empty user id or token is named, not a silently disabled button', async () => {
+    const tab = await newTab(browser);
+    const { page } = tab;
+    const tokens = sentRequests(page, 'POST', /\/api\/dev\/token$/);
+    await visit(page, FLOW, '/signin');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('button', { name: 'Continue', exact: true }).click();
+    expect(sorted(await visibleAlerts(page))).toEqual(sorted(['User id is required', 'Token is required']));
+    expect(tokens).toEqual([]);
     expectNoPageErrors(tab);
     await tab.context.close();
   });
