@@ -344,7 +344,8 @@ describe('POST /api/ai/anomaly-detect', () => {
 });
 
 describe('POST /api/ai/compliance-explain', () => {
-  type Explanation = { wallet_address: string; status: string; checked_at: string | null; reasons: string[]; explanation: string; recommended_actions: string[]; source: string };
+  type Action = { kind: string; label: string; employee_id?: string; blocklist_entry_id?: string };
+  type Explanation = { wallet_address: string; status: string; checked_at: string | null; reasons: string[]; explanation: string; recommended_actions: string[]; actions: Action[]; source: string };
   const explain = (body: unknown, token?: string) => post('/api/ai/compliance-explain', body, token);
   const BLOCKLISTED = wallet('bb');
   const TIP_REFUSED = wallet('cc');
@@ -378,8 +379,21 @@ describe('POST /api/ai/compliance-explain', () => {
     expect(body.explanation).toContain(`Payments to ${BLOCKLISTED} are blocked`);
     expect(body.explanation).toContain('risk score 90 of 100');
     expect(body.recommended_actions).toEqual([
-      `If the block is no longer justified, remove the blocklist entry (DELETE /api/employers/${employerId}/blocklist/${entryId}), then run a new check.`,
+      'If the block is no longer justified, remove the wallet from your blocklist (Blocked wallets, on the Compliance page). Payroll screens the wallet again before it pays it: start a run on the Payroll page.',
     ]);
+    // The page turns these into links: the entry to remove, then a run that screens the wallet again.
+    expect(body.actions).toEqual([
+      { kind: 'review_blocklist', label: 'Review your blocklist', blocklist_entry_id: entryId },
+      { kind: 'run_payroll', label: 'Start a payroll run' },
+    ]);
+  });
+
+  it('speaks of the web app, never of API routes, in every case', async () => {
+    for (const walletAddress of [BLOCKLISTED, sanctioned, TIP_REFUSED, LISTED_LATER, staff.dan.wallet, wallet('12')]) {
+      const body = await json<Explanation>(await explain({ employerId, walletAddress }));
+      const text = [body.explanation, ...body.reasons, ...body.recommended_actions, ...body.actions.map((a) => a.label)].join(' ');
+      expect(text).not.toMatch(/\/api\/|\b(GET|POST|PUT|PATCH|DELETE) \//);
+    }
   });
 
   it('explains a sanctions match and a TIP-403 refusal', async () => {
@@ -395,16 +409,18 @@ describe('POST /api/ai/compliance-explain', () => {
 
   it("explains a cleared wallet, one listed since its check, and one never checked", async () => {
     const dan = await json<Explanation>(await explain({ employerId, walletAddress: staff.dan.wallet }));
-    expect(dan).toMatchObject({ status: 'CLEARED', recommended_actions: ['No action needed.'] });
+    expect(dan).toMatchObject({ status: 'CLEARED', recommended_actions: ['No action needed.'], actions: [] });
     expect(dan.explanation).toContain('(the wallet of Dan Dennett) was cleared');
 
     const later = await json<Explanation>(await explain({ employerId, walletAddress: LISTED_LATER }));
     expect(later.status).toBe('CLEARED');
     expect(later.recommended_actions[0]).toMatch(/^Do not pay this wallet: it is on your employer blocklist now \(Employee left\)\./);
 
+    expect(later.actions).toEqual([{ kind: 'review_blocklist', label: 'Review your blocklist', blocklist_entry_id: expect.any(String) }]);
+
     const never = await json<Explanation>(await explain({ employerId, walletAddress: wallet('12') }));
-    expect(never).toMatchObject({ status: 'UNKNOWN', checked_at: null });
-    expect(never.recommended_actions[0]).toContain('POST /api/mpp/compliance/check');
+    expect(never).toMatchObject({ status: 'UNKNOWN', checked_at: null, actions: [{ kind: 'run_payroll', label: 'Start a payroll run' }] });
+    expect(never.recommended_actions[0]).toContain('start a run on the Payroll page');
   });
 
   it("never reads another employer's ledger; 404 for its employer; 400 and 401", async () => {
@@ -427,6 +443,13 @@ describe('POST /api/ai/compliance-explain', () => {
     const body = await json<Explanation>(await explain({ employerId, walletAddress: BLOCKLISTED }));
     expect(body).toMatchObject({ status: 'BLOCKED', source: 'model', explanation: 'Your own blocklist stops payments to this wallet because of reported chargeback fraud.' });
     expect(body.reasons).toEqual(['On your employer blocklist (reason: Chargeback fraud reported by the bank).']);
+  });
+
+  it("keeps the rules' text when the model's rewording names an API route", async () => {
+    reply = () => `{"explanation": "Your blocklist stops this wallet: call DELETE /api/employers/blocklist to unblock it."}`;
+    const body = await json<Explanation>(await explain({ employerId, walletAddress: BLOCKLISTED }));
+    expect(body.source).toBe('heuristic');
+    expect(body.explanation).toContain(`Payments to ${BLOCKLISTED} are blocked`);
   });
 });
 

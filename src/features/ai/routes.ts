@@ -73,7 +73,8 @@ const complianceExplain = createRoute({
   summary: "A readable explanation of a wallet's latest compliance check",
   description:
     `${MODEL_NOTE} Reads the employer's latest compliance event for the wallet (sanctions list, employer blocklist entry and its reason, ` +
-    'TIP-403 policy) and where the wallet is listed now. A model may reword only `explanation`.',
+    'TIP-403 policy) and where the wallet is listed now. A model may reword only `explanation`, and never into text naming an API route. ' +
+    'The next steps are given in the web app\'s terms: `recommended_actions` as sentences, `actions` as links (employee page, blocklist, payroll run).',
   security,
   request: { body: jsonBody(ComplianceExplainBody) },
   responses: { 200: jsonContent(ComplianceExplainResponse, 'The explanation.'), ...errors },

@@ -113,6 +113,19 @@ export const ComplianceExplainBody = z
   })
   .openapi('AiComplianceExplainRequest');
 
+export const NEXT_ACTION_KINDS = ['open_employee', 'review_blocklist', 'run_payroll'] as const;
+
+export const NextAction = z
+  .object({
+    kind: z.enum(NEXT_ACTION_KINDS).openapi({
+      description: "Where the web app takes the employer: `open_employee` the employee's page (change or review the wallet), `review_blocklist` the blocklist on the Compliance page, `run_payroll` a new payroll run (which screens every wallet before paying it).",
+    }),
+    label: z.string().openapi({ description: 'The link or button text, e.g. "Review your blocklist".' }),
+    employee_id: z.uuid().optional().openapi({ description: 'With `open_employee`: the employee.' }),
+    blocklist_entry_id: z.uuid().optional().openapi({ description: 'With `review_blocklist`: the entry that blocks the wallet.' }),
+  })
+  .openapi('AiComplianceNextAction');
+
 export const ComplianceExplainResponse = z
   .object({
     wallet_address: z.string().openapi({ description: 'Lower-cased.' }),
@@ -120,7 +133,8 @@ export const ComplianceExplainResponse = z
     checked_at: z.string().nullable().openapi({ format: 'date-time', description: 'When that check ran; null when UNKNOWN.' }),
     reasons: z.array(z.string()).openapi({ description: 'What the check found, one sentence each.' }),
     explanation: z.string().openapi({ description: 'One paragraph; the model may reword it.' }),
-    recommended_actions: z.array(z.string()),
+    recommended_actions: z.array(z.string()).openapi({ description: 'What to do, one sentence each, in terms of the web app\'s pages (never API routes).' }),
+    actions: z.array(NextAction).openapi({ description: 'The same next steps as links into the web app; empty when nothing is to be done.' }),
     source: Source,
   })
   .openapi('AiComplianceExplanation');

@@ -6,7 +6,7 @@ import { completeJson, type AiProvider } from '../../providers/ai/index.js';
 import type { EmployersService } from '../employers/index.js';
 import { numbersIn } from '../treasury/index.js';
 import { checkedModelMapping, mapColumns, type MappingResult } from './column-mapping.js';
-import { ANOMALY_KINDS, CSV_FIELDS, type CsvField, type SEVERITIES } from './schema.js';
+import { ANOMALY_KINDS, CSV_FIELDS, type CsvField, type NEXT_ACTION_KINDS, type SEVERITIES } from './schema.js';
 import * as store from './store.js';
 
 export type Source = 'model' | 'heuristic';
@@ -36,7 +36,16 @@ export interface ComplianceExplanation {
   reasons: string[];
   explanation: string;
   recommended_actions: string[];
+  actions: NextAction[];
   source: Source;
+}
+
+/** A next step in the web app: the page opens the employee, the blocklist or a new payroll run. */
+export interface NextAction {
+  kind: (typeof NEXT_ACTION_KINDS)[number];
+  label: string;
+  employee_id?: string;
+  blocklist_entry_id?: string;
 }
 
 /** How many earlier paid items per employee the spike rule compares with. */
@@ -139,7 +148,7 @@ export class AiService {
     await this.deps.employers.requireOwned(db, caller, employerId);
     const wallet = walletAddress.toLowerCase();
     const [check, listings] = await Promise.all([store.latestCheck(db, employerId, wallet), store.listingsNow(db, employerId, wallet)]);
-    const deterministic = explain(employerId, wallet, check, listings, now);
+    const deterministic = explain(wallet, check, listings, now);
 
     const reworded = await this.reword(
       'explanation',
@@ -162,6 +171,7 @@ export class AiService {
         system: [
           `You reword ${what}. The text and the facts were computed by rules and are final.`,
           'Rewrite the text more clearly in at most three sentences, keeping every fact; add no fact, number, name or address.',
+          'The reader uses the web app: speak of its pages (Team, Payroll, Compliance), never of API routes, HTTP methods or code.',
           `Answer with JSON only: {"${key}": string}.`,
           DATA_NOT_INSTRUCTIONS,
         ].join(' '),
@@ -173,9 +183,13 @@ export class AiService {
     const candidate = answer?.[key];
     if (typeof candidate !== 'string') return null;
     const allowed = new Set(numbersIn(`${text} ${JSON.stringify(facts)}`));
+    if (mentionsApi(candidate)) return null;
     return numbersIn(candidate).every((n) => allowed.has(n)) ? candidate : null;
   }
 }
+
+/** A text that speaks of API routes or HTTP methods: not for the employer reading the web app. */
+const mentionsApi = (text: string) => /\/api\/|\b(GET|POST|PUT|PATCH|DELETE) \//.test(text);
 
 // ---- the anomaly rules ---------------------------------------------------------------------------
 
@@ -294,44 +308,70 @@ function reasonSentence(reason: StoredReason, policyId: bigint): string {
   }
 }
 
-function explain(employerId: string, wallet: string, check: store.LatestCheck | null, listings: store.Listing[], now: Date): Omit<ComplianceExplanation, 'source'> {
+/** The web app's words for "screen it again": payroll screens every wallet before it pays it. */
+const RESCREEN = 'Payroll screens the wallet again before it pays it: start a run on the Payroll page.';
+const RUN_PAYROLL: NextAction = { kind: 'run_payroll', label: 'Start a payroll run' };
+
+/** The explanation's actions, each once (a sentence for people, a link into the web app for the page). */
+class Actions {
+  readonly sentences = new Set<string>();
+  private readonly links = new Map<string, NextAction>();
+  add(sentence: string, ...links: (NextAction | null)[]) {
+    this.sentences.add(sentence);
+    for (const link of links) if (link) this.links.set(`${link.kind}:${link.employee_id ?? ''}`, link);
+  }
+  get list(): NextAction[] {
+    return [...this.links.values()];
+  }
+}
+
+function explain(wallet: string, check: store.LatestCheck | null, listings: store.Listing[], now: Date): Omit<ComplianceExplanation, 'source'> {
   const sanctionsNow = listings.find((l) => l.employerId === null);
   const blocklistNow = listings.find((l) => l.employerId !== null);
-  const recheck = `Run a new compliance check (POST /api/mpp/compliance/check with walletAddress and employerId ${employerId}).`;
+  const employee = check?.employee ?? null;
+  const openEmployee = (label: string): NextAction | null => (employee ? { kind: 'open_employee', label, employee_id: employee.id } : null);
+  const unblock = (entry: store.Listing): NextAction => ({ kind: 'review_blocklist', label: 'Review your blocklist', blocklist_entry_id: entry.id });
+  const actions = new Actions();
   // The lists change after a check: a wallet listed now must not be paid whatever its last result.
   const listedNow = sanctionsNow ?? blocklistNow;
-  const listedNowAction = (listing: store.Listing) =>
-    `Do not pay this wallet: it is on ${listing.employerId === null ? listName(listing.source) : 'your employer blocklist'} now${listing.reason ? ` (${listing.reason})` : ''}. ${recheck}`;
+  const addListedNow = (listing: store.Listing) =>
+    actions.add(
+      `Do not pay this wallet: it is on ${listing.employerId === null ? listName(listing.source) : 'your employer blocklist'} now${listing.reason ? ` (${listing.reason})` : ''}. ${RESCREEN}`,
+      listing.employerId === null ? openEmployee('Ask for another wallet') : unblock(listing),
+    );
+  if (employee?.reviewPending) actions.add("The employee's new wallet waits for your review: approve or reject it on their page in Team.", openEmployee(`Review ${employee.name}'s new wallet`));
 
   if (!check) {
+    if (listedNow) addListedNow(listedNow);
+    else actions.add(`No check yet. ${RESCREEN}`, RUN_PAYROLL);
     return {
       wallet_address: wallet,
       status: 'UNKNOWN',
       checked_at: null,
       reasons: ['No compliance check of this wallet is recorded for this employer.'],
       explanation: `No compliance check of ${wallet} is recorded for this employer, so its status is unknown.`,
-      recommended_actions: [listedNow ? listedNowAction(listedNow) : `${recheck} Do this before paying the wallet.`],
+      recommended_actions: [...actions.sentences],
+      actions: actions.list,
     };
   }
 
   const checkedOn = check.checkedAt.toISOString().slice(0, 10);
-  const owner = check.employeeName ? ` (the wallet of ${check.employeeName})` : '';
+  const owner = employee ? ` (the wallet of ${employee.name})` : '';
   const policy = check.policyId;
 
   if (check.result === 'CLEAR') {
     const ageDays = Math.floor((now.getTime() - check.checkedAt.getTime()) / DAY_MS);
-    const actions = listedNow
-      ? [listedNowAction(listedNow)]
-      : ageDays > STALE_CHECK_DAYS
-        ? [`The check is ${ageDays} days old. ${recheck}`]
-        : ['No action needed.'];
+    if (listedNow) addListedNow(listedNow);
+    else if (ageDays > STALE_CHECK_DAYS) actions.add(`The check is ${ageDays} days old. ${RESCREEN}`, RUN_PAYROLL);
+    if (actions.sentences.size === 0) actions.add('No action needed.');
     return {
       wallet_address: wallet,
       status: 'CLEARED',
       checked_at: check.checkedAt.toISOString(),
       reasons: ['Not on the sanctions list.', 'Not on your employer blocklist.', `Authorized by TIP-403 policy ${policy}.`],
       explanation: `${wallet}${owner} was cleared by its latest compliance check on ${checkedOn}: it was on no sanctions list and not on your blocklist, and TIP-403 policy ${policy} authorizes it.`,
-      recommended_actions: actions,
+      recommended_actions: [...actions.sentences],
+      actions: actions.list,
     };
   }
 
@@ -340,30 +380,32 @@ function explain(employerId: string, wallet: string, check: store.LatestCheck | 
     return parsed.success ? [parsed.data] : [];
   });
   const reasons = stored.length > 0 ? stored.map((r) => reasonSentence(r, policy)) : ['The check recorded no reason.'];
-  const actions = new Set<string>();
   for (const reason of stored) {
     if (reason.code === 'SANCTIONED') {
-      actions.add('Do not pay this wallet. A sanctions match cannot be overridden: ask the employee for another wallet and tell your compliance officer.');
-    } else if (reason.code === 'EMPLOYER_BLOCKLIST') {
       actions.add(
-        blocklistNow
-          ? `If the block is no longer justified, remove the blocklist entry (DELETE /api/employers/${employerId}/blocklist/${blocklistNow.id}), then run a new check.`
-          : `The wallet is no longer on your blocklist. ${recheck}`,
+        'Do not pay this wallet. A sanctions match cannot be overridden: ask the employee for another wallet (on their page in Team) and tell your compliance officer.',
+        openEmployee('Ask for another wallet'),
       );
+    } else if (reason.code === 'EMPLOYER_BLOCKLIST') {
+      if (blocklistNow) actions.add('If the block is no longer justified, remove the wallet from your blocklist (Blocked wallets, on the Compliance page). ' + RESCREEN, unblock(blocklistNow), RUN_PAYROLL);
+      else actions.add(`The wallet is no longer on your blocklist. ${RESCREEN}`, RUN_PAYROLL);
     } else if (reason.code === 'TIP403_UNAUTHORIZED') {
-      actions.add(`Authorize the wallet in TIP-403 policy ${policy} or ask the employee for an authorized wallet, then run a new check.`);
+      actions.add(
+        `Authorize the wallet in TIP-403 policy ${policy} or ask the employee for an authorized wallet (on their page in Team). ${RESCREEN}`,
+        openEmployee('Ask for another wallet'),
+        RUN_PAYROLL,
+      );
     }
   }
-  if (listedNow && !stored.some((r) => r.code === (listedNow.employerId === null ? 'SANCTIONED' : 'EMPLOYER_BLOCKLIST'))) {
-    actions.add(listedNowAction(listedNow));
-  }
-  if (actions.size === 0) actions.add(recheck);
+  if (listedNow && !stored.some((r) => r.code === (listedNow.employerId === null ? 'SANCTIONED' : 'EMPLOYER_BLOCKLIST'))) addListedNow(listedNow);
+  if (actions.sentences.size === 0) actions.add(RESCREEN, RUN_PAYROLL);
   return {
     wallet_address: wallet,
     status: 'BLOCKED',
     checked_at: check.checkedAt.toISOString(),
     reasons,
     explanation: `Payments to ${wallet}${owner} are blocked: its latest compliance check on ${checkedOn} (TIP-403 policy ${policy}, risk score ${check.riskScore} of 100) found: ${reasons.join(' ')}`,
-    recommended_actions: [...actions],
+    recommended_actions: [...actions.sentences],
+    actions: actions.list,
   };
 }

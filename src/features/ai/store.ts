@@ -39,7 +39,8 @@ export interface LatestCheck {
   riskScore: number;
   reasons: unknown;
   checkedAt: Date;
-  employeeName: string | null;
+  /** The employee the wallet was checked for, and whether a new wallet of theirs waits for review. */
+  employee: { id: string; name: string; reviewPending: boolean } | null;
 }
 
 /**
@@ -51,5 +52,12 @@ export async function latestCheck(db: Db, employerId: string, wallet: string): P
   if (!event) return null;
   const employee = event.employeeId ? await findEmployee(db, event.employeeId) : undefined;
   const { result, policyId, riskScore, reasons, checkedAt } = event;
-  return { result, policyId, riskScore, reasons, checkedAt, employeeName: employee?.fullName ?? null };
+  return {
+    result,
+    policyId,
+    riskScore,
+    reasons,
+    checkedAt,
+    employee: employee ? { id: employee.id, name: employee.fullName, reviewPending: employee.manualReviewStatus === 'pending' } : null,
+  };
 }

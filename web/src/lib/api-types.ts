@@ -717,7 +717,7 @@ export interface paths {
         put?: never;
         /**
          * A readable explanation of a wallet's latest compliance check
-         * @description Owner only (bearer identity token); another tenant's ids answer 404 like missing ones. The answer is computed by deterministic rules; in live mode these routes need a configured AI provider (spec 5.8), else 503 AI_NOT_CONFIGURED. Reads the employer's latest compliance event for the wallet (sanctions list, employer blocklist entry and its reason, TIP-403 policy) and where the wallet is listed now. A model may reword only `explanation`.
+         * @description Owner only (bearer identity token); another tenant's ids answer 404 like missing ones. The answer is computed by deterministic rules; in live mode these routes need a configured AI provider (spec 5.8), else 503 AI_NOT_CONFIGURED. Reads the employer's latest compliance event for the wallet (sanctions list, employer blocklist entry and its reason, TIP-403 policy) and where the wallet is listed now. A model may reword only `explanation`, and never into text naming an API route. The next steps are given in the web app's terms: `recommended_actions` as sentences, `actions` as links (employee page, blocklist, payroll run).
          */
         post: {
             parameters: {
@@ -9324,6 +9324,8 @@ export interface components {
             walletAddress: string;
         };
         AiComplianceExplanation: {
+            /** @description The same next steps as links into the web app; empty when nothing is to be done. */
+            actions: components["schemas"]["AiComplianceNextAction"][];
             /**
              * Format: date-time
              * @description When that check ran; null when UNKNOWN.
@@ -9333,6 +9335,7 @@ export interface components {
             explanation: string;
             /** @description What the check found, one sentence each. */
             reasons: string[];
+            /** @description What to do, one sentence each, in terms of the web app's pages (never API routes). */
             recommended_actions: string[];
             /**
              * @description `heuristic`: the deterministic rules. `model`: the configured AI provider's answer, validated (see the route description).
@@ -9346,6 +9349,25 @@ export interface components {
             status: "CLEARED" | "BLOCKED" | "UNKNOWN";
             /** @description Lower-cased. */
             wallet_address: string;
+        };
+        AiComplianceNextAction: {
+            /**
+             * Format: uuid
+             * @description With `review_blocklist`: the entry that blocks the wallet.
+             */
+            blocklist_entry_id?: string;
+            /**
+             * Format: uuid
+             * @description With `open_employee`: the employee.
+             */
+            employee_id?: string;
+            /**
+             * @description Where the web app takes the employer: `open_employee` the employee's page (change or review the wallet), `review_blocklist` the blocklist on the Compliance page, `run_payroll` a new payroll run (which screens every wallet before paying it).
+             * @enum {string}
+             */
+            kind: "open_employee" | "review_blocklist" | "run_payroll";
+            /** @description The link or button text, e.g. "Review your blocklist". */
+            label: string;
         };
         AiParseCsvRequest: {
             /**

@@ -49,3 +49,42 @@ describe('serverFieldErrors', () => {
     expect(serverFieldErrors(new Error('network'), FIELDS)).toBeNull();
   });
 });
+
+describe('rules for amounts above zero, whole numbers and patterns', () => {
+  const CAPS = {
+    cap: { label: 'Per-transaction cap', rules: [rules.required, rules.usdAmount, rules.moreThanZero] },
+    velocity: { label: 'Payments per minute', rules: [rules.required, rules.wholeNumber(1, 600)] },
+    digits: { label: 'Routing number', rules: [rules.matches(/^\d{9}$/, 'must be 9 digits')] },
+  };
+
+  it("says each problem in the server's words (positiveUsd, zod's int/min/max, a schema's own pattern message)", () => {
+    expect(checkFields({ cap: '0.00', velocity: '2.5', digits: '12345' }, CAPS)).toEqual({
+      cap: 'Per-transaction cap must be more than 0',
+      velocity: 'Payments per minute must be a whole number',
+      digits: 'Routing number must be 9 digits',
+    });
+    expect(checkFields({ cap: 'abc', velocity: '0', digits: '' }, CAPS)).toEqual({
+      cap: 'Per-transaction cap must be an amount in dollars with at most 6 decimal places, e.g. 1250.50',
+      velocity: 'Payments per minute must be at least 1',
+    });
+    expect(checkFields({ cap: '$1,000', velocity: '601', digits: '021000021' }, CAPS)).toEqual({ velocity: 'Payments per minute must be at most 600' });
+    expect(checkFields({ cap: '0.000001', velocity: '600', digits: ' 021000021 ' }, CAPS)).toEqual({});
+  });
+});
+
+describe("serverFieldErrors on a service's own 400 (one field, no issues list)", () => {
+  const BANK = {
+    accountOwnerName: { label: 'Account holder name', rules: [rules.required] },
+    'details.iban': { label: 'IBAN', rules: [rules.required] },
+    per_day_cap_usd: { label: 'Per-day cap', rules: [] },
+  };
+
+  it('maps the named field, or the nested field the problem names', () => {
+    const cap = new ApiError(400, 'VALIDATION_ERROR', 'per_day_cap_usd: must be at least the per-transaction cap', 'per_day_cap_usd', { field: 'per_day_cap_usd' });
+    expect(serverFieldErrors(cap, BANK)).toEqual({ per_day_cap_usd: 'Per-day cap must be at least the per-transaction cap' });
+    const iban = new ApiError(400, 'VALIDATION_ERROR', 'details: details.iban fails the IBAN checksum', 'details', { field: 'details' });
+    expect(serverFieldErrors(iban, BANK)).toEqual({ 'details.iban': 'IBAN fails the IBAN checksum' });
+    const unknown = new ApiError(400, 'VALIDATION_ERROR', 'publish_now: send either publish_now or published_at', 'publish_now', { field: 'publish_now' });
+    expect(serverFieldErrors(unknown, BANK)).toBeNull();
+  });
+});

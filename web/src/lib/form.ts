@@ -1,5 +1,5 @@
 import { ApiError } from './api';
-import { normaliseAmountInput, USD_INPUT } from './money';
+import { normaliseAmountInput, toUnits, USD_INPUT } from './money';
 
 /**
  * Form checks in the server's own words (src/http/validation.ts gives zod's issues the same plain
@@ -28,6 +28,23 @@ export const rules = {
     if (text.startsWith('-')) return 'must be a positive amount, e.g. 1250.50';
     return USD_INPUT.test(normaliseAmountInput(text)) ? null : 'must be an amount in dollars with at most 6 decimal places, e.g. 1250.50';
   }) as Rule,
+  /** After `usdAmount`: the server's `positiveUsd` refusal of a valid amount of zero. */
+  moreThanZero: ((value) => (toUnits(normaliseAmountInput(value)) === 0n ? 'must be more than 0' : null)) as Rule,
+  /** zod's `.int().min(min).max(max)` on a number field, in its words. */
+  wholeNumber:
+    (min: number, max: number): Rule =>
+    (value) => {
+      const text = value.trim();
+      if (!text) return null;
+      const n = Number(text);
+      if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(n)) return 'must be a whole number';
+      return n < min ? `must be at least ${min}` : n > max ? `must be at most ${max}` : null;
+    },
+  /** A server rule with its own pattern and words (an identifier's alphabet, a bank number's digits). */
+  matches:
+    (pattern: RegExp, problem: string): Rule =>
+    (value) =>
+      !value.trim() || pattern.test(value.trim()) ? null : problem,
 };
 
 export interface FieldSpec {
@@ -53,11 +70,25 @@ export function checkFields<F extends string>(values: Record<F, string>, fields:
  */
 export function serverFieldErrors<F extends string>(error: unknown, fields: Record<F, FieldSpec>): FieldErrors<F> | null {
   if (!(error instanceof ApiError) || error.code !== 'VALIDATION_ERROR') return null;
-  const issues = Array.isArray(error.details.issues) ? (error.details.issues as { field: string; message: string }[]) : [];
+  const issues = Array.isArray(error.details.issues) ? (error.details.issues as { field: string; message: string }[]) : serviceIssue(error);
   const errors: FieldErrors<F> = {};
   for (const issue of issues) {
-    const name = issue.field.split('.')[0] as F;
+    // A form may name a nested field itself ("details.iban"); otherwise the top one holds it.
+    const name = (issue.field in fields ? issue.field : issue.field.split('.')[0]) as F;
     if (name in fields && !errors[name]) errors[name] = `${fields[name].label} ${issue.message}`;
   }
   return Object.keys(errors).length > 0 ? errors : null;
+}
+
+/**
+ * A service's own 400 (a rule beyond the schema, e.g. a per-day cap below the per-transaction cap)
+ * names one field and says "<field>: <problem>"; a nested field may be named in the problem
+ * ("details: details.iban fails the IBAN checksum").
+ */
+function serviceIssue(error: ApiError): { field: string; message: string }[] {
+  if (!error.field) return [];
+  const problem = error.message.startsWith(`${error.field}: `) ? error.message.slice(error.field.length + 2) : error.message;
+  const space = problem.indexOf(' ');
+  if (problem.startsWith(`${error.field}.`) && space > 0) return [{ field: problem.slice(0, space), message: problem.slice(space + 1) }];
+  return [{ field: error.field, message: problem }];
 }

@@ -94,11 +94,3 @@ export function normaliseAmountInput(value: string): string {
 
 /** Matches the API's request amount rule: no sign, exponent or separators, at most 6 decimals. */
 export const USD_INPUT = /^(0|[1-9]\d{0,14})(\.\d{1,6})?$/;
-
-/** What the API accepts as an amount: digits, at most 6 decimal places, more than zero. */
-export function validAmount(text: string): string | null {
-  const units = toUnits(text);
-  if (units === null) return 'Enter an amount in dollars, like 250 or 250.50 (at most 6 decimal places).';
-  if (units <= 0n) return 'Enter an amount above zero.';
-  return null;
-}

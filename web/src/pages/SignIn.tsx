@@ -3,6 +3,20 @@ import { Navigate, useNavigate } from 'react-router';
 import { useApi } from '../hooks';
 import { homeOf, useSession } from '../session';
 import { usePageTitle } from '../company';
+import { checkFields, rules } from '../lib/form';
+
+/** The dev token's `sub` (DevTokenRequest) and a pasted token, in the server's words. */
+const USER_ID = { label: 'User id', rules: [rules.required, rules.maxLength(255)] };
+const TOKEN = { label: 'Token', rules: [rules.required] };
+
+/** A field's problem under it, tied to the input by `aria-describedby`. */
+function FieldProblem({ id, problem }: { id: string; problem: string | undefined }) {
+  return problem ? (
+    <p id={id} className="field-error" role="alert">
+      {problem}
+    </p>
+  ) : null;
+}
 
 /** A token the identity provider's hosted login sent back in the URL fragment. */
 function tokenFromFragment(): string | null {
@@ -27,7 +41,6 @@ export function SignIn() {
   const navigate = useNavigate();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const [custom, setCustom] = useState('');
   const options = useApi<{ dev_sign_in: boolean; login_url: string | null }>('/api/auth/options');
 
   useEffect(() => {
@@ -96,19 +109,7 @@ export function SignIn() {
             </button>
           ))}
         </div>
-        <form
-          className="inline-form"
-          onSubmit={(event) => {
-            event.preventDefault();
-            if (custom.trim()) void signInAs(custom.trim());
-          }}
-        >
-          <label htmlFor="custom-user">Another user id</label>
-          <input id="custom-user" value={custom} onChange={(e) => setCustom(e.target.value)} autoComplete="username" />
-          <button type="submit" className="button secondary" disabled={busy || !custom.trim()}>
-            Sign in
-          </button>
-        </form>
+        <CustomUserForm busy={busy} onUser={(sub) => void signInAs(sub)} />
       </section>
       )}
       <TokenForm onToken={(token) => void submitToken(token)} />
@@ -116,22 +117,65 @@ export function SignIn() {
   );
 }
 
+/** Local mode: sign in as any user id. */
+function CustomUserForm({ busy, onUser }: { busy: boolean; onUser: (sub: string) => void }) {
+  const [custom, setCustom] = useState('');
+  const [problem, setProblem] = useState<string | undefined>(undefined);
+  return (
+    <form
+      className="inline-form"
+      noValidate
+      onSubmit={(event) => {
+        event.preventDefault();
+        const found = checkFields({ sub: custom }, { sub: USER_ID }).sub;
+        setProblem(found);
+        if (!found) onUser(custom.trim());
+      }}
+    >
+      <label htmlFor="custom-user">Another user id</label>
+      <input
+        id="custom-user"
+        value={custom}
+        onChange={(e) => setCustom(e.target.value)}
+        autoComplete="username"
+        aria-invalid={problem ? true : undefined}
+        aria-describedby={problem ? 'custom-user-error' : undefined}
+      />
+      <button type="submit" className="button secondary" disabled={busy}>
+        Sign in
+      </button>
+      <FieldProblem id="custom-user-error" problem={problem} />
+    </form>
+  );
+}
+
 /** A token from the identity provider's own sign-in, pasted by hand. */
 function TokenForm({ onToken }: { onToken: (token: string) => void }) {
   const [token, setToken] = useState('');
+  const [problem, setProblem] = useState<string | undefined>(undefined);
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    onToken(token.trim());
+    const found = checkFields({ token }, { token: TOKEN }).token;
+    setProblem(found);
+    if (!found) onToken(token.trim());
   };
   return (
     <section aria-labelledby="token-heading" className="card">
       <h2 id="token-heading">Identity provider token</h2>
-      <form className="inline-form" onSubmit={submit}>
+      <form className="inline-form" onSubmit={submit} noValidate>
         <label htmlFor="idp-token">Token from your identity provider's sign-in</label>
-        <input id="idp-token" value={token} onChange={(e) => setToken(e.target.value)} autoComplete="off" />
-        <button type="submit" className="button secondary" disabled={!token.trim()}>
+        <input
+          id="idp-token"
+          value={token}
+          onChange={(e) => setToken(e.target.value)}
+          autoComplete="off"
+          aria-invalid={problem ? true : undefined}
+          aria-describedby={problem ? 'idp-token-error' : undefined}
+        />
+        <button type="submit" className="button secondary">
           Continue
         </button>
+        <FieldProblem id="idp-token-error" problem={problem} />
       </form>
     </section>
   );

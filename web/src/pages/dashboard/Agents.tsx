@@ -440,8 +440,7 @@ function CreateAuthorization({ employerId, onCreated }: { employerId: string; on
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    const found = checkLimits(values);
-    if (!/^[\x21-\x7e]{1,200}$/.test(identifier.trim())) found.agent_identifier = 'Enter what the agent sends as X-Agent-Identifier: 1-200 characters, no spaces.';
+    const found = checkLimits(values, identifier);
     setErrors(found);
     if (Object.keys(found).length > 0) return;
     setBusy(true);

@@ -1,5 +1,6 @@
 import { useEmployerId } from '../../session';
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { api, ApiError, type ComplianceSummary as Overview, type Schema } from '../../lib/api';
 import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../lib/format';
@@ -9,6 +10,7 @@ import { errorText, Hex, NoEmployer, Pill } from './components/common';
 import { usePageTitle } from '../../company';
 
 type Explanation = Schema<'AiComplianceExplanation'>;
+type NextAction = Explanation['actions'][number];
 
 /** Compliance: the summary, each employee's latest screening (with an AI explanation), the blocklist and the audit log. */
 export function Compliance() {
@@ -184,11 +186,51 @@ function ExplanationPanel({ name, data, error, onClose }: { name: string; data?:
               </ul>
             </>
           )}
+          {data.actions.length > 0 && (
+            <p className="row" aria-label="Next steps">
+              {data.actions.map((action) => (
+                <ActionLink key={`${action.kind}-${action.employee_id ?? ''}`} action={action} />
+              ))}
+            </p>
+          )}
           <p className="muted more-small">{data.source === 'model' ? 'Written by an AI model from the screening record.' : 'Written from the screening rules (no AI model).'}</p>
         </>
       )}
     </div>
   );
+}
+
+/** An explanation's next step as a link into the web app (the blocklist is further down this page). */
+function ActionLink({ action }: { action: NextAction }) {
+  switch (action.kind) {
+    case 'open_employee':
+      return action.employee_id ? (
+        <Link className="button secondary" to={`/dashboard/team/${action.employee_id}`}>
+          {action.label}
+        </Link>
+      ) : null;
+    case 'run_payroll':
+      return (
+        <Link className="button secondary" to="/dashboard/payroll/new">
+          {action.label}
+        </Link>
+      );
+    case 'review_blocklist':
+      return (
+        <button type="button" className="button secondary" onClick={() => focusSection('blocked-heading')}>
+          {action.label}
+        </button>
+      );
+  }
+}
+
+/** Scrolls to a section of this page and moves the keyboard focus to its heading. */
+function focusSection(headingId: string) {
+  const heading = document.getElementById(headingId);
+  if (!heading) return;
+  heading.setAttribute('tabindex', '-1');
+  heading.scrollIntoView({ behavior: 'smooth', block: 'start' });
+  heading.focus({ preventScroll: true });
 }
 
 const ACTOR_LABELS: Record<string, string> = { user: 'User', admin: 'Platform admin', agent: 'Agent', system: 'System' };

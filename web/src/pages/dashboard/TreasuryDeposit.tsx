@@ -3,6 +3,7 @@ import QRCode from 'qrcode';
 import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
 import { ErrorState, Loading } from '../../components/States';
+import { checkFields, rules } from '../../lib/form';
 import { formatBaseUnits, normaliseAmountInput, toUnits } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
@@ -138,7 +139,9 @@ function ContractAddress({ treasury, contract, chainId, local }: { treasury: Tre
 
 function DepositDetails({ treasury, contract, chainId, local }: { treasury: Treasury; contract: string | null; chainId: number; local: boolean }) {
   const [amount, setAmount] = useState('1000');
-  const units = toUnits(normaliseAmountInput(amount));
+  // The deposit amount, in the words every amount field uses; the calls show only for a valid one.
+  const problem = checkFields({ amount }, { amount: { label: 'Amount', rules: [rules.required, rules.usdAmount, rules.moreThanZero] } }).amount;
+  const units = problem ? null : toUnits(normaliseAmountInput(amount));
 
   const approveData = contract && units ? `0x${SELECTOR.approve}${addressWord(contract)}${word(units)}` : null;
   const depositData = units ? `0x${SELECTOR.deposit}${word(BigInt(treasury.employer_account_id))}${word(units)}` : null;
@@ -168,9 +171,9 @@ function DepositDetails({ treasury, contract, chainId, local }: { treasury: Trea
           aria-invalid={units === null ? true : undefined}
           aria-describedby={units === null ? 'deposit-amount-error' : undefined}
         />
-        {units === null && (
+        {problem && (
           <p id="deposit-amount-error" className="field-error" role="alert">
-            Enter an amount with at most 6 decimal places.
+            {problem}
           </p>
         )}
         {units !== null && (

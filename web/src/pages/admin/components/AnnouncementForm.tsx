@@ -1,33 +1,34 @@
 import { useId, useState, type ReactNode } from 'react';
-import { api, ApiError } from '../../../lib/api';
+import { api } from '../../../lib/api';
+import { serverFieldErrors, type FieldErrors, type FieldSpec } from '../../../lib/form';
 import { BannerPreview } from './BannerPreview';
 import {
   AUDIENCES,
   charCount,
+  checkDraft,
   createBody,
+  DRAFT_CHECKS,
   draftOf,
   EMPTY_DRAFT,
   LIMITS,
   patchBody,
+  readableProblem,
   SEVERITIES,
   type AdminAnnouncement,
   type AnnouncementDraft,
 } from './announcements';
 
 type FieldName = keyof AnnouncementDraft;
-const FIELDS: FieldName[] = ['title', 'body', 'severity', 'audience', 'link_url', 'link_label', 'expires_at'];
 
-/** Where the server's 400 belongs: the named form field, or the form as a whole. */
-function placeError(error: unknown): FormError {
-  if (error instanceof ApiError) {
-    const field = (error.field ?? '').split('.')[0] as FieldName;
-    return { field: FIELDS.includes(field) ? field : null, message: error.message };
-  }
-  return { field: null, message: error instanceof Error ? error.message : String(error) };
-}
+/** Every field the server may refuse, with its label (the checked ones with their rules). */
+const SERVER_FIELDS: Record<FieldName, FieldSpec> = {
+  ...DRAFT_CHECKS,
+  severity: { label: 'Severity', rules: [] },
+  audience: { label: 'Audience', rules: [] },
+  expires_at: { label: 'Expires at', rules: [] },
+};
 
 type SaveAction = 'draft' | 'publish' | 'save';
-type FormError = { field: FieldName | null; message: string };
 
 /**
  * Create (no `editing`) or edit an announcement, with the banner's live preview. Create offers
@@ -43,9 +44,9 @@ export function AnnouncementForm({
   onSaved: (saved: AdminAnnouncement, action: SaveAction) => void;
   onCancel: () => void;
 }) {
-  const { draft, busy, error, set, submit } = useAnnouncementDraft(editing, onSaved);
   const id = useId();
-  const f = formFields(id, draft, error, set);
+  const { draft, busy, errors, formError, set, submit } = useAnnouncementDraft(id, editing, onSaved);
+  const f = formFields(id, draft, errors, set);
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   const isDraft = !editing || editing.state === 'draft';
 
@@ -69,9 +70,9 @@ export function AnnouncementForm({
         <LinkFields f={f} />
         <ExpiryField f={f} zone={zone} />
 
-        {error && error.field === null && (
+        {formError && (
           <p className="field-error" role="alert">
-            {error.message}
+            {formError}
           </p>
         )}
 
@@ -83,20 +84,27 @@ export function AnnouncementForm({
 }
 
 /** The draft being written, and saving it (create, or patch only what changed). */
-function useAnnouncementDraft(editing: AdminAnnouncement | null, onSaved: (saved: AdminAnnouncement, action: SaveAction) => void) {
+function useAnnouncementDraft(formId: string, editing: AdminAnnouncement | null, onSaved: (saved: AdminAnnouncement, action: SaveAction) => void) {
   const original = editing ? draftOf(editing) : EMPTY_DRAFT;
   const [draft, setDraft] = useState<AnnouncementDraft>(original);
   const [busy, setBusy] = useState<null | SaveAction>(null);
-  const [error, setError] = useState<FormError | null>(null);
+  const [errors, setErrors] = useState<FieldErrors<FieldName>>({});
+  const [formError, setFormError] = useState<string | null>(null);
 
   const set = (name: FieldName, value: string) => {
     setDraft((current) => ({ ...current, [name]: value }));
-    if (error?.field === name) setError(null);
+    if (errors[name]) setErrors(({ [name]: _fixed, ...rest }) => rest as FieldErrors<FieldName>);
   };
 
   const submit = async (action: SaveAction) => {
+    setFormError(null);
+    const problems = checkDraft(draft);
+    setErrors(problems);
+    if (Object.keys(problems).length > 0) {
+      document.getElementById(`${formId}-${Object.keys(problems)[0]}`)?.focus();
+      return;
+    }
     setBusy(action);
-    setError(null);
     try {
       let saved: AdminAnnouncement;
       if (editing) {
@@ -108,13 +116,15 @@ function useAnnouncementDraft(editing: AdminAnnouncement | null, onSaved: (saved
       }
       onSaved(saved, action);
     } catch (reason) {
-      setError(placeError(reason));
+      const fields = serverFieldErrors(reason, SERVER_FIELDS);
+      if (fields) setErrors(Object.fromEntries(Object.entries(fields).map(([name, message]) => [name, readableProblem(String(message))])));
+      else setFormError(reason instanceof Error ? reason.message : String(reason));
     } finally {
       setBusy(null);
     }
   };
 
-  return { draft, busy, error, set, submit };
+  return { draft, busy, errors, formError, set, submit };
 }
 
 /** What every field of the form needs: its value and setter, its id, and its error and counter wiring. */
@@ -128,20 +138,20 @@ interface FormFields {
   counter: (name: 'title' | 'body' | 'link_label') => ReactNode;
 }
 
-function formFields(id: string, draft: AnnouncementDraft, error: FormError | null, set: FormFields['set']): FormFields {
+function formFields(id: string, draft: AnnouncementDraft, errors: FieldErrors<FieldName>, set: FormFields['set']): FormFields {
   const fieldId = (name: FieldName) => `${id}-${name}`;
   return {
     draft,
     set,
     fieldId,
     fieldError: (name) =>
-      error?.field === name ? (
+      errors[name] ? (
         <p className="field-error" id={`${fieldId(name)}-error`} role="alert">
-          {error.message}
+          {errors[name]}
         </p>
       ) : null,
-    describedBy: (name, ...extra) => [...extra, ...(error?.field === name ? [`${fieldId(name)}-error`] : [])].join(' ') || undefined,
-    invalid: (name) => (error?.field === name ? true : undefined),
+    describedBy: (name, ...extra) => [...extra, ...(errors[name] ? [`${fieldId(name)}-error`] : [])].join(' ') || undefined,
+    invalid: (name) => (errors[name] ? true : undefined),
     counter: (name) => {
       const count = charCount(draft[name]);
       return (

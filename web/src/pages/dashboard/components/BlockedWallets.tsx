@@ -2,15 +2,21 @@ import { useState, type FormEvent } from 'react';
 import { ConfirmButton } from '../../../components/ConfirmButton';
 import { Async, Empty } from '../../../components/States';
 import type { Loaded } from '../../../hooks';
-import { api, ApiError, type ComplianceSummary as Overview, type Schema } from '../../../lib/api';
+import { api, type ComplianceSummary as Overview, type Schema } from '../../../lib/api';
 import { formatDate } from '../../../lib/format';
+import { checkFields, rules, serverFieldErrors, type FieldErrors, type FieldSpec } from '../../../lib/form';
 import { errorText } from './common';
 
 export type Blocklist = Schema<'Blocklist'>;
 type BlocklistEntry = Blocklist['entries'][number];
-type Message = { ok: boolean; text: string; field?: string };
+type Message = { ok: boolean; text: string };
 
-const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+/** The block form's fields (AddBlocklistEntryRequest), in the server's words. */
+type BlockField = 'wallet_address' | 'reason';
+const BLOCK_FIELDS: Record<BlockField, FieldSpec> = {
+  wallet_address: { label: 'Wallet address', rules: [rules.required, rules.evmAddress] },
+  reason: { label: 'Reason', rules: [rules.maxLength(500)] },
+};
 
 /** Compliance's blocked wallets: the employees blocked from payroll, the employer's blocklist, and the form to add to it. */
 export function BlockedWallets({
@@ -58,11 +64,15 @@ function useBlocklistEdits(employerId: string, onChanged: () => void) {
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<Message | null>(null);
+  const [errors, setErrors] = useState<FieldErrors<BlockField>>({});
 
   const add = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
     setMessage(null);
+    const problems = checkFields({ wallet_address: wallet, reason }, BLOCK_FIELDS);
+    setErrors(problems);
+    if (Object.keys(problems).length > 0) return;
+    setBusy(true);
     try {
       const entry = await api<{ created: boolean; wallet_address: string }>(`/api/employers/${employerId}/blocklist`, {
         method: 'POST',
@@ -72,8 +82,10 @@ function useBlocklistEdits(employerId: string, onChanged: () => void) {
       setWallet('');
       setReason('');
       onChanged();
-    } catch (reason) {
-      setMessage({ ok: false, text: errorText(reason), field: reason instanceof ApiError ? reason.field : undefined });
+    } catch (failure) {
+      const fields = serverFieldErrors(failure, BLOCK_FIELDS);
+      if (fields) setErrors(fields);
+      else setMessage({ ok: false, text: errorText(failure) });
     } finally {
       setBusy(false);
     }
@@ -89,7 +101,7 @@ function useBlocklistEdits(employerId: string, onChanged: () => void) {
     }
   };
 
-  return { wallet, setWallet, reason, setReason, busy, message, add, remove };
+  return { wallet, setWallet, reason, setReason, busy, message, errors, add, remove };
 }
 
 function BlockedEmployees({ employees }: { employees: Overview['employees'] }) {
@@ -148,10 +160,16 @@ function BlocklistTable({ entries, onRemove }: { entries: BlocklistEntry[]; onRe
 }
 
 function BlockWalletForm({ edits }: { edits: ReturnType<typeof useBlocklistEdits> }) {
-  const { wallet, setWallet, reason, setReason, busy, message, add } = edits;
-  const walletValid = EVM_ADDRESS.test(wallet.trim());
+  const { wallet, setWallet, reason, setReason, busy, errors, add } = edits;
+  const described = (field: BlockField, ...extra: string[]) => [...extra, ...(errors[field] ? [`block-${field}-error`] : [])].join(' ') || undefined;
+  const fieldError = (field: BlockField) =>
+    errors[field] ? (
+      <p id={`block-${field}-error`} className="field-error more-full" role="alert">
+        {errors[field]}
+      </p>
+    ) : null;
   return (
-    <form className="inline-form" onSubmit={(e) => void add(e)} aria-labelledby="block-form-heading">
+    <form className="inline-form" onSubmit={(e) => void add(e)} noValidate aria-labelledby="block-form-heading">
       <h3 id="block-form-heading" className="more-full">
         Block a wallet
       </h3>
@@ -164,15 +182,17 @@ function BlockWalletForm({ edits }: { edits: ReturnType<typeof useBlocklistEdits
         autoComplete="off"
         spellCheck={false}
         onChange={(e) => setWallet(e.target.value)}
-        aria-invalid={message?.field === 'wallet_address' || (wallet.trim() !== '' && !walletValid)}
-        aria-describedby="block-wallet-hint"
+        aria-invalid={errors.wallet_address ? true : undefined}
+        aria-describedby={described('wallet_address', 'block-wallet-hint')}
       />
       <p id="block-wallet-hint" className="muted more-small more-full">
-        {wallet.trim() !== '' && !walletValid ? '0x followed by 40 hex digits.' : 'An EVM address (0x followed by 40 hex digits).'}
+        An EVM address (0x followed by 40 hex digits).
       </p>
+      {fieldError('wallet_address')}
       <label htmlFor="block-reason">Reason (optional)</label>
-      <input id="block-reason" value={reason} maxLength={500} onChange={(e) => setReason(e.target.value)} />
-      <button type="submit" className="button danger" disabled={busy || !walletValid}>
+      <input id="block-reason" value={reason} onChange={(e) => setReason(e.target.value)} aria-invalid={errors.reason ? true : undefined} aria-describedby={described('reason')} />
+      {fieldError('reason')}
+      <button type="submit" className="button danger" disabled={busy}>
         {busy ? 'Blocking…' : 'Block wallet'}
       </button>
     </form>

@@ -7,6 +7,8 @@ import { PreflightError } from './PreflightError';
 /** Step 3 of the payroll wizard: sign the prepared call with the owner's wallet, or let the agent wallet send it. */
 export function PayrollSubmitStep({ signsItself, adminWallet, draft, headingRef }: Omit<StepProps, 'employees' | 'employerId'> & { adminWallet: string | null }) {
   const { chosen, total, prepared, txHash, setTxHash, busy, submitError, names } = draft;
+  // The owner's wallet sends the call itself: submitting needs its transaction's hash first.
+  const needsHash = signsItself && !/^0x[0-9a-fA-F]{64}$/.test(txHash.trim());
   return (
     <form className="card" onSubmit={(e) => void draft.submit(e)} noValidate>
       <h2 ref={headingRef} tabIndex={-1}>
@@ -54,9 +56,14 @@ export function PayrollSubmitStep({ signsItself, adminWallet, draft, headingRef 
         <button type="button" className="button secondary" onClick={() => draft.setStep(signsItself ? 0 : 1)} disabled={busy}>
           Back
         </button>
-        <button type="submit" className="button" disabled={busy || (signsItself && !/^0x[0-9a-fA-F]{64}$/.test(txHash.trim()))}>
+        <button type="submit" className="button" disabled={busy || needsHash} aria-describedby={needsHash ? 'submit-needs-hash' : undefined}>
           Submit payroll
         </button>
+        {needsHash && !busy && (
+          <span id="submit-needs-hash" className="muted">
+            Paste the transaction hash (0x and 64 hex digits) to submit.
+          </span>
+        )}
         {busy && (
           <span role="status">
             <span className="spinner" aria-hidden="true" /> Submitting…

@@ -1,6 +1,7 @@
 import { useId, useState, type ReactNode } from 'react';
-import { ApiError, type Schema } from '../../../lib/api';
-import { USD_INPUT, plainDecimal } from '../../../lib/money';
+import { type Schema } from '../../../lib/api';
+import { checkFields, rules, serverFieldErrors, type FieldErrors as FormFieldErrors, type FieldSpec, type Rule } from '../../../lib/form';
+import { normaliseAmountInput, plainDecimal, toUnits } from '../../../lib/money';
 
 export type Authorization = Schema<'AgentAuthorization'>;
 
@@ -51,8 +52,8 @@ export function limitsBody(values: LimitValues, before?: LimitValues): Record<st
   const body: Record<string, unknown> = {};
   const changed = (key: keyof LimitValues) => !before || values[key].trim() !== before[key].trim();
   if (changed('label')) body.label = values.label.trim();
-  if (changed('per_tx_cap_usd')) body.per_tx_cap_usd = values.per_tx_cap_usd.trim();
-  if (changed('per_day_cap_usd')) body.per_day_cap_usd = values.per_day_cap_usd.trim();
+  if (changed('per_tx_cap_usd')) body.per_tx_cap_usd = normaliseAmountInput(values.per_tx_cap_usd);
+  if (changed('per_day_cap_usd')) body.per_day_cap_usd = normaliseAmountInput(values.per_day_cap_usd);
   if (changed('velocity_per_minute')) body.velocity_per_minute = Number(values.velocity_per_minute.trim());
   if (before ? (parseRecipients(values.allowed_recipients) ?? []).join('\n') !== (parseRecipients(before.allowed_recipients) ?? []).join('\n') : true) {
     const list = parseRecipients(values.allowed_recipients);
@@ -60,44 +61,66 @@ export function limitsBody(values: LimitValues, before?: LimitValues): Record<st
   }
   for (const key of ['elevated_per_tx_cap_usd', 'elevated_per_day_cap_usd'] as const) {
     if (!changed(key)) continue;
-    const value = values[key].trim();
+    const value = normaliseAmountInput(values[key]);
     if (before || value) body[key] = value || null;
   }
   return body;
 }
 
-export type FieldErrors = Partial<Record<keyof LimitValues | 'agent_identifier' | 'identity_scheme' | 'form', string>>;
+type AgentField = keyof LimitValues | 'agent_identifier' | 'identity_scheme';
+export type FieldErrors = FormFieldErrors<AgentField | 'form'>;
 
-/** Client-side checks before sending (the server checks everything again). */
-export function checkLimits(values: LimitValues): FieldErrors {
-  const errors: FieldErrors = {};
-  if (!values.label.trim()) errors.label = 'Enter a label.';
-  for (const key of ['per_tx_cap_usd', 'per_day_cap_usd'] as const) {
-    if (!USD_INPUT.test(values[key].trim())) errors[key] = 'Enter an amount in dollars, like 25 or 25.50.';
-  }
-  for (const key of ['elevated_per_tx_cap_usd', 'elevated_per_day_cap_usd'] as const) {
-    if (values[key].trim() && !USD_INPUT.test(values[key].trim())) errors[key] = 'Enter an amount in dollars, or leave it empty.';
-  }
-  const velocity = Number(values.velocity_per_minute.trim());
-  if (!Number.isInteger(velocity) || velocity < 1 || velocity > 600) errors.velocity_per_minute = 'A whole number from 1 to 600.';
-  const recipients = parseRecipients(values.allowed_recipients) ?? [];
-  const bad = recipients.find((r) => !/^0x[0-9a-fA-F]{40}$/.test(r));
-  if (bad) errors.allowed_recipients = `${bad} is not an EVM address (0x followed by 40 hex digits).`;
-  else if (recipients.length > 100) errors.allowed_recipients = 'At most 100 addresses.';
-  return errors;
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+/** Base58 of 32 bytes; the server decodes it exactly. */
+const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+
+/** The allowlist's rules (one address per line): each an EVM or a Solana address, at most 100. */
+const recipientList: Rule = (value) => {
+  const list = parseRecipients(value) ?? [];
+  if (list.some((r) => !EVM_ADDRESS.test(r) && !SOLANA_ADDRESS.test(r))) return 'must be an EVM address (0x...) or a base58 Solana address';
+  return list.length > 100 ? 'must have at most 100 items' : null;
+};
+const cap = (label: string, required: boolean): FieldSpec => ({ label, rules: [...(required ? [rules.required] : []), rules.usdAmount, rules.moreThanZero] });
+
+/** The server's rules for an authorization's limits (CreateAuthorizationBody), in its words. */
+const LIMIT_CHECKS: Record<keyof LimitValues, FieldSpec> = {
+  label: { label: 'Label', rules: [rules.required, rules.maxLength(80)] },
+  per_tx_cap_usd: cap('Per-transaction cap', true),
+  per_day_cap_usd: cap('Per-day cap', true),
+  velocity_per_minute: { label: 'Payments per minute', rules: [rules.required, rules.wholeNumber(1, 600)] },
+  allowed_recipients: { label: 'Allowed recipients', rules: [recipientList] },
+  elevated_per_tx_cap_usd: cap('Elevated cap per transaction', false),
+  elevated_per_day_cap_usd: cap('Elevated cap per day', false),
+};
+const IDENTIFIER_CHECK: FieldSpec = { label: 'Agent identifier', rules: [rules.required, rules.matches(/^[\x21-\x7e]{1,200}$/, 'must be 1-200 printable ASCII characters without spaces')] };
+const ALL_CHECKS: Record<AgentField, FieldSpec> = { ...LIMIT_CHECKS, agent_identifier: IDENTIFIER_CHECK, identity_scheme: { label: 'Identity proof', rules: [] } };
+
+/** The service's field names as its messages use them ("must be at least per_tx_cap_usd"), read as the labels. */
+const readable = (message: string) => message.replace(/\bper_tx_cap_usd\b/g, 'the per-transaction cap').replace(/\bper_day_cap_usd\b/g, 'the per-day cap');
+
+/** The service's rules across the caps (agents' checkCaps): a day allows one largest payment, elevated caps only raise. */
+function capOrderProblems(values: LimitValues, errors: FieldErrors): FieldErrors {
+  const units = (key: keyof LimitValues) => (errors[key] ? null : toUnits(normaliseAmountInput(values[key])));
+  const [perTx, perDay, elevatedTx, elevatedDay] = [units('per_tx_cap_usd'), units('per_day_cap_usd'), units('elevated_per_tx_cap_usd'), units('elevated_per_day_cap_usd')];
+  const problems: FieldErrors = {};
+  if (perTx !== null && perDay !== null && perDay < perTx) problems.per_day_cap_usd = 'Per-day cap must be at least the per-transaction cap';
+  if (perTx !== null && elevatedTx !== null && elevatedTx < perTx) problems.elevated_per_tx_cap_usd = 'Elevated cap per transaction must be at least the per-transaction cap';
+  if (perDay !== null && elevatedDay !== null && elevatedDay < perDay) problems.elevated_per_day_cap_usd = 'Elevated cap per day must be at least the per-day cap';
+  else if (elevatedDay !== null && elevatedTx !== null && elevatedDay < elevatedTx) problems.elevated_per_day_cap_usd = 'Elevated cap per day must be at least the elevated per-transaction cap';
+  return problems;
 }
 
-/** An API refusal as a message on the field it names (`allowed_recipients.2` -> `allowed_recipients`). */
+/** Every field's problem at once, before sending (the server checks everything again); with the identifier when creating. */
+export function checkLimits(values: LimitValues, identifier?: string): FieldErrors {
+  const errors: FieldErrors = checkFields(values, LIMIT_CHECKS);
+  if (identifier !== undefined) Object.assign(errors, checkFields({ agent_identifier: identifier }, { agent_identifier: IDENTIFIER_CHECK }));
+  return { ...errors, ...capOrderProblems(values, errors) };
+}
+
+/** The server's refusal on the fields it names, or on the form. */
 export function apiFieldErrors(error: unknown, fallback: string): FieldErrors {
-  if (error instanceof ApiError && error.field) {
-    const field = error.field.split('.')[0] as keyof FieldErrors;
-    const message = error.message.replace(new RegExp(`^${error.field.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\s*`), '');
-    const readable = message
-      .replace(/\bper_tx_cap_usd\b/g, 'the per-transaction cap')
-      .replace(/\bper_day_cap_usd\b/g, 'the per-day cap')
-      .replace(/\belevated_per_tx_cap_usd\b/g, 'the elevated per-transaction cap');
-    return { [field]: readable.charAt(0).toUpperCase() + readable.slice(1) };
-  }
+  const fields = serverFieldErrors(error, ALL_CHECKS);
+  if (fields) return Object.fromEntries(Object.entries(fields).map(([field, message]) => [field, readable(String(message))]));
   return { form: error instanceof Error ? error.message : fallback };
 }
 
@@ -125,7 +148,7 @@ function Field({
         </p>
       )}
       {error && (
-        <p id={`${id}-error`} className="field-error">
+        <p id={`${id}-error`} className="field-error" role="alert">
           {error}
         </p>
       )}

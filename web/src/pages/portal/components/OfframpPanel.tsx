@@ -1,28 +1,16 @@
 import { useId, useState } from 'react';
-import { api, ApiError, type Schema } from '../../../lib/api';
+import { api, type Schema } from '../../../lib/api';
 import { Async, Empty } from '../../../components/States';
 import { formatDate, shortAddress } from '../../../lib/format';
-import { formatBaseUnits, formatUsd, validAmount } from '../../../lib/money';
+import { checkFields, rules, serverFieldErrors, type FieldErrors, type FieldSpec } from '../../../lib/form';
+import { formatBaseUnits, formatUsd, normaliseAmountInput } from '../../../lib/money';
 import { useApi } from '../../../hooks';
 import { DataTable, StatePill, type Column } from '../../../components/DataTable';
 import { SendDeposit } from './SendDeposit';
+import { bankFieldSpecs, DESTINATIONS, sepaOwnerProblem, type BankField, type DestinationType } from './bankAccountRules';
 
-type DestinationType = Schema<'BankAccount'>['destination_type'];
 type BankAccount = Schema<'BankAccount'>;
 type Offramp = Schema<'OfframpTransfer'>;
-
-const DESTINATIONS: Record<DestinationType, { name: string; fields: { key: string; label: string }[] }> = {
-  ach: {
-    name: 'US bank (ACH)',
-    fields: [
-      { key: 'routingNumber', label: 'Routing number' },
-      { key: 'accountNumber', label: 'Account number' },
-    ],
-  },
-  sepa: { name: 'Euro bank (SEPA)', fields: [{ key: 'iban', label: 'IBAN' }] },
-  spei: { name: 'Mexican bank (SPEI)', fields: [{ key: 'clabe', label: 'CLABE' }] },
-  pix: { name: 'Brazil (PIX)', fields: [{ key: 'pixKey', label: 'PIX key' }] },
-};
 
 const accountName = (a: BankAccount) => `${a.label ?? DESTINATIONS[a.destination_type].name}${a.last4 ? ` ending ${a.last4}` : ''}`;
 
@@ -55,7 +43,13 @@ function AwaitingDeposits({ transfers, onSent }: { transfers: Offramp[]; onSent:
 }
 
 const errorText = (reason: unknown) => (reason instanceof Error ? reason.message : String(reason));
-const fieldOf = (reason: unknown) => (reason instanceof ApiError ? (reason.field ?? null) : null);
+
+/** The off-ramp's fields (OfframpBody), in the server's words. */
+type CashOutField = 'bankAccountId' | 'amount';
+const CASH_OUT_FIELDS: Record<CashOutField, FieldSpec> = {
+  bankAccountId: { label: 'Bank account', rules: [rules.required] },
+  amount: { label: 'Amount', rules: [rules.required, rules.usdAmount, rules.moreThanZero] },
+};
 
 /** Cash out to a bank: registered accounts, the off-ramp form, recent off-ramps (`/api/employees/{id}/...`). */
 export function OfframpPanel({ employeeId, walletBalance }: { employeeId: string; walletBalance: bigint | null }) {
@@ -124,7 +118,8 @@ function OfframpForm({
   const id = useId();
   const [accountId, setAccountId] = useState(accounts[0]?.bank_account_id ?? '');
   const account = accounts.find((a) => a.bank_account_id === accountId) ?? accounts[0];
-  const { amount, setAmount, busy, error, created, submit } = useOfframpSubmit(employeeId, account, onCreated);
+  const { amount, setAmount, busy, errors, formError, created, submit } = useOfframpSubmit(employeeId, account, onCreated);
+  const described = (field: CashOutField, ...extra: string[]) => [...extra, ...(errors[field] ? [`${id}-${field}-error`] : [])].join(' ') || undefined;
 
   return (
     <>
@@ -137,13 +132,13 @@ function OfframpForm({
         }}
       >
         <div>
-          <label htmlFor={`${id}-account`}>Bank account</label>
+          <label htmlFor={`${id}-bankAccountId`}>Bank account</label>
           <select
-            id={`${id}-account`}
+            id={`${id}-bankAccountId`}
             value={account?.bank_account_id ?? ''}
             onChange={(e) => setAccountId(e.target.value)}
-            aria-invalid={error?.field === 'bankAccountId' || undefined}
-            aria-describedby={error?.field === 'bankAccountId' ? `${id}-error` : undefined}
+            aria-invalid={errors.bankAccountId ? true : undefined}
+            aria-describedby={described('bankAccountId')}
           >
             {accounts.map((a) => (
               <option key={a.bank_account_id} value={a.bank_account_id}>
@@ -161,20 +156,32 @@ function OfframpForm({
             placeholder="250.00"
             value={amount}
             onChange={(e) => setAmount(e.target.value)}
-            aria-invalid={error?.field === 'amount' || undefined}
-            aria-describedby={[`${id}-available`, ...(error?.field === 'amount' ? [`${id}-error`] : [])].join(' ')}
+            aria-invalid={errors.amount ? true : undefined}
+            aria-describedby={described('amount', `${id}-available`)}
           />
           <span id={`${id}-available`} className="muted ap-hint">
             {walletBalance === null ? 'From your wallet balance.' : `In your wallet: ${formatBaseUnits(walletBalance)}.`}
           </span>
         </div>
-        <button type="submit" className="button" disabled={busy}>
+        <button type="submit" className="button" disabled={busy} aria-describedby={busy ? `${id}-busy` : undefined}>
           {busy ? 'Sending…' : 'Cash out'}
         </button>
+        {busy && (
+          <span id={`${id}-busy`} className="muted ap-hint">
+            Waiting for the bank transfer to be created.
+          </span>
+        )}
       </form>
-      {error && (
-        <p className="field-error" id={`${id}-error`} role="alert">
-          {error.message}
+      {(Object.keys(CASH_OUT_FIELDS) as CashOutField[]).map((field) =>
+        errors[field] ? (
+          <p key={field} className="field-error" id={`${id}-${field}-error`} role="alert">
+            {errors[field]}
+          </p>
+        ) : null,
+      )}
+      {formError && (
+        <p className="field-error" role="alert">
+          {formError}
         </p>
       )}
       {created && <OfframpCreated created={created} />}
@@ -182,40 +189,39 @@ function OfframpForm({
   );
 }
 
-/** The amount being cashed out, and creating the off-ramp to the chosen account. */
+/** The amount being cashed out, and creating the off-ramp to the chosen account (every field checked first). */
 function useOfframpSubmit(employeeId: string, account: BankAccount | undefined, onCreated: () => void) {
   const [amount, setAmount] = useState('');
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<{ field: 'amount' | 'bankAccountId' | null; message: string } | null>(null);
+  const [errors, setErrors] = useState<FieldErrors<CashOutField>>({});
+  const [formError, setFormError] = useState<string | null>(null);
   const [created, setCreated] = useState<Offramp | null>(null);
 
   const submit = async () => {
-    const problem = validAmount(amount);
-    if (problem) {
-      setError({ field: 'amount', message: problem });
-      return;
-    }
-    if (!account) return;
+    setFormError(null);
+    const problems = checkFields({ amount, bankAccountId: account?.bank_account_id ?? '' }, CASH_OUT_FIELDS);
+    setErrors(problems);
+    if (Object.keys(problems).length > 0 || !account) return;
     setBusy(true);
-    setError(null);
     setCreated(null);
     try {
       const result = await api<Offramp>(`/api/employees/${employeeId}/offramp`, {
         method: 'POST',
-        body: { amount: amount.trim(), destinationType: account.destination_type, bankAccountId: account.bank_account_id },
+        body: { amount: normaliseAmountInput(amount), destinationType: account.destination_type, bankAccountId: account.bank_account_id },
       });
       setCreated(result);
       setAmount('');
       onCreated();
     } catch (reason) {
-      const field = fieldOf(reason);
-      setError({ field: field === 'amount' || field === 'bankAccountId' ? field : null, message: errorText(reason) });
+      const fields = serverFieldErrors(reason, CASH_OUT_FIELDS);
+      if (fields) setErrors(fields);
+      else setFormError(errorText(reason));
     } finally {
       setBusy(false);
     }
   };
 
-  return { amount, setAmount, busy, error, created, submit };
+  return { amount, setAmount, busy, errors, formError, created, submit };
 }
 
 /** A created off-ramp: its status and, when the employee must send the money, where to send it. */
@@ -240,42 +246,74 @@ function OfframpCreated({ created }: { created: Offramp }) {
   );
 }
 
-function BankAccountForm({ employeeId, onAdded, onCancel }: { employeeId: string; onAdded: () => void; onCancel: (() => void) | undefined }) {
-  const id = useId();
+/** The bank account being written, and registering it once every field passes the server's checks. */
+function useBankAccountSubmit(employeeId: string, onAdded: () => void) {
   const [type, setType] = useState<DestinationType>('ach');
-  const [owner, setOwner] = useState('');
-  const [label, setLabel] = useState('');
-  const [details, setDetails] = useState<Record<string, string>>({});
+  const [values, setValues] = useState<Partial<Record<BankField, string>>>({});
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<{ field: string | null; message: string } | null>(null);
+  const [errors, setErrors] = useState<FieldErrors<BankField>>({});
+  const [formError, setFormError] = useState<string | null>(null);
+  const specs = bankFieldSpecs(type);
+  const value = (field: BankField) => values[field] ?? '';
 
   const submit = async () => {
+    setFormError(null);
+    const fields = Object.keys(specs) as BankField[];
+    const problems: FieldErrors<BankField> = checkFields(Object.fromEntries(fields.map((f) => [f, value(f)])) as Record<BankField, string>, specs as Record<BankField, FieldSpec>);
+    const sepaOwner = sepaOwnerProblem(type, value('accountOwnerName'));
+    if (sepaOwner && !problems.accountOwnerName) problems.accountOwnerName = sepaOwner;
+    setErrors(problems);
+    if (Object.keys(problems).length > 0) return;
     setBusy(true);
-    setError(null);
     try {
-      const fields = Object.fromEntries(DESTINATIONS[type].fields.map((f) => [f.key, (details[f.key] ?? '').trim()]));
+      const details = Object.fromEntries(DESTINATIONS[type].details.map((key) => [key, value(`details.${key}`).trim()]));
+      const label = value('label').trim();
       await api(`/api/employees/${employeeId}/bank-accounts`, {
         method: 'POST',
-        body: { destinationType: type, accountOwnerName: owner, details: fields, ...(label.trim() ? { label } : {}) },
+        body: { destinationType: type, accountOwnerName: value('accountOwnerName').trim(), details, ...(label ? { label } : {}) },
       });
       onAdded();
     } catch (reason) {
-      // A checksum failure names `details`; the message says which one (`details.routingNumber ...`).
-      let field = fieldOf(reason);
-      if (field === 'details') field = /details\.(\w+)/.exec(errorText(reason))?.[0] ?? field;
-      setError({ field, message: errorText(reason) });
+      const fields = serverFieldErrors(reason, specs as Record<BankField, FieldSpec>);
+      if (fields) setErrors(fields);
+      else setFormError(errorText(reason));
     } finally {
       setBusy(false);
     }
   };
-  const errorFor = (field: string) =>
-    error && error.field === field ? (
-      <p className="field-error" id={`${id}-${field}-error`} role="alert">
-        {error.message}
-      </p>
-    ) : null;
-  const described = (field: string) => (error && error.field === field ? `${id}-${field}-error` : undefined);
-  const knownFields = ['destinationType', 'accountOwnerName', 'label', ...DESTINATIONS[type].fields.map((f) => `details.${f.key}`)];
+  const changeType = (next: DestinationType) => {
+    setType(next);
+    setErrors({});
+  };
+  const set = (field: BankField, text: string) => setValues((current) => ({ ...current, [field]: text }));
+  return { type, changeType, value, set, busy, errors, formError, submit };
+}
+
+function BankAccountForm({ employeeId, onAdded, onCancel }: { employeeId: string; onAdded: () => void; onCancel: (() => void) | undefined }) {
+  const id = useId();
+  const { type, changeType, value, set, busy, errors, formError, submit } = useBankAccountSubmit(employeeId, onAdded);
+  const input = (field: BankField, label: string, autoComplete = 'off') => {
+    const fieldId = `${id}-${field.replace('.', '-')}`;
+    return (
+      <div key={`${type}-${field}`}>
+        <label htmlFor={fieldId}>{label}</label>
+        <input
+          id={fieldId}
+          value={value(field)}
+          onChange={(e) => set(field, e.target.value)}
+          autoComplete={autoComplete}
+          spellCheck={false}
+          aria-invalid={errors[field] ? true : undefined}
+          aria-describedby={errors[field] ? `${fieldId}-error` : undefined}
+        />
+        {errors[field] && (
+          <p className="field-error" id={`${fieldId}-error`} role="alert">
+            {errors[field]}
+          </p>
+        )}
+      </div>
+    );
+  };
 
   return (
     <form
@@ -289,44 +327,19 @@ function BankAccountForm({ employeeId, onAdded, onCancel }: { employeeId: string
     >
       <h3 id={`${id}-heading`}>Add a bank account</h3>
       <label htmlFor={`${id}-type`}>Account type</label>
-      <select
-        id={`${id}-type`}
-        value={type}
-        onChange={(e) => {
-          setType(e.target.value as DestinationType);
-          setError(null);
-        }}
-      >
+      <select id={`${id}-type`} value={type} onChange={(e) => changeType(e.target.value as DestinationType)}>
         {(Object.keys(DESTINATIONS) as DestinationType[]).map((key) => (
           <option key={key} value={key}>
             {DESTINATIONS[key].name}
           </option>
         ))}
       </select>
-      <label htmlFor={`${id}-owner`}>Account holder name</label>
-      <input id={`${id}-owner`} value={owner} onChange={(e) => setOwner(e.target.value)} autoComplete="name" aria-invalid={error?.field === 'accountOwnerName' || undefined} aria-describedby={described('accountOwnerName')} />
-      {errorFor('accountOwnerName')}
-      {DESTINATIONS[type].fields.map((f) => (
-        <div key={`${type}-${f.key}`}>
-          <label htmlFor={`${id}-${f.key}`}>{f.label}</label>
-          <input
-            id={`${id}-${f.key}`}
-            value={details[f.key] ?? ''}
-            onChange={(e) => setDetails((current) => ({ ...current, [f.key]: e.target.value }))}
-            autoComplete="off"
-            spellCheck={false}
-            aria-invalid={error?.field === `details.${f.key}` || undefined}
-            aria-describedby={described(`details.${f.key}`)}
-          />
-          {errorFor(`details.${f.key}`)}
-        </div>
-      ))}
-      <label htmlFor={`${id}-label`}>Nickname (optional)</label>
-      <input id={`${id}-label`} value={label} onChange={(e) => setLabel(e.target.value)} autoComplete="off" aria-invalid={error?.field === 'label' || undefined} aria-describedby={described('label')} />
-      {errorFor('label')}
-      {error && !knownFields.includes(error.field ?? '') && (
+      {input('accountOwnerName', 'Account holder name', 'name')}
+      {DESTINATIONS[type].details.map((key) => input(`details.${key}`, bankFieldSpecs(type)[`details.${key}`]?.label ?? key))}
+      {input('label', 'Nickname (optional)')}
+      {formError && (
         <p className="field-error" role="alert">
-          {error.message}
+          {formError}
         </p>
       )}
       <div className="row ap-actions">
@@ -334,7 +347,7 @@ function BankAccountForm({ employeeId, onAdded, onCancel }: { employeeId: string
           {busy ? 'Adding…' : 'Add bank account'}
         </button>
         {onCancel && (
-          <button type="button" className="link-button" onClick={onCancel} disabled={busy}>
+          <button type="button" className="link-button" onClick={onCancel} disabled={busy} title={busy ? 'Wait until the account is added.' : undefined}>
             Cancel
           </button>
         )}
@@ -342,4 +355,3 @@ function BankAccountForm({ employeeId, onAdded, onCancel }: { employeeId: string
     </form>
   );
 }
-
