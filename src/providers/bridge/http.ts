@@ -11,7 +11,8 @@ import {
   type KycStatus,
   type TransferStatus,
 } from './provider.js';
-import { SEPA_COUNTRIES, validateExternalAccount } from './validation.js';
+import { SEPA_COUNTRIES } from './bank-details.js';
+import { validateExternalAccount } from './validation.js';
 
 export const BRIDGE_API_BASE_URL = 'https://api.bridge.xyz/v0';
 

@@ -14,4 +14,5 @@ export {
 } from './provider.js';
 export { BRIDGE_API_BASE_URL, BridgeHttpProvider, type BridgeHttpOptions } from './http.js';
 export { SandboxBridge, depositAddressFor, type SandboxBridgeOptions } from './sandbox.js';
-export { SEPA_COUNTRIES, validateExternalAccount, type ExternalAccountInput, type ValidatedExternalAccount } from './validation.js';
+export { SEPA_COUNTRIES } from './bank-details.js';
+export { validateExternalAccount, type ExternalAccountInput, type ValidatedExternalAccount } from './validation.js';
