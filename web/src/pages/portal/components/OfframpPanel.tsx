@@ -1,5 +1,5 @@
 import { useId, useState } from 'react';
-import { api, type Schema } from '../../../lib/api';
+import { api, ApiError, type Schema } from '../../../lib/api';
 import { Async, Empty } from '../../../components/States';
 import { formatDate, shortAddress } from '../../../lib/format';
 import { checkFields, rules, serverFieldErrors, type FieldErrors, type FieldSpec } from '../../../lib/form';
@@ -42,7 +42,13 @@ function AwaitingDeposits({ transfers, onSent }: { transfers: Offramp[]; onSent:
   );
 }
 
-const errorText = (reason: unknown) => (reason instanceof Error ? reason.message : String(reason));
+/** The refusal in the employee's words (the API's KYC message speaks to the employer's integration). */
+const errorText = (reason: unknown) =>
+  reason instanceof ApiError && reason.code === 'KYC_NOT_APPROVED'
+    ? 'Your identity check (KYC) is not approved yet. Your employer starts it; once it is approved you can add a bank account and cash out.'
+    : reason instanceof Error
+      ? reason.message
+      : String(reason);
 
 /** The off-ramp's fields (OfframpBody), in the server's words. */
 type CashOutField = 'bankAccountId' | 'amount';
