@@ -50,7 +50,8 @@ export class TreasuryHistory {
 
   /**
    * Observes every employer that has a treasury account (employers without one have no balance
-   * to chart). One failed read does not stop the others; the pass reports it.
+   * to chart). One failed read does not stop the others; the pass reports it. An employer created
+   * mid-pass shifts the pages: one may be read twice (harmless) or wait for the next pass.
    */
   async observeAll(): Promise<SnapshotPass> {
     const pass: SnapshotPass = { observed: 0, failed: [] };
