@@ -242,7 +242,7 @@ function chainRoutes(deps: AppDependencies, services: Services, mount: Mount): F
   const { paidCallers, employers } = services;
   const shutdown = deps.shutdown ?? new AbortController().signal;
   return [
-    treasuryRoutes({ treasury: on.treasury, operations: on.treasuryOperations, gate, paidCallers, requireUser: authenticated }),
+    treasuryRoutes({ treasury: on.treasury, operations: on.treasuryOperations, history: on.treasuryHistory, gate, paidCallers, requireUser: authenticated }),
     aiRoutes({ mode: config.mode, ai: on.ai, rules: services.aiRules, requireUser: authenticated }),
     streamRoutes({ gate, solanaAgentWallet: solana.serviceAddress }),
     complianceRoutes({ compliance: on.compliance, paidCallers, gate, requireUser: authenticated, idempotency }),

@@ -29,6 +29,7 @@ import type { Observability } from './features/ops/observability.js';
 import { PayrollService } from './features/payroll/service.js';
 import { DEFAULT_ALLOWED_PROGRAMS, SolanaPolicyWallet } from './features/payroll/solana-policy.js';
 import { ReputationService, enqueueReputationWrite } from './features/reputation/service.js';
+import { TreasuryHistory } from './features/treasury/history.js';
 import { TreasuryOperations } from './features/treasury/operations.js';
 import { TreasuryService } from './features/treasury/service.js';
 import { UsersService } from './features/users/service.js';
@@ -60,6 +61,8 @@ export interface ChainServices {
   treasury: TreasuryService;
   /** The treasury routes' reads and actions (balances, yield, optimisation, session actions). */
   treasuryOperations: TreasuryOperations;
+  /** The treasury balance as observed over time (daily snapshots), for the history chart. */
+  treasuryHistory: TreasuryHistory;
   compliance: ComplianceService;
   payroll: PayrollService;
   solanaPayrollWallet: SolanaPolicyWallet;
@@ -164,6 +167,7 @@ function createChainServices(
     ai,
     treasury,
     treasuryOperations: new TreasuryOperations({ treasury, employers, database, ai }),
+    treasuryHistory: new TreasuryHistory({ treasury, employers, database }),
     compliance,
     payroll: new PayrollService({ database, employers, treasury, tempo, screen: compliance }),
     solanaPayrollWallet: new SolanaPolicyWallet(solana, { perTxCap, allowedPrograms: allowedPrograms ? new Set(allowedPrograms) : DEFAULT_ALLOWED_PROGRAMS }),

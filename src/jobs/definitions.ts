@@ -7,6 +7,7 @@ import { defineEscrowJobs } from '../features/escrow/jobs.js';
 import type { BusinessEvents } from '../features/ops/business-metrics.js';
 import { definePayrollJobs } from '../features/payroll/jobs.js';
 import { defineReputationJobs } from '../features/reputation/jobs.js';
+import { defineTreasuryJobs } from '../features/treasury/jobs.js';
 import { defineVirtualAddressJobs } from '../features/virtual-addresses/jobs.js';
 import { defineWagesJobs } from '../features/wages/jobs.js';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency.js';
@@ -43,6 +44,7 @@ export function defineJobs(jobs: JobRunner, services: Services, settings: JobSet
   defineAgentJobs(jobs, { database, agentPay: on.agentPay, events });
   defineEscrowJobs(jobs, { escrow: on.escrow, events });
   defineVirtualAddressJobs(jobs, { indexer: on.inflowIndexer });
+  defineTreasuryJobs(jobs, { history: on.treasuryHistory });
 }
 
 /** The jobs no feature owns: idempotency-key expiry, chain nonces, fee-payment reconciliation. */

@@ -13,6 +13,8 @@ import type { PaidCallers } from '../employers/index.js';
 import { decodeMemo } from '../memo/index.js';
 import { payslipFilename, payslipPdf } from './payslip-pdf.js';
 import {
+  CostHistoryQuery,
+  CostHistoryResponse,
   EmployeePayslipResponse,
   EmployeePayslipsResponse,
   PayslipsQuery,
@@ -228,6 +230,17 @@ const listRuns = createRoute({
   responses: { 200: jsonContent(RunsResponse, 'A page of runs.'), ...errorResponses(400, 401, 404) },
 });
 
+const costHistory = createRoute({
+  method: 'get',
+  path: '/api/employers/{id}/payroll/cost-history',
+  tags: ['Payroll'],
+  summary: 'What confirmed payroll runs paid per UTC calendar month (zero months included)',
+  description: "Owner only. A run counts in the month it was confirmed, with the items it actually paid (not failed or policy-rejected ones).",
+  security,
+  request: { params: EmployerIdParams, query: CostHistoryQuery },
+  responses: { 200: jsonContent(CostHistoryResponse, 'The months, oldest first.'), ...errorResponses(400, 401, 404) },
+});
+
 const listTransactions = createRoute({
   method: 'get',
   path: '/api/transactions',
@@ -365,6 +378,13 @@ export function payrollRoutes(deps: PayrollRouteDeps): FeatureApp {
     const page = c.req.valid('query');
     const { rows, total } = await deps.payroll.listRuns(c.var.caller, id, page);
     return c.json({ employer_id: id, runs: rows.map(presentRun), page: page.page, limit: page.limit, total }, 200);
+  });
+
+  app.openapi({ ...costHistory, middleware: owner }, async (c) => {
+    const { id } = c.req.valid('param');
+    const months = await deps.payroll.costHistory(c.var.caller, id, c.req.valid('query').months);
+    const presented = months.map((m) => ({ month: m.month, paid_usd: formatUsd(m.paid), runs: m.runs, recipients: m.recipients }));
+    return c.json({ employer_id: id, months: presented }, 200);
   });
 
   app.openapi({ ...listTransactions, middleware: owner }, async (c) => {

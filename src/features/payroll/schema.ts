@@ -291,3 +291,29 @@ export const X402ExecuteResponse = z
     employee_count: z.number().int(),
   })
   .openapi('X402PayrollExecuteResult');
+
+export const CostHistoryQuery = z.object({
+  months: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(36)
+    .default(12)
+    .openapi({ param: { name: 'months', in: 'query' }, description: 'How many UTC calendar months back, the current one included (1-36, default 12).' }),
+});
+
+export const CostHistoryResponse = z
+  .object({
+    employer_id: z.uuid(),
+    months: z
+      .array(
+        z.object({
+          month: z.string().openapi({ description: 'The UTC calendar month (YYYY-MM).', example: '2026-11' }),
+          paid_usd: z.string().openapi({ description: "What the month's confirmed runs paid (paid items, net of netted advances): USD decimal with 6 places.", example: '25000.000000' }),
+          runs: z.number().int().openapi({ description: 'Confirmed runs that paid something that month.' }),
+          recipients: z.number().int().openapi({ description: 'Distinct employees paid that month.' }),
+        }),
+      )
+      .openapi({ description: 'Oldest first, one per month; a month without a paid run is a zero.' }),
+  })
+  .openapi('PayrollCostHistory');

@@ -14,10 +14,12 @@ import { unpayableReason, type EmployeeRow, type EmployerRow } from '../employer
 import { encodeMemo } from '../memo/index.js';
 import type { TreasuryService } from '../treasury/index.js';
 import { advancesToNet, netAdvances } from '../wages/index.js';
+import { fillMonths, monthStart } from './cost-history.js';
 import { RECENT_DAYS, runWarnings, type RunWarning } from './run-warnings.js';
 import { confirmRun, failRun } from './settlement.js';
 import type { SolanaPolicyWallet } from './solana-policy.js';
 import * as store from './store.js';
+import type { MonthlyCost } from './store.js';
 
 /** Sanctions and blocklists (the compliance feature), checked for every recipient before a run is stored. */
 export interface RecipientScreen {
@@ -346,6 +348,12 @@ export class PayrollService {
   async listRuns(caller: Caller, employerId: string, page: { page: number; limit: number }) {
     await this.employers.requireOwned(this.database.db, caller, employerId);
     return store.listRuns(this.database.db, employerId, { offset: (page.page - 1) * page.limit, limit: page.limit });
+  }
+
+  /** GET /api/employers/{id}/payroll/cost-history: what confirmed runs paid in each of the last `months` UTC months (zeros included). */
+  async costHistory(caller: Caller, employerId: string, months: number, now = new Date()): Promise<MonthlyCost[]> {
+    await this.employers.requireOwned(this.database.db, caller, employerId);
+    return fillMonths(now, months, await store.monthlyPaidCosts(this.database.db, employerId, monthStart(now, months - 1)));
   }
 
   /** A run the paid caller may act on: the employer's owner or its agent key; anyone else gets 404. */

@@ -429,3 +429,33 @@ export async function payrollRunsPage(db: Db, page: OffsetPage, employerId?: str
   ]);
   return { rows, total: totals[0]?.total ?? 0 };
 }
+
+/** One calendar month (UTC) of what confirmed payroll runs paid. */
+export interface MonthlyCost {
+  /** YYYY-MM */
+  month: string;
+  /** The paid items' amounts (net of netted advances: what left the treasury). */
+  paid: bigint;
+  runs: number;
+  /** Distinct employees paid that month. */
+  recipients: number;
+}
+
+/**
+ * What the employer's confirmed runs paid per UTC calendar month, from `fromMonth` (the first day
+ * of a month) on: only items actually paid, by the month their run was confirmed. Months with no
+ * paid run are absent (the caller fills them with zeros).
+ */
+export async function monthlyPaidCosts(db: Db, employerId: string, fromMonth: Date): Promise<MonthlyCost[]> {
+  const { rows } = await db.execute<{ month: string; paid: string; runs: number; recipients: number }>(sql`
+    SELECT to_char(date_trunc('month', r.finalized_at AT TIME ZONE 'UTC'), 'YYYY-MM') AS month,
+           sum(p.amount)::text AS paid,
+           count(DISTINCT r.id)::int AS runs,
+           count(DISTINCT p.employee_id)::int AS recipients
+    FROM payroll_runs r
+    JOIN payment_items p ON p.run_id = r.id AND p.status = 'paid'
+    WHERE r.employer_id = ${employerId} AND r.status = 'confirmed' AND r.finalized_at >= ${fromMonth.toISOString()}
+    GROUP BY 1
+    ORDER BY 1`);
+  return rows.map((row) => ({ month: row.month, paid: BigInt(row.paid), runs: Number(row.runs), recipients: Number(row.recipients) }));
+}

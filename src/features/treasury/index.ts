@@ -4,3 +4,5 @@ export { TreasuryService } from './service.js';
 export type { TreasuryOperations } from './operations.js';
 export { numbersIn } from './optimizer.js';
 export { OptimizeBody, SessionBody, YieldRatesQuery } from './schema.js';
+export { TreasuryHistory } from './history.js';
+export { defineTreasuryJobs } from './jobs.js';

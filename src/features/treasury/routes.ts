@@ -10,13 +10,16 @@ import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import { PaidCallers } from '../employers/index.js';
 import { EmployerIdParams, PaidIdentityHeaders } from '../employers/index.js';
+import { formatUsd } from '../../money.js';
+import type { BalanceHistory as History, TreasuryHistory } from './history.js';
 import type { TreasuryOperations } from './operations.js';
-import { OptimizeBody, Optimization, OwnerTreasury, SessionBody, SessionEnvelope, YieldRates, YieldRatesQuery, YieldSummary } from './schema.js';
+import { BalanceHistory, BalanceHistoryQuery, OptimizeBody, Optimization, OwnerTreasury, SessionBody, SessionEnvelope, YieldRates, YieldRatesQuery, YieldSummary } from './schema.js';
 import type { TreasuryService } from './service.js';
 
 export interface TreasuryRouteDeps {
   treasury: TreasuryService;
   operations: TreasuryOperations;
+  history: TreasuryHistory;
   gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>;
   paidCallers: PaidCallers;
   requireUser: MiddlewareHandler<AppEnv>;
@@ -45,6 +48,35 @@ const ownerTreasury = createRoute({
   request: { params: EmployerIdParams },
   responses: { 200: jsonContent(OwnerTreasury, 'Balances read from the treasury contract.'), ...errorResponses(400, 401, 404) },
 });
+
+const balanceHistory = createRoute({
+  method: 'get',
+  path: '/api/employers/{id}/treasury/history',
+  tags: ['Employers'],
+  summary: "The employer's treasury balance per UTC day, as the service observed it",
+  description:
+    'Owner only. The contract keeps only the current balance, so the service records one snapshot per day (the day\'s last ' +
+    'observation: an hourly job, and this read, which records today first). The history starts at `first_observed_day`; ' +
+    'days without an observation have no point.',
+  security,
+  request: { params: EmployerIdParams, query: BalanceHistoryQuery },
+  responses: { 200: jsonContent(BalanceHistory, 'Observed daily balances, oldest first.'), ...errorResponses(400, 401, 404) },
+});
+
+function presentHistory(history: History) {
+  return {
+    employer_id: history.employerId,
+    days: history.days,
+    first_observed_day: history.firstObservedDay,
+    points: history.snapshots.map((s) => ({
+      day: s.day,
+      available_usd: formatUsd(s.available),
+      locked_usd: formatUsd(s.locked),
+      total_usd: formatUsd(s.available + s.locked),
+      observed_at: s.observedAt.toISOString(),
+    })),
+  };
+}
 
 const yieldSummary = createRoute({
   method: 'get',
@@ -97,6 +129,11 @@ export function treasuryRoutes(deps: TreasuryRouteDeps): FeatureApp {
   app.openapi({ ...ownerTreasury, middleware: [deps.requireUser] }, async (c) =>
     c.json(await operations.ownerTreasury(c.var.caller, c.req.valid('param').id), 200),
   );
+
+  app.openapi({ ...balanceHistory, middleware: [deps.requireUser] }, async (c) => {
+    const history = await deps.history.history(c.var.caller, c.req.valid('param').id, c.req.valid('query').days);
+    return c.json(presentHistory(history), 200);
+  });
 
   app.openapi({ ...yieldSummary, middleware: [deps.requireUser] }, async (c) => c.json(await operations.yieldSummary(c.var.caller), 200));
 

@@ -27,6 +27,36 @@ export const OwnerTreasury = z
   })
   .openapi('EmployerTreasury');
 
+export const BalanceHistoryQuery = z.object({
+  days: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(366)
+    .default(90)
+    .openapi({ param: { name: 'days', in: 'query' }, description: 'How many UTC days back, today included (1-366, default 90).' }),
+});
+
+const BalanceSnapshot = z.object({
+  day: z.string().openapi({ description: 'The UTC day (YYYY-MM-DD).', example: '2026-11-26' }),
+  available_usd: usd('Spendable balance at the observation.'),
+  locked_usd: usd('Locked balance at the observation.'),
+  total_usd: usd('available + locked.'),
+  observed_at: z.string().openapi({ description: "When the service read the chain: the day's last observation (ISO 8601)." }),
+});
+
+export const BalanceHistory = z
+  .object({
+    employer_id: z.uuid(),
+    days: z.number().int(),
+    first_observed_day: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The first UTC day the service observed this treasury: the history starts there, never earlier.' }),
+    points: z.array(BalanceSnapshot).openapi({ description: 'One per observed day in the window, oldest first. A day the service did not observe has no point; nothing is interpolated.' }),
+  })
+  .openapi('TreasuryBalanceHistory');
+
 const YieldSourceAllocation = z.object({ name: z.string(), apy_bps: z.number().int(), allocation_bps: z.number().int() });
 export const YieldSummary = z
   .object({

@@ -4837,6 +4837,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/employers/{id}/payroll/cost-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What confirmed payroll runs paid per UTC calendar month (zero months included)
+         * @description Owner only. A run counts in the month it was confirmed, with the items it actually paid (not failed or policy-rejected ones).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description How many UTC calendar months back, the current one included (1-36, default 12). */
+                    months?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Employer id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The months, oldest first. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PayrollCostHistory"];
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid bearer token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/employers/{id}/payroll/decisions": {
         parameters: {
             query?: never;
@@ -5367,6 +5439,78 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["EmployerTreasury"];
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid bearer token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/employers/{id}/treasury/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The employer's treasury balance per UTC day, as the service observed it
+         * @description Owner only. The contract keeps only the current balance, so the service records one snapshot per day (the day's last observation: an hourly job, and this read, which records today first). The history starts at `first_observed_day`; days without an observation have no point.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description How many UTC days back, today included (1-366, default 90). */
+                    days?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Employer id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Observed daily balances, oldest first. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TreasuryBalanceHistory"];
                     };
                 };
                 /** @description Invalid input; `field` names the offending field. */
@@ -10627,6 +10771,27 @@ export interface components {
             /** @enum {string} */
             severity: "info" | "warning" | "error";
         };
+        PayrollCostHistory: {
+            /** Format: uuid */
+            employer_id: string;
+            /** @description Oldest first, one per month; a month without a paid run is a zero. */
+            months: {
+                /**
+                 * @description The UTC calendar month (YYYY-MM).
+                 * @example 2026-11
+                 */
+                month: string;
+                /**
+                 * @description What the month's confirmed runs paid (paid items, net of netted advances): USD decimal with 6 places.
+                 * @example 25000.000000
+                 */
+                paid_usd: string;
+                /** @description Distinct employees paid that month. */
+                recipients: number;
+                /** @description Confirmed runs that paid something that month. */
+                runs: number;
+            }[];
+        };
         PayrollDecision: {
             created_at: string;
             /** Format: uuid */
@@ -10996,6 +11161,38 @@ export interface components {
             limit: number;
             page: number;
             total: number;
+        };
+        TreasuryBalanceHistory: {
+            days: number;
+            /** Format: uuid */
+            employer_id: string;
+            /** @description The first UTC day the service observed this treasury: the history starts there, never earlier. */
+            first_observed_day: string | null;
+            /** @description One per observed day in the window, oldest first. A day the service did not observe has no point; nothing is interpolated. */
+            points: {
+                /**
+                 * @description Spendable balance at the observation. USD decimal string with 6 places.
+                 * @example 1250.000000
+                 */
+                available_usd: string;
+                /**
+                 * @description The UTC day (YYYY-MM-DD).
+                 * @example 2026-11-26
+                 */
+                day: string;
+                /**
+                 * @description Locked balance at the observation. USD decimal string with 6 places.
+                 * @example 1250.000000
+                 */
+                locked_usd: string;
+                /** @description When the service read the chain: the day's last observation (ISO 8601). */
+                observed_at: string;
+                /**
+                 * @description available + locked. USD decimal string with 6 places.
+                 * @example 1250.000000
+                 */
+                total_usd: string;
+            }[];
         };
         TreasuryOptimization: {
             /**

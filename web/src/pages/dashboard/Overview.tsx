@@ -5,6 +5,7 @@ import { formatDate } from '../../lib/format';
 import { formatUsd, fromUnits, monthlyUnits, toUnits } from '../../lib/money';
 import { useApi, type Loaded } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
+import { PayrollCostsCard } from './components/PayrollCosts';
 import { RunwayChart } from './components/RunwayChart';
 import { StatusPill } from './components/StatusPill';
 import { TreasuryStats } from './components/TreasuryStats';
@@ -88,6 +89,8 @@ function OverviewFor({ employerId }: { employerId: string }) {
           )}
         </section>
       </div>
+
+      <PayrollCostsCard employerId={employerId} />
 
       <RecentActivity runs={runs} transactions={transactions} names={names} />
     </>

@@ -5,6 +5,7 @@ import { Async } from '../../components/States';
 import { formatDate, shortAddress } from '../../lib/format';
 import { formatUsd, normaliseAmountInput, toUnits, UNITS } from '../../lib/money';
 import { useApi, type Loaded } from '../../hooks';
+import { BalanceHistoryCard, balanceHistoryPath, type BalanceHistoryData } from './components/BalanceHistory';
 import { NeedsEmployer } from './components/CreateCompany';
 import { fundTreasuryFromFaucet } from './components/faucet';
 import { StatusPill } from './components/StatusPill';
@@ -26,9 +27,11 @@ function TreasuryFor({ employerId }: { employerId: string }) {
   const treasury = useApi<TreasuryBalances>(`/api/employers/${employerId}/treasury`);
   const yieldSummary = useApi<YieldSummary>('/api/yield');
   const devChains = useApi<{ networks: DevNetwork[] }>('/api/dev/chains'); // 404 outside local mode
+  const history = useApi<BalanceHistoryData>(balanceHistoryPath(employerId));
   const refresh = () => {
     treasury.reload();
     yieldSummary.reload();
+    history.reload();
   };
 
   return (
@@ -53,6 +56,8 @@ function TreasuryFor({ employerId }: { employerId: string }) {
           )}
         </Async>
       </section>
+
+      <BalanceHistoryCard history={history} />
 
       {devChains.data && treasury.data && <FaucetForm accountId={treasury.data.employer_account_id} onFunded={refresh} />}
 
