@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { isAddress } from '@solana/kit';
 import { emailSchema, evmAddressSchema, usdAmountSchema } from '../../http/validation.js';
 import { AGENT_KEY_HEADER, IDENTITY_TOKEN_HEADER } from './paid-caller.js';
+import { PAY_FREQUENCIES } from './pay-schedule.js';
 
 /**
  * Free text stored as is (names, departments): trimmed, and without control characters. A NUL
@@ -51,6 +52,43 @@ export const CreateEmployerBody = z
   })
   .openapi('CreateEmployerRequest');
 
+/** A calendar day, YYYY-MM-DD (UTC). */
+export const isoDateSchema = z.iso.date().openapi({ format: 'date', example: '2026-12-04' });
+
+export const PayPeriodSchema = z.object({ start: isoDateSchema, end: isoDateSchema }).openapi('PayPeriod', { description: 'Both days included.' });
+
+const FREQUENCY_DESCRIPTION =
+  '`monthly` on `pay_day` (1-31, clamped to the last day of shorter months; 31 pays its own month, any other day the previous month); ' +
+  '`semi_monthly` on the 15th (pays the 1st-15th) and the last day (pays the 16th-last day); ' +
+  '`weekly` / `biweekly` every 7 / 14 days from `anchor_date`, the first pay date (each pays the 7 / 14 days ending on it).';
+
+export const PayScheduleSchema = z
+  .object({
+    frequency: z.enum(PAY_FREQUENCIES).openapi({ description: FREQUENCY_DESCRIPTION }),
+    pay_day: z.number().int().nullable().openapi({ description: 'monthly: the day of the month; null otherwise.' }),
+    anchor_date: z.string().nullable().openapi({ format: 'date', description: 'weekly, biweekly: the first pay date; null otherwise.' }),
+    next_pay_date: z.string().openapi({ format: 'date', description: 'The next pay date, today (UTC) or later.' }),
+    next_period: PayPeriodSchema.openapi({ description: 'The pay period the next pay date pays.' }),
+  })
+  .openapi('PaySchedule');
+
+/** The PATCH form of a schedule: each frequency takes exactly its own anchor. */
+export const PayScheduleInput = z
+  .strictObject({
+    frequency: z.enum(PAY_FREQUENCIES).openapi({ description: FREQUENCY_DESCRIPTION }),
+    pay_day: z.number().int().min(1).max(31).optional().openapi({ description: 'Required for monthly, refused otherwise.', example: 28 }),
+    anchor_date: isoDateSchema.optional().openapi({ description: 'Required for weekly and biweekly (the first pay date), refused otherwise.' }),
+  })
+  .superRefine((value, ctx) => {
+    const monthly = value.frequency === 'monthly';
+    const repeating = value.frequency === 'weekly' || value.frequency === 'biweekly';
+    if (monthly && value.pay_day === undefined) ctx.addIssue({ code: 'custom', path: ['pay_day'], message: 'is required for a monthly schedule' });
+    if (!monthly && value.pay_day !== undefined) ctx.addIssue({ code: 'custom', path: ['pay_day'], message: 'is only for a monthly schedule' });
+    if (repeating && value.anchor_date === undefined) ctx.addIssue({ code: 'custom', path: ['anchor_date'], message: `is required for a ${value.frequency} schedule` });
+    if (!repeating && value.anchor_date !== undefined) ctx.addIssue({ code: 'custom', path: ['anchor_date'], message: 'is only for a weekly or biweekly schedule' });
+  })
+  .openapi('PayScheduleRequest');
+
 export const Employer = z
   .object({
     id: z.uuid(),
@@ -58,6 +96,7 @@ export const Employer = z
     admin_wallet: z.string().nullable(),
     employer_account_id: z.string().nullable(),
     tip403_policy_id: z.number().int().nullable().openapi({ description: 'TIP-403 policy checked against every payroll recipient; null when none.' }),
+    pay_schedule: PayScheduleSchema.nullable().openapi({ description: 'When payroll pays, and the next pay date; null until one is set.' }),
     created_at: z.string().openapi({ format: 'date-time' }),
     created: z.boolean().openapi({ description: 'false when the caller already owned this employer.' }),
   })
@@ -151,8 +190,9 @@ export const UpdateEmployerBody = z
       .nullable()
       .optional()
       .openapi({ description: 'A TIP-403 policy id (>= 2) that exists on the Tempo chain; null clears it.' }),
+    pay_schedule: PayScheduleInput.nullable().optional().openapi({ description: 'The pay schedule; null clears it.' }),
   })
-  .refine((body) => Object.keys(body).length > 0, 'at least one of name, tip403_policy_id is required')
+  .refine((body) => Object.keys(body).length > 0, 'at least one of name, tip403_policy_id, pay_schedule is required')
   .openapi('UpdateEmployerRequest');
 
 // ---- PATCH /api/employers/{id}/team/{employeeId} -------------------------------------------------
