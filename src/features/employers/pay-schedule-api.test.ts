@@ -77,16 +77,18 @@ describe('pay schedule', () => {
       [{ pay_schedule: 'monthly' }, 'pay_schedule', 'must be an object'],
       [{ pay_schedule: {} }, 'pay_schedule.frequency', 'must be one of: monthly, semi_monthly, biweekly, weekly'],
       [{ pay_schedule: { frequency: 'daily' } }, 'pay_schedule.frequency', 'must be one of: monthly, semi_monthly, biweekly, weekly'],
-      [{ pay_schedule: { frequency: 'monthly' } }, 'pay_schedule.pay_day', 'is required for a monthly schedule'],
+      [{ pay_schedule: { frequency: 'monthly' } }, 'pay_schedule.pay_day', 'is required'],
       [{ pay_schedule: { frequency: 'monthly', pay_day: 0 } }, 'pay_schedule.pay_day', 'must be at least 1'],
       [{ pay_schedule: { frequency: 'monthly', pay_day: 32 } }, 'pay_schedule.pay_day', 'must be at most 31'],
       [{ pay_schedule: { frequency: 'monthly', pay_day: 1.5 } }, 'pay_schedule.pay_day', 'must be a whole number'],
       [{ pay_schedule: { frequency: 'monthly', pay_day: '28' } }, 'pay_schedule.pay_day', 'must be a number'],
-      [{ pay_schedule: { frequency: 'semi_monthly', pay_day: 15 } }, 'pay_schedule.pay_day', 'is only for a monthly schedule'],
-      [{ pay_schedule: { frequency: 'weekly' } }, 'pay_schedule.anchor_date', 'is required for a weekly schedule'],
+      // Another frequency's anchor is not a field of this one.
+      [{ pay_schedule: { frequency: 'semi_monthly', pay_day: 15 } }, 'pay_schedule.pay_day', 'is not a field this request can change'],
+      [{ pay_schedule: { frequency: 'weekly' } }, 'pay_schedule.anchor_date', 'is required'],
       [{ pay_schedule: { frequency: 'biweekly', anchor_date: '2026-02-30' } }, 'pay_schedule.anchor_date', 'must be a date (YYYY-MM-DD)'],
       [{ pay_schedule: { frequency: 'biweekly', anchor_date: '04/12/2026' } }, 'pay_schedule.anchor_date', 'must be a date (YYYY-MM-DD)'],
-      [{ pay_schedule: { frequency: 'monthly', pay_day: 5, anchor_date: '2026-12-04' } }, 'pay_schedule.anchor_date', 'is only for a weekly or biweekly schedule'],
+      [{ pay_schedule: { frequency: 'monthly', pay_day: 5, anchor_date: '2026-12-04' } }, 'pay_schedule.anchor_date', 'is not a field this request can change'],
+      [{ pay_schedule: { frequency: 'weekly', anchor_date: '2026-12-04', pay_day: 5 } }, 'pay_schedule.pay_day', 'is not a field this request can change'],
       [{ pay_schedule: { frequency: 'monthly', pay_day: 5, day: 5 } }, 'pay_schedule.day', 'is not a field this request can change'],
     ];
     for (const [body, field, message] of cases) {

@@ -16,6 +16,7 @@ import {
   EmployeeIdParams,
   Employer,
   EmployerIdParams,
+  PayScheduleInput,
   TeamMemberParams,
   TeamQuery,
   TeamResponse,
@@ -354,11 +355,11 @@ export function employerRoutes(deps: EmployerRouteDeps): FeatureApp {
 }
 
 /** The PATCH body's schedule (validated: each frequency carries its own anchor) as the service takes it. */
-function scheduleInput(body: { frequency: PaySchedule['frequency']; pay_day?: number | undefined; anchor_date?: string | undefined } | null): PaySchedule | null {
+function scheduleInput(body: z.infer<typeof PayScheduleInput> | null): PaySchedule | null {
   if (body === null) return null;
-  if (body.frequency === 'monthly') return { frequency: 'monthly', payDay: body.pay_day! };
+  if (body.frequency === 'monthly') return { frequency: 'monthly', payDay: body.pay_day };
   if (body.frequency === 'semi_monthly') return { frequency: 'semi_monthly' };
-  return { frequency: body.frequency, anchorDate: body.anchor_date! };
+  return { frequency: body.frequency, anchorDate: body.anchor_date };
 }
 
 /** The schedule with its next pay date (today, UTC, or later) and the period that pays. */

@@ -72,22 +72,32 @@ export const PayScheduleSchema = z
   })
   .openapi('PaySchedule');
 
-/** The PATCH form of a schedule: each frequency takes exactly its own anchor. */
+/**
+ * The PATCH form of a schedule: one shape per frequency, each with exactly its own anchor (a field
+ * of another frequency is refused as unknown, naming it).
+ */
 export const PayScheduleInput = z
-  .strictObject({
-    frequency: z.enum(PAY_FREQUENCIES).openapi({ description: FREQUENCY_DESCRIPTION }),
-    pay_day: z.number().int().min(1).max(31).optional().openapi({ description: 'Required for monthly, refused otherwise.', example: 28 }),
-    anchor_date: isoDateSchema.optional().openapi({ description: 'Required for weekly and biweekly (the first pay date), refused otherwise.' }),
-  })
-  .superRefine((value, ctx) => {
-    const monthly = value.frequency === 'monthly';
-    const repeating = value.frequency === 'weekly' || value.frequency === 'biweekly';
-    if (monthly && value.pay_day === undefined) ctx.addIssue({ code: 'custom', path: ['pay_day'], message: 'is required for a monthly schedule' });
-    if (!monthly && value.pay_day !== undefined) ctx.addIssue({ code: 'custom', path: ['pay_day'], message: 'is only for a monthly schedule' });
-    if (repeating && value.anchor_date === undefined) ctx.addIssue({ code: 'custom', path: ['anchor_date'], message: `is required for a ${value.frequency} schedule` });
-    if (!repeating && value.anchor_date !== undefined) ctx.addIssue({ code: 'custom', path: ['anchor_date'], message: 'is only for a weekly or biweekly schedule' });
-  })
-  .openapi('PayScheduleRequest');
+  .discriminatedUnion(
+    'frequency',
+    [
+      z
+        .strictObject({
+          frequency: z.literal('monthly'),
+          pay_day: z.number().int().min(1).max(31).openapi({ description: 'The day of the month, 1-31 (clamped to shorter months; 31 is the last day).', example: 28 }),
+        })
+        .openapi('MonthlyPayScheduleRequest'),
+      z.strictObject({ frequency: z.literal('semi_monthly') }).openapi('SemiMonthlyPayScheduleRequest'),
+      z
+        .strictObject({
+          frequency: z.enum(['weekly', 'biweekly']),
+          anchor_date: isoDateSchema.openapi({ description: 'The first pay date; pay dates repeat every 7 or 14 days from it.' }),
+        })
+        .openapi('RepeatingPayScheduleRequest'),
+    ],
+    // A frequency that is none of them (the discriminator's own issue).
+    { error: (issue) => (issue.code === 'invalid_union' ? `must be one of: ${PAY_FREQUENCIES.join(', ')}` : undefined) },
+  )
+  .openapi('PayScheduleRequest', { description: FREQUENCY_DESCRIPTION });
 
 export const Employer = z
   .object({

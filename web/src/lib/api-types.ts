@@ -10390,6 +10390,15 @@ export interface components {
             type: "salary" | "advance" | "agent_payment" | "bonus";
             version: number;
         } | null;
+        MonthlyPayScheduleRequest: {
+            /** @enum {string} */
+            frequency: "monthly";
+            /**
+             * @description The day of the month, 1-31 (clamped to shorter months; 31 is the last day).
+             * @example 28
+             */
+            pay_day: number;
+        };
         MppReceipt: {
             /** @example 0.050000 */
             amount_usd: string;
@@ -10960,6 +10969,16 @@ export interface components {
             /** @enum {string} */
             status: "ready" | "not_ready";
         };
+        RepeatingPayScheduleRequest: {
+            /**
+             * Format: date
+             * @description The first pay date; pay dates repeat every 7 or 14 days from it.
+             * @example 2026-12-04
+             */
+            anchor_date: string;
+            /** @enum {string} */
+            frequency: "weekly" | "biweekly";
+        };
         /** @description Attestations the service wrote on Solana to the subject key (written ones only). */
         ReputationSolana: {
             /** @description Attestations written to this key. */
@@ -11081,6 +11100,10 @@ export interface components {
             wallet_address: string;
             /** @description The wallet balance when read, base units. */
             wallet_balance: string;
+        };
+        SemiMonthlyPayScheduleRequest: {
+            /** @enum {string} */
+            frequency: "semi_monthly";
         };
         Session: {
             email: string | null;
@@ -11293,24 +11316,7 @@ export interface components {
             /** @example Acme Robotics */
             name?: string;
             /** @description The pay schedule; null clears it. */
-            pay_schedule?: {
-                /**
-                 * Format: date
-                 * @description Required for weekly and biweekly (the first pay date), refused otherwise.
-                 * @example 2026-12-04
-                 */
-                anchor_date?: string;
-                /**
-                 * @description `monthly` on `pay_day` (1-31, clamped to the last day of shorter months; 31 pays its own month, any other day the previous month); `semi_monthly` on the 15th (pays the 1st-15th) and the last day (pays the 16th-last day); `weekly` / `biweekly` every 7 / 14 days from `anchor_date`, the first pay date (each pays the 7 / 14 days ending on it).
-                 * @enum {string}
-                 */
-                frequency: "monthly" | "semi_monthly" | "biweekly" | "weekly";
-                /**
-                 * @description Required for monthly, refused otherwise.
-                 * @example 28
-                 */
-                pay_day?: number;
-            } | null;
+            pay_schedule?: components["schemas"]["MonthlyPayScheduleRequest"] | components["schemas"]["SemiMonthlyPayScheduleRequest"] | components["schemas"]["RepeatingPayScheduleRequest"] | unknown;
             /** @description A TIP-403 policy id (>= 2) that exists on the Tempo chain; null clears it. */
             tip403_policy_id?: number | null;
         };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeSchedule, formatDay, formatPeriod, type PaySchedule } from './schedule';
+import { describeSchedule, formatDay, formatPayDate, formatPeriod, type PaySchedule } from './schedule';
 
 const schedule = (fields: Partial<PaySchedule>): PaySchedule => ({
   frequency: 'monthly',
@@ -35,5 +35,12 @@ describe('describeSchedule', () => {
     expect(describeSchedule(schedule({ frequency: 'semi_monthly' }))).toBe('Twice a month, on the 15th and the last day');
     expect(describeSchedule(schedule({ frequency: 'biweekly', anchor_date: '2026-12-04' }))).toBe('Every two weeks from Dec 4, 2026');
     expect(describeSchedule(schedule({ frequency: 'weekly', anchor_date: '2026-12-04' }))).toBe('Every week from Dec 4, 2026');
+  });
+});
+
+describe('formatPayDate', () => {
+  it("is the timestamp's UTC day: a run's pay date (midnight UTC) never reads as the day before", () => {
+    expect(formatPayDate('2026-11-28T00:00:00.000Z')).toBe('Nov 28, 2026');
+    expect(formatPayDate(null)).toBe('—');
   });
 });

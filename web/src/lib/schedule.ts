@@ -22,6 +22,15 @@ export function formatDay(day: string | null | undefined): string {
   return new Date(`${day}T00:00:00Z`).toLocaleDateString('en-US', { dateStyle: 'medium', timeZone: 'UTC' });
 }
 
+/**
+ * A payslip's pay date (a timestamp: the run's pay date at midnight UTC, or when the payment was
+ * final) as its UTC day, like the PDF: a local-time reading would show a run's Nov 28 as Nov 27
+ * west of UTC.
+ */
+export function formatPayDate(iso: string | null | undefined): string {
+  return formatDay(iso?.slice(0, 10));
+}
+
 /** "Oct 1, 2026 – Oct 31, 2026"; an open end shows as "…". */
 export function formatPeriod(start: string | null | undefined, end: string | null | undefined): string {
   if (!start && !end) return '—';
