@@ -15,3 +15,6 @@ export type { EmployeeRow, EmployerRow } from './store.js';
 export { EMPLOYEE_STATUSES } from './tables.js';
 // The admin view.
 export { employerCounts, employerNames, employersPage, type EmployerWithHeadcount } from './store.js';
+// Pay schedules (issue 29): payroll's next scheduled pay date and period.
+export { nextPayment, periodFor, scheduleFromColumns, utcDay, type PayPeriod, type PaySchedule } from './pay-schedule.js';
+export { PayPeriodSchema, isoDateSchema } from './schema.js';

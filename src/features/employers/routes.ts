@@ -16,6 +16,7 @@ import {
   EmployeeIdParams,
   Employer,
   EmployerIdParams,
+  PayScheduleInput,
   TeamMemberParams,
   TeamQuery,
   TeamResponse,
@@ -26,6 +27,7 @@ import {
 import type { EmployersService, NewEmployeeInput, PolicyExists } from './service.js';
 import type { EmployeeRow, EmployerRow } from './store.js';
 import { unpayableReason } from './payability.js';
+import { nextPayment, scheduleFromColumns, utcDay, type PaySchedule } from './pay-schedule.js';
 
 export interface EmployerRouteDeps {
   employers: EmployersService;
@@ -136,9 +138,10 @@ const updateEmployer = createRoute({
   method: 'patch',
   path: '/api/employers/{id}',
   tags: ['Employers'],
-  summary: "Rename the employer or set its TIP-403 policy",
+  summary: 'Rename the employer, set its TIP-403 policy or its pay schedule',
   description:
     'Owner only. `tip403_policy_id` must exist on the Tempo chain (422 `POLICY_NOT_FOUND` otherwise); null clears it. ' +
+    '`pay_schedule` takes `frequency` and its anchor (`pay_day` for monthly, `anchor_date` for weekly and biweekly, none for semi_monthly); null clears it. ' +
     'Fields left out stay as they are; unknown fields are refused.',
   security,
   request: { params: EmployerIdParams, body: jsonBody(UpdateEmployerBody) },
@@ -264,7 +267,7 @@ const handleUpdateEmployer: Handler<typeof updateEmployer> = (deps) => async (c)
   const employer = await deps.employers.updateEmployer(
     c.var.caller,
     id,
-    { name: body.name, tip403PolicyId: body.tip403_policy_id },
+    { name: body.name, tip403PolicyId: body.tip403_policy_id, paySchedule: body.pay_schedule === undefined ? undefined : scheduleInput(body.pay_schedule) },
     c.var.requestId,
     deps.policyExists,
   );
@@ -351,6 +354,28 @@ export function employerRoutes(deps: EmployerRouteDeps): FeatureApp {
   return app;
 }
 
+/** The PATCH body's schedule (validated: each frequency carries its own anchor) as the service takes it. */
+function scheduleInput(body: z.infer<typeof PayScheduleInput> | null): PaySchedule | null {
+  if (body === null) return null;
+  if (body.frequency === 'monthly') return { frequency: 'monthly', payDay: body.pay_day };
+  if (body.frequency === 'semi_monthly') return { frequency: 'semi_monthly' };
+  return { frequency: body.frequency, anchorDate: body.anchor_date };
+}
+
+/** The schedule with its next pay date (today, UTC, or later) and the period that pays. */
+function presentSchedule(employer: EmployerRow, now = new Date()) {
+  const schedule = scheduleFromColumns(employer);
+  if (!schedule) return null;
+  const next = nextPayment(schedule, utcDay(now));
+  return {
+    frequency: schedule.frequency,
+    pay_day: employer.payDay,
+    anchor_date: employer.payAnchorDate,
+    next_pay_date: next.payDate,
+    next_period: next.period,
+  };
+}
+
 function presentEmployer(employer: EmployerRow, created: boolean) {
   return {
     id: employer.id,
@@ -358,6 +383,7 @@ function presentEmployer(employer: EmployerRow, created: boolean) {
     admin_wallet: employer.adminWallet,
     employer_account_id: employer.employerAccountId,
     tip403_policy_id: employer.tip403PolicyId === null ? null : Number(employer.tip403PolicyId),
+    pay_schedule: presentSchedule(employer),
     created_at: employer.createdAt.toISOString(),
     created,
   };

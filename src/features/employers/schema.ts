@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { isAddress } from '@solana/kit';
 import { emailSchema, evmAddressSchema, usdAmountSchema } from '../../http/validation.js';
 import { AGENT_KEY_HEADER, IDENTITY_TOKEN_HEADER } from './paid-caller.js';
+import { PAY_FREQUENCIES } from './pay-schedule.js';
 
 /**
  * Free text stored as is (names, departments): trimmed, and without control characters. A NUL
@@ -51,6 +52,53 @@ export const CreateEmployerBody = z
   })
   .openapi('CreateEmployerRequest');
 
+/** A calendar day, YYYY-MM-DD (UTC). */
+export const isoDateSchema = z.iso.date().openapi({ format: 'date', example: '2026-12-04' });
+
+export const PayPeriodSchema = z.object({ start: isoDateSchema, end: isoDateSchema }).openapi('PayPeriod', { description: 'Both days included.' });
+
+const FREQUENCY_DESCRIPTION =
+  '`monthly` on `pay_day` (1-31, clamped to the last day of shorter months; 31 pays its own month, any other day the previous month); ' +
+  '`semi_monthly` on the 15th (pays the 1st-15th) and the last day (pays the 16th-last day); ' +
+  '`weekly` / `biweekly` every 7 / 14 days from `anchor_date`, the first pay date (each pays the 7 / 14 days ending on it).';
+
+export const PayScheduleSchema = z
+  .object({
+    frequency: z.enum(PAY_FREQUENCIES).openapi({ description: FREQUENCY_DESCRIPTION }),
+    pay_day: z.number().int().nullable().openapi({ description: 'monthly: the day of the month; null otherwise.' }),
+    anchor_date: z.string().nullable().openapi({ format: 'date', description: 'weekly, biweekly: the first pay date; null otherwise.' }),
+    next_pay_date: z.string().openapi({ format: 'date', description: 'The next pay date, today (UTC) or later.' }),
+    next_period: PayPeriodSchema.openapi({ description: 'The pay period the next pay date pays.' }),
+  })
+  .openapi('PaySchedule');
+
+/**
+ * The PATCH form of a schedule: one shape per frequency, each with exactly its own anchor (a field
+ * of another frequency is refused as unknown, naming it).
+ */
+export const PayScheduleInput = z
+  .discriminatedUnion(
+    'frequency',
+    [
+      z
+        .strictObject({
+          frequency: z.literal('monthly'),
+          pay_day: z.number().int().min(1).max(31).openapi({ description: 'The day of the month, 1-31 (clamped to shorter months; 31 is the last day).', example: 28 }),
+        })
+        .openapi('MonthlyPayScheduleRequest'),
+      z.strictObject({ frequency: z.literal('semi_monthly') }).openapi('SemiMonthlyPayScheduleRequest'),
+      z
+        .strictObject({
+          frequency: z.enum(['weekly', 'biweekly']),
+          anchor_date: isoDateSchema.openapi({ description: 'The first pay date; pay dates repeat every 7 or 14 days from it.' }),
+        })
+        .openapi('RepeatingPayScheduleRequest'),
+    ],
+    // A frequency that is none of them (the discriminator's own issue).
+    { error: (issue) => (issue.code === 'invalid_union' ? `must be one of: ${PAY_FREQUENCIES.join(', ')}` : undefined) },
+  )
+  .openapi('PayScheduleRequest', { description: FREQUENCY_DESCRIPTION });
+
 export const Employer = z
   .object({
     id: z.uuid(),
@@ -58,6 +106,7 @@ export const Employer = z
     admin_wallet: z.string().nullable(),
     employer_account_id: z.string().nullable(),
     tip403_policy_id: z.number().int().nullable().openapi({ description: 'TIP-403 policy checked against every payroll recipient; null when none.' }),
+    pay_schedule: PayScheduleSchema.nullable().openapi({ description: 'When payroll pays, and the next pay date; null until one is set.' }),
     created_at: z.string().openapi({ format: 'date-time' }),
     created: z.boolean().openapi({ description: 'false when the caller already owned this employer.' }),
   })
@@ -151,8 +200,9 @@ export const UpdateEmployerBody = z
       .nullable()
       .optional()
       .openapi({ description: 'A TIP-403 policy id (>= 2) that exists on the Tempo chain; null clears it.' }),
+    pay_schedule: PayScheduleInput.nullable().optional().openapi({ description: 'The pay schedule; null clears it.' }),
   })
-  .refine((body) => Object.keys(body).length > 0, 'at least one of name, tip403_policy_id is required')
+  .refine((body) => Object.keys(body).length > 0, 'at least one of name, tip403_policy_id, pay_schedule is required')
   .openapi('UpdateEmployerRequest');
 
 // ---- PATCH /api/employers/{id}/team/{employeeId} -------------------------------------------------

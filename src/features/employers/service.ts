@@ -8,6 +8,7 @@ import { recordAudit } from '../../audit/store.js';
 import type { UsersService } from '../users/index.js';
 import { queueReleasedStream } from '../wages/index.js';
 import { newAgentKey } from './paid-caller.js';
+import { scheduleColumns, type PaySchedule } from './pay-schedule.js';
 import { CreateEmployeeBody, withoutControlCharacters } from './schema.js';
 import * as store from './store.js';
 import { queueEmails, type OutgoingEmail } from '../email/index.js';
@@ -48,6 +49,8 @@ export interface EmployerUpdate {
   name?: string | undefined;
   /** null clears it. */
   tip403PolicyId?: number | null | undefined;
+  /** null clears it. */
+  paySchedule?: PaySchedule | null | undefined;
 }
 
 export interface TeamMemberUpdate {
@@ -364,7 +367,8 @@ export class EmployersService {
   }
 
   /**
-   * `PATCH /api/employers/{id}`: renames the employer and sets or clears its TIP-403 policy. A
+   * `PATCH /api/employers/{id}`: renames the employer, sets or clears its TIP-403 policy and its
+   * pay schedule. A
    * policy id is checked on chain (when the chain is available) before anything is stored.
    */
   async updateEmployer(
@@ -387,6 +391,12 @@ export class EmployersService {
       const changes = new ChangeSet(current);
       if (patch.name !== undefined) changes.change('name', 'name', patch.name);
       if (policyId !== undefined) changes.change('tip403_policy_id', 'tip403PolicyId', policyId, shownPolicy);
+      if (patch.paySchedule !== undefined) {
+        const columns = scheduleColumns(patch.paySchedule);
+        changes.change('pay_schedule', 'paySchedule', columns.paySchedule);
+        changes.change('pay_day', 'payDay', columns.payDay);
+        changes.change('pay_anchor_date', 'payAnchorDate', columns.payAnchorDate);
+      }
       if (changes.empty) return current;
       const updated = await store.updateEmployer(tx.db, employerId, changes.set);
       await recordAudit(tx.db, {

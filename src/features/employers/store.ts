@@ -147,7 +147,7 @@ export async function lockOwnedEmployer(db: Db, employerId: string, ownerUserId:
 export async function updateEmployer(
   db: Db,
   employerId: string,
-  set: Partial<Pick<EmployerRow, 'name' | 'tip403PolicyId'>>,
+  set: Partial<Pick<EmployerRow, 'name' | 'tip403PolicyId' | 'paySchedule' | 'payDay' | 'payAnchorDate'>>,
 ): Promise<EmployerRow> {
   const rows = await db
     .update(employers)

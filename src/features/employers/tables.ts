@@ -1,8 +1,9 @@
 /** Employers and their employees. Column conventions: src/db/columns.ts. */
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, date, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { money, createdAt, updatedAt, tstz, oneOf } from '../../db/columns.js';
 import { users } from '../users/tables.js';
+import { PAY_FREQUENCIES } from './pay-schedule.js';
 
 export const employers = pgTable(
   'employers',
@@ -30,6 +31,12 @@ export const employers = pgTable(
     virtualMasterTxHash: text('virtual_master_tx_hash'),
     /** Where salt mining resumes when a request ran out of its iteration budget. */
     virtualMasterNextNonce: money('virtual_master_next_nonce'),
+    // The pay schedule (pay-schedule.ts); null: none set yet.
+    paySchedule: text('pay_schedule', { enum: PAY_FREQUENCIES }),
+    /** monthly: the day of the month (1-31, clamped to shorter months). */
+    payDay: integer('pay_day'),
+    /** weekly and biweekly: the first pay date, from which pay dates repeat. */
+    payAnchorDate: date('pay_anchor_date', { mode: 'string' }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -39,6 +46,14 @@ export const employers = pgTable(
     uniqueIndex('employers_agent_key_hash_key').on(t.agentKeyHash),
     check('employers_name_length', sql`char_length(${t.name}) BETWEEN 1 AND 200`),
     check('employers_virtual_master_id_format', sql`${t.virtualMasterId} ~ '^0x[0-9a-f]{8}$'`),
+    check('employers_pay_schedule', oneOf('pay_schedule', PAY_FREQUENCIES)),
+    // Each frequency has exactly its own anchor: a pay day for monthly, a date for (bi)weekly, none for semi-monthly.
+    check(
+      'employers_pay_schedule_anchor',
+      sql`(${t.payDay} IS NOT NULL) = (${t.paySchedule} IS NOT DISTINCT FROM 'monthly')
+        AND (${t.payAnchorDate} IS NOT NULL) = (${t.paySchedule} IS NOT DISTINCT FROM 'weekly' OR ${t.paySchedule} IS NOT DISTINCT FROM 'biweekly')`,
+    ),
+    check('employers_pay_day_range', sql`${t.payDay} BETWEEN 1 AND 31`),
   ],
 );
 

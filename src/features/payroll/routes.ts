@@ -28,6 +28,8 @@ import {
   PayslipParams,
   PrepareBody,
   RunChecksResponse,
+  ExpectedPayQuery,
+  ExpectedPayResponse,
   ProposeDecisionBody,
   DecisionResponse,
   X402ExecuteBody,
@@ -61,6 +63,7 @@ function presentRun(run: RunRow) {
     recipient_count: run.recipientCount,
     pay_period_start: day(run.payPeriodStart),
     pay_period_end: day(run.payPeriodEnd),
+    pay_date: run.payDate,
     submitted_by: run.submittedBy,
     tx_hash: run.txHash,
     block_number: run.blockNumber === null ? null : Number(run.blockNumber),
@@ -141,6 +144,7 @@ function presentPrepared(prepared: PreparedRun) {
     total_amount_usd: formatUsd(prepared.run.totalAmount),
     pay_period_start: day(prepared.run.payPeriodStart),
     pay_period_end: day(prepared.run.payPeriodEnd),
+    pay_date: prepared.run.payDate,
     calldata: {
       chain_id: prepared.calldata.chainId,
       to: prepared.calldata.to,
@@ -167,6 +171,7 @@ function prepareInput(body: z.infer<typeof PrepareBody>) {
     items: body.items.map((item) => ({ employeeId: item.employee_id, amount: parseUsd(item.amount_usd)!, walletAddress: item.wallet_address })),
     payPeriodStart: dateOf(body.pay_period_start),
     payPeriodEnd: dateOf(body.pay_period_end),
+    payDate: body.pay_date ?? null,
   };
 }
 
@@ -204,6 +209,22 @@ const checkRun = createRoute({
   responses: {
     200: jsonContent(RunChecksResponse, 'The warnings; empty when there is nothing to look at.'),
     ...errorResponses(400, 401, 404, 413, 415),
+  },
+});
+
+const expectedPayRoute = createRoute({
+  method: 'get',
+  path: '/api/employers/{id}/payroll/expected',
+  tags: ['Payroll'],
+  summary: "What each active employee earns for a pay period, and the total (by default the pay schedule's next period)",
+  description:
+    'Owner only. The same rule as the AMOUNT_OUTLIER warning: the annual salary for the whole days of the period over 365, to the cent. ' +
+    "Without a period, the pay schedule's next period and its pay date; without a schedule either, a twelfth of the annual salary.",
+  security,
+  request: { params: EmployerIdParams, query: ExpectedPayQuery },
+  responses: {
+    200: jsonContent(ExpectedPayResponse, 'The expected pay per active employee and the total over the payable ones.'),
+    ...errorResponses(400, 401, 404),
   },
 });
 
@@ -367,6 +388,23 @@ export function payrollRoutes(deps: PayrollRouteDeps): FeatureApp {
     return c.json({ warnings }, 200);
   });
 
+  app.openapi({ ...expectedPayRoute, middleware: owner }, async (c) => {
+    const { id } = c.req.valid('param');
+    const query = c.req.valid('query');
+    const period = query.period_start && query.period_end ? { start: query.period_start, end: query.period_end } : null;
+    const expected = await deps.payroll.expectedPay(c.var.caller, id, period);
+    return c.json(
+      {
+        employer_id: id,
+        pay_date: expected.payDate,
+        period: expected.period,
+        total_usd: formatUsd(expected.total),
+        employees: expected.employees.map((e) => ({ employee_id: e.employee.id, expected_usd: formatUsd(e.amount), payable: e.payable })),
+      },
+      200,
+    );
+  });
+
   app.openapi({ ...submitRun, middleware: ownerWrite }, async (c) => {
     const { id, runId } = c.req.valid('param');
     const { tx_hash } = c.req.valid('json');
@@ -449,7 +487,7 @@ export function decisionRoutes(deps: DecisionRouteDeps): FeatureApp {
     const { id } = c.req.valid('param');
     const body = c.req.valid('json');
     const items = body.items.map((i) => ({ employeeId: i.employee_id, amount: parseUsd(i.amount_usd)!, chain: i.chain }));
-    const period = { start: dateOf(body.pay_period_start), end: dateOf(body.pay_period_end) };
+    const period = { start: dateOf(body.pay_period_start), end: dateOf(body.pay_period_end), payDate: body.pay_date ?? null };
     const decision = await deps.payroll.proposeDecision(c.var.caller, id, items, period, body.agent_identifier ?? null, c.var.requestId);
     return c.json({ decision_id: decision.id, employer_id: id, status: decision.status, created_at: decision.createdAt.toISOString() }, 201);
   });

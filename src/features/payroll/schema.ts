@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { PAYMENT_ITEM_STATUSES, PAYROLL_RUN_STATUSES } from './tables.js';
 import { evmAddressSchema, usdAmountSchema } from '../../http/validation.js';
 import { MemoFieldsSchema } from '../memo/index.js';
+import { PayPeriodSchema } from '../employers/index.js';
 
 export const MAX_RUN_ITEMS = 10_000;
 
@@ -29,12 +30,40 @@ export const PrepareBody = z
       .max(MAX_RUN_ITEMS),
     pay_period_start: isoDate.optional(),
     pay_period_end: isoDate.optional(),
+    pay_date: isoDate.optional().openapi({ description: 'The day the run pays, e.g. the scheduled pay date; payslips show it as their pay date.' }),
   })
   .refine((b) => !b.pay_period_start || !b.pay_period_end || b.pay_period_start <= b.pay_period_end, {
     path: ['pay_period_end'],
     message: 'must not be before pay_period_start',
   })
   .openapi('PayrollPrepareRequest');
+
+export const ExpectedPayQuery = z
+  .object({
+    period_start: isoDate.optional().openapi({ description: 'With period_end: the period to price. Without both, the pay schedule\'s next period.' }),
+    period_end: isoDate.optional(),
+  })
+  .refine((q) => (q.period_start === undefined) === (q.period_end === undefined), {
+    path: ['period_end'],
+    message: 'period_start and period_end go together',
+  })
+  .refine((q) => !q.period_start || !q.period_end || q.period_start <= q.period_end, { path: ['period_end'], message: 'must not be before period_start' });
+
+export const ExpectedPayResponse = z
+  .object({
+    employer_id: z.uuid(),
+    pay_date: z.string().nullable().openapi({ format: 'date', description: "The scheduled pay date when no period was given and the employer has a pay schedule (its next one); null otherwise." }),
+    period: PayPeriodSchema.nullable().openapi({ description: 'The period priced; null when none was given and there is no pay schedule (then a twelfth of the annual salary).' }),
+    total_usd: z.string().openapi({ description: 'The expected pay of every payable employee (`payable`), USD decimal.' }),
+    employees: z.array(
+      z.object({
+        employee_id: z.uuid(),
+        expected_usd: z.string().openapi({ description: 'The annual salary for the whole days of the period (both ends) over 365, to the cent; the AMOUNT_OUTLIER warning compares with it.' }),
+        payable: z.boolean().openapi({ description: 'false when payroll cannot pay them now (see the employee\'s `unpayable_reason`).' }),
+      }),
+    ),
+  })
+  .openapi('PayrollExpectedPay');
 
 export const RunWarningSchema = z
   .object({
@@ -60,6 +89,7 @@ export const PreparedRunSchema = z
     total_amount_usd: z.string(),
     pay_period_start: z.string().nullable(),
     pay_period_end: z.string().nullable(),
+    pay_date: z.string().nullable().openapi({ format: 'date', description: 'The day the run pays (YYYY-MM-DD); null when none was given.' }),
     calldata: z
       .object({
         chain_id: z.number().int(),
@@ -99,6 +129,7 @@ export const RunSchema = z
     recipient_count: z.number().int(),
     pay_period_start: z.string().nullable(),
     pay_period_end: z.string().nullable(),
+    pay_date: z.string().nullable().openapi({ format: 'date', description: 'The day the run pays (YYYY-MM-DD); null when none was given.' }),
     submitted_by: z.enum(['owner', 'agent']).nullable(),
     tx_hash: z.string().nullable(),
     block_number: z.number().nullable(),
@@ -237,7 +268,7 @@ export const EmployeePayslip = z
     tx_url: z.string().nullable().openapi({ description: 'The transaction on a block explorer, when the chain has one.' }),
     block_number: z.number().nullable(),
     pay_period: z.object({ start: z.string().nullable(), end: z.string().nullable() }).nullable().openapi({ description: "The run's pay period (YYYY-MM-DD); null when the run has none." }),
-    pay_date: z.string().nullable().openapi({ description: 'When the payment was final; null until it is paid.' }),
+    pay_date: z.string().nullable().openapi({ description: "Null until the payment is paid; then the run's pay date (midnight UTC) when it has one, else when the payment was final." }),
     created_at: z.string(),
   })
   .openapi('EmployeePayslip');
@@ -263,6 +294,7 @@ export const ProposeDecisionBody = z
     agent_identifier: z.string().trim().min(1).max(300).optional().openapi({ description: 'The agent that planned it, for the record.' }),
     pay_period_start: isoDate.optional(),
     pay_period_end: isoDate.optional(),
+    pay_date: isoDate.optional().openapi({ description: 'The day the run pays, e.g. the scheduled pay date; payslips show it as their pay date.' }),
   })
   .refine((b) => !b.pay_period_start || !b.pay_period_end || b.pay_period_start <= b.pay_period_end, {
     path: ['pay_period_end'],

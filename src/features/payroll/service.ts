@@ -11,11 +11,12 @@ import { recordAudit } from '../../audit/store.js';
 import { PaidCallers, type PaidCaller } from '../employers/index.js';
 import type { EmployersService } from '../employers/index.js';
 import { unpayableReason, type EmployeeRow, type EmployerRow } from '../employers/index.js';
+import { nextPayment, scheduleFromColumns, utcDay, type PayPeriod } from '../employers/index.js';
 import { encodeMemo } from '../memo/index.js';
 import type { TreasuryService } from '../treasury/index.js';
 import { advancesToNet, netAdvances } from '../wages/index.js';
 import { fillMonths, monthStart } from './cost-history.js';
-import { RECENT_DAYS, runWarnings, type RunWarning } from './run-warnings.js';
+import { expectedPay, RECENT_DAYS, runWarnings, type RunWarning } from './run-warnings.js';
 import { confirmRun, failRun } from './settlement.js';
 import type { SolanaPolicyWallet } from './solana-policy.js';
 import * as store from './store.js';
@@ -32,6 +33,8 @@ export interface PrepareInput {
   items: { employeeId: string; amount: bigint; walletAddress?: string | undefined }[];
   payPeriodStart: Date | null;
   payPeriodEnd: Date | null;
+  /** The day the run pays (YYYY-MM-DD), e.g. the scheduled pay date. */
+  payDate: string | null;
 }
 
 export interface PreparedRun {
@@ -73,6 +76,15 @@ export function grossPay(item: { amount: bigint; advanceDeduction: bigint }): bi
   return item.amount + item.advanceDeduction;
 }
 
+/**
+ * The pay date a payslip shows: only a paid item has one; it is the run's pay date when the run
+ * has one (the scheduled day the owner paid for), else the moment the payment was final.
+ */
+export function payslipPayDate(item: { status: store.ItemStatus; finalizedAt: Date | null }, runPayDate: string | null): Date | null {
+  if (item.status !== 'paid') return null;
+  return runPayDate ? new Date(`${runPayDate}T00:00:00Z`) : item.finalizedAt;
+}
+
 /** One payslip (issue 29): one employee's item of one run past draft, as the employee and the owner read it. */
 export interface Payslip {
   runId: string;
@@ -92,9 +104,20 @@ export interface Payslip {
   txUrl: string | null;
   blockNumber: bigint | null;
   payPeriod: { start: Date | null; end: Date | null } | null;
-  /** When the payment was final; null until then. */
+  /** The run's pay date, else when the payment was final; null until it is paid (payslipPayDate). */
   payDate: Date | null;
   createdAt: Date;
+}
+
+/** The expected pay of a period (`PayrollService.expectedPay`). */
+export interface ExpectedPay {
+  /** The scheduled pay date when the period is the schedule's next one; null otherwise. */
+  payDate: string | null;
+  /** The period the amounts are for; null: none given and no schedule (a twelfth of the year). */
+  period: PayPeriod | null;
+  /** Over the employees payroll can pay now. */
+  total: bigint;
+  employees: { employee: EmployeeRow; amount: bigint; payable: boolean }[];
 }
 
 export interface DecisionItem {
@@ -199,7 +222,7 @@ export class PayrollService {
     const run = await this.database.transaction(async (tx) => {
       const inserted = await store.insertRun(
         tx.db,
-        { id: runId, employerId, totalAmount: total, payPeriodStart: input.payPeriodStart, payPeriodEnd: input.payPeriodEnd, createdBy: caller.userId },
+        { id: runId, employerId, totalAmount: total, payPeriodStart: input.payPeriodStart, payPeriodEnd: input.payPeriodEnd, payDate: input.payDate, createdBy: caller.userId },
         items.map((item) => ({ ...item, chain: 'tempo' as const, status: 'pending' as const, reason: null })),
       );
       if ((await netAdvances(tx.db, runId, advanceIds)) !== advanceIds.length) {
@@ -309,6 +332,26 @@ export class PayrollService {
       store.latestPaymentsSince(db, employerId, items.map((i) => i.employeeId), new Date(Date.now() - RECENT_DAYS * 86_400_000)),
     ]);
     return runWarnings({ items, period, overlapping, recent });
+  }
+
+  /**
+   * What each active employee earns for a pay period (the rule the outlier warning compares with),
+   * and the total over those payroll can pay now. Without `period`, the schedule's next one (and
+   * its pay date); without a schedule either, a twelfth of the annual salary.
+   */
+  async expectedPay(caller: Caller, employerId: string, period: PayPeriod | null, now = new Date()): Promise<ExpectedPay> {
+    const employer = await this.employers.requireOwned(this.database.db, caller, employerId);
+    const schedule = scheduleFromColumns(employer);
+    const next = !period && schedule ? nextPayment(schedule, utcDay(now)) : null;
+    const chosen = period ?? next?.period ?? null;
+    const days = chosen && { start: new Date(`${chosen.start}T00:00:00Z`), end: new Date(`${chosen.end}T00:00:00Z`) };
+    const employees = (await this.employers.activeEmployees(employerId)).map((employee) => ({
+      employee,
+      amount: expectedPay(employee.annualSalary, days),
+      payable: unpayableReason(employee) === null,
+    }));
+    const total = employees.reduce((sum, e) => (e.payable ? sum + e.amount : sum), 0n);
+    return { payDate: next?.payDate ?? null, period: chosen, total, employees };
   }
 
   /**
@@ -534,7 +577,7 @@ export class PayrollService {
     if (!employee || !(caller.employeeIds.includes(employeeId) || caller.ownedEmployerId === employee.employerId)) throw notFound('Employee');
   }
 
-  private toPayslip({ item, payPeriodStart, payPeriodEnd, employeeName, employerName }: store.PayslipRow): Payslip {
+  private toPayslip({ item, payPeriodStart, payPeriodEnd, runPayDate, employeeName, employerName }: store.PayslipRow): Payslip {
     return {
       runId: item.runId,
       employeeId: item.employeeId,
@@ -552,7 +595,7 @@ export class PayrollService {
       txUrl: item.txHash && item.chain === 'tempo' ? this.tempo.explorerUrl(item.txHash as Hex) : null,
       blockNumber: item.blockNumber,
       payPeriod: payPeriodStart || payPeriodEnd ? { start: payPeriodStart, end: payPeriodEnd } : null,
-      payDate: item.status === 'paid' ? item.finalizedAt : null,
+      payDate: payslipPayDate(item, runPayDate),
       createdAt: item.createdAt,
     };
   }
@@ -588,6 +631,7 @@ export class PayrollService {
           items: items.map((i) => ({ employee_id: i.employeeId, amount: i.amount.toString(), chain: i.chain })),
           pay_period_start: period.start?.toISOString() ?? null,
           pay_period_end: period.end?.toISOString() ?? null,
+          pay_date: period.payDate,
         },
       });
       await recordAudit(tx.db, { actorUserId: caller.userId, actorKind: 'user', action: 'payroll.decision_proposed', employerId, targetType: 'agent_decision', targetId: decision.id, requestId });
@@ -706,7 +750,7 @@ export class PayrollService {
       };
     });
     const run = await this.database.transaction(async (tx) => {
-      const inserted = await store.insertRun(tx.db, { id: runId, employerId: employer.id, totalAmount: total, payPeriodStart: period.start, payPeriodEnd: period.end, createdBy: caller.userId, decisionId }, items);
+      const inserted = await store.insertRun(tx.db, { id: runId, employerId: employer.id, totalAmount: total, payPeriodStart: period.start, payPeriodEnd: period.end, payDate: period.payDate, createdBy: caller.userId, decisionId }, items);
       const submitted = await store.claimDraft(tx.db, runId, { submittedBy: 'agent', txHash: null });
       await this.screen?.recordPayrollScreen(tx.db, employer, tempoRecipients);
       await recordAudit(tx.db, { actorUserId: caller.userId, actorKind: 'user', action: 'payroll.execute_started', employerId: employer.id, targetType: 'payroll_run', targetId: runId, requestId });
@@ -759,15 +803,21 @@ export class PayrollService {
   }
 }
 
-/** A plan's pay period (plans made before periods were recorded have none). */
+/** A plan's pay period and pay date (plans made before they were recorded have none). */
 export interface PlanPeriod {
   start: Date | null;
   end: Date | null;
+  /** YYYY-MM-DD. */
+  payDate: string | null;
 }
 
 function planPeriod(plan: unknown): PlanPeriod {
-  const { pay_period_start: start, pay_period_end: end } = plan as { pay_period_start?: unknown; pay_period_end?: unknown };
-  return { start: typeof start === 'string' ? new Date(start) : null, end: typeof end === 'string' ? new Date(end) : null };
+  const { pay_period_start: start, pay_period_end: end, pay_date: payDate } = plan as { pay_period_start?: unknown; pay_period_end?: unknown; pay_date?: unknown };
+  return {
+    start: typeof start === 'string' ? new Date(start) : null,
+    end: typeof end === 'string' ? new Date(end) : null,
+    payDate: typeof payDate === 'string' ? payDate : null,
+  };
 }
 
 /** A stored plan back into items; a plan that no longer parses is refused, not guessed at. */

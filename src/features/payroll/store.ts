@@ -28,7 +28,16 @@ export interface NewItem {
  */
 export async function insertRun(
   db: Db,
-  run: { id: string; employerId: string; totalAmount: bigint; payPeriodStart: Date | null; payPeriodEnd: Date | null; createdBy: string | null; decisionId?: string | null },
+  run: {
+    id: string;
+    employerId: string;
+    totalAmount: bigint;
+    payPeriodStart: Date | null;
+    payPeriodEnd: Date | null;
+    payDate?: string | null;
+    createdBy: string | null;
+    decisionId?: string | null;
+  },
   items: NewItem[],
 ): Promise<RunRow> {
   const [inserted] = await db
@@ -187,6 +196,8 @@ export interface PayslipRow {
   item: ItemRow;
   payPeriodStart: Date | null;
   payPeriodEnd: Date | null;
+  /** The run's pay date (YYYY-MM-DD), if it has one. */
+  runPayDate: string | null;
   employeeName: string | null;
   employerName: string | null;
 }
@@ -196,7 +207,7 @@ const pastDraft = ne(paymentItems.status, 'pending');
 
 function payslipItems(db: Db, where: SQL | undefined) {
   return db
-    .select({ item: paymentItems, payPeriodStart: payrollRuns.payPeriodStart, payPeriodEnd: payrollRuns.payPeriodEnd })
+    .select({ item: paymentItems, payPeriodStart: payrollRuns.payPeriodStart, payPeriodEnd: payrollRuns.payPeriodEnd, runPayDate: payrollRuns.payDate })
     .from(paymentItems)
     .innerJoin(payrollRuns, eq(payrollRuns.id, paymentItems.runId))
     .where(and(pastDraft, where))

@@ -1,6 +1,6 @@
 /** Payroll: agent decisions, runs and their payment items. Column conventions: src/db/columns.ts. */
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, check, date, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { money, createdAt, updatedAt, tstz, oneOf } from '../../db/columns.js';
 import { employees, employers } from '../employers/tables.js';
 import { users } from '../users/tables.js';
@@ -42,6 +42,8 @@ export const payrollRuns = pgTable(
     recipientCount: integer('recipient_count').notNull(),
     payPeriodStart: tstz('pay_period_start'),
     payPeriodEnd: tstz('pay_period_end'),
+    /** The day the run pays (YYYY-MM-DD), e.g. the scheduled pay date; its payslips show it (payslipPayDate). */
+    payDate: date('pay_date', { mode: 'string' }),
     decisionId: uuid('decision_id').references(() => agentDecisions.id),
     createdBy: text('created_by').references(() => users.id),
     txHash: text('tx_hash'),

@@ -1,8 +1,8 @@
 import { useState, type ReactNode } from 'react';
 import { Link } from 'react-router';
 import { download, type Payslip } from '../lib/api';
-import { formatDate } from '../lib/format';
 import { formatUsdExact } from '../lib/money';
+import { formatPayDate } from '../lib/schedule';
 import { useApi } from '../hooks';
 import { StatePill, type Column } from './DataTable';
 import { Async } from './States';
@@ -97,7 +97,7 @@ function PayslipDetails({ slip }: { slip: Payslip }) {
         <dt>Pay period</dt>
         <dd>{period(slip)}</dd>
         <dt>Pay date</dt>
-        <dd>{slip.pay_date ? formatDate(slip.pay_date) : 'not paid yet'}</dd>
+        <dd>{slip.pay_date ? formatPayDate(slip.pay_date) : 'not paid yet'}</dd>
         <dt>Gross pay</dt>
         <dd>{formatUsdExact(slip.gross_amount_usd)}</dd>
         <dt>Deductions (advances)</dt>

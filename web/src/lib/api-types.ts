@@ -3801,8 +3801,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Rename the employer or set its TIP-403 policy
-         * @description Owner only. `tip403_policy_id` must exist on the Tempo chain (422 `POLICY_NOT_FOUND` otherwise); null clears it. Fields left out stay as they are; unknown fields are refused.
+         * Rename the employer, set its TIP-403 policy or its pay schedule
+         * @description Owner only. `tip403_policy_id` must exist on the Tempo chain (422 `POLICY_NOT_FOUND` otherwise); null clears it. `pay_schedule` takes `frequency` and its anchor (`pay_day` for monthly, `anchor_date` for weekly and biweekly, none for semi_monthly); null clears it. Fields left out stay as they are; unknown fields are refused.
          */
         patch: {
             parameters: {
@@ -4991,6 +4991,79 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/employers/{id}/payroll/expected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What each active employee earns for a pay period, and the total (by default the pay schedule's next period)
+         * @description Owner only. The same rule as the AMOUNT_OUTLIER warning: the annual salary for the whole days of the period over 365, to the cent. Without a period, the pay schedule's next period and its pay date; without a schedule either, a twelfth of the annual salary.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    period_end?: string;
+                    /** @description With period_end: the period to price. Without both, the pay schedule's next period. */
+                    period_start?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Employer id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The expected pay per active employee and the total over the payable ones. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PayrollExpectedPay"];
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid bearer token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -10185,7 +10258,7 @@ export interface components {
              * @example 1000.000000
              */
             net_amount_usd: string;
-            /** @description When the payment was final; null until it is paid. */
+            /** @description Null until the payment is paid; then the run's pay date (midnight UTC) when it has one, else when the payment was final. */
             pay_date: string | null;
             /** @description The run's pay period (YYYY-MM-DD); null when the run has none. */
             pay_period: {
@@ -10225,6 +10298,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            pay_schedule: components["schemas"]["PaySchedule"];
             /** @description TIP-403 policy checked against every payroll recipient; null when none. */
             tip403_policy_id: number | null;
         };
@@ -10482,6 +10556,15 @@ export interface components {
             type: "salary" | "advance" | "agent_payment" | "bonus";
             version: number;
         } | null;
+        MonthlyPayScheduleRequest: {
+            /** @enum {string} */
+            frequency: "monthly";
+            /**
+             * @description The day of the month, 1-31 (clamped to shorter months; 31 is the last day).
+             * @example 28
+             */
+            pay_day: number;
+        };
         MppReceipt: {
             /** @example 0.050000 */
             amount_usd: string;
@@ -10762,6 +10845,19 @@ export interface components {
             paused_count: number;
             success: boolean;
         };
+        /** @description The pay period the next pay date pays. */
+        PayPeriod: {
+            /**
+             * Format: date
+             * @example 2026-12-04
+             */
+            end: string;
+            /**
+             * Format: date
+             * @example 2026-12-04
+             */
+            start: string;
+        };
         PayrollAnomaly: {
             /** Format: uuid */
             employee_id: string;
@@ -10816,6 +10912,12 @@ export interface components {
             }[];
             /**
              * Format: date
+             * @description The day the run pays, e.g. the scheduled pay date; payslips show it as their pay date.
+             * @example 2026-11-01
+             */
+            pay_date?: string;
+            /**
+             * Format: date
              * @example 2026-11-01
              */
             pay_period_end?: string;
@@ -10837,6 +10939,26 @@ export interface components {
             success: boolean;
             tx_hash: string;
         };
+        PayrollExpectedPay: {
+            employees: {
+                /** Format: uuid */
+                employee_id: string;
+                /** @description The annual salary for the whole days of the period (both ends) over 365, to the cent; the AMOUNT_OUTLIER warning compares with it. */
+                expected_usd: string;
+                /** @description false when payroll cannot pay them now (see the employee's `unpayable_reason`). */
+                payable: boolean;
+            }[];
+            /** Format: uuid */
+            employer_id: string;
+            /**
+             * Format: date
+             * @description The scheduled pay date when no period was given and the employer has a pay schedule (its next one); null otherwise.
+             */
+            pay_date: string | null;
+            period: components["schemas"]["PayPeriod"] & unknown;
+            /** @description The expected pay of every payable employee (`payable`), USD decimal. */
+            total_usd: string;
+        };
         PayrollPrepareRequest: {
             items: {
                 /** @example 1250.50 */
@@ -10849,6 +10971,12 @@ export interface components {
                  */
                 wallet_address?: string;
             }[];
+            /**
+             * Format: date
+             * @description The day the run pays, e.g. the scheduled pay date; payslips show it as their pay date.
+             * @example 2026-11-01
+             */
+            pay_date?: string;
             /**
              * Format: date
              * @example 2026-11-01
@@ -10869,6 +10997,11 @@ export interface components {
             finalized_at: string | null;
             /** Format: uuid */
             id: string;
+            /**
+             * Format: date
+             * @description The day the run pays (YYYY-MM-DD); null when none was given.
+             */
+            pay_date: string | null;
             pay_period_end: string | null;
             pay_period_start: string | null;
             recipient_count: number;
@@ -10938,6 +11071,27 @@ export interface components {
             total: number;
             transactions: components["schemas"]["PayrollTransaction"][];
         };
+        /** @description When payroll pays, and the next pay date; null until one is set. */
+        PaySchedule: {
+            /**
+             * Format: date
+             * @description weekly, biweekly: the first pay date; null otherwise.
+             */
+            anchor_date: string | null;
+            /**
+             * @description `monthly` on `pay_day` (1-31, clamped to the last day of shorter months; 31 pays its own month, any other day the previous month); `semi_monthly` on the 15th (pays the 1st-15th) and the last day (pays the 16th-last day); `weekly` / `biweekly` every 7 / 14 days from `anchor_date`, the first pay date (each pays the 7 / 14 days ending on it).
+             * @enum {string}
+             */
+            frequency: "monthly" | "semi_monthly" | "biweekly" | "weekly";
+            /**
+             * Format: date
+             * @description The next pay date, today (UTC) or later.
+             */
+            next_pay_date: string;
+            next_period: components["schemas"]["PayPeriod"];
+            /** @description monthly: the day of the month; null otherwise. */
+            pay_day: number | null;
+        } | null;
         Payslip: {
             /** @description Advances (streamed salary already claimed) netted by this run. */
             advance_deduction_usd: number;
@@ -10978,6 +11132,11 @@ export interface components {
                 memo: string;
                 wallet_address: string;
             }[];
+            /**
+             * Format: date
+             * @description The day the run pays (YYYY-MM-DD); null when none was given.
+             */
+            pay_date: string | null;
             pay_period_end: string | null;
             pay_period_start: string | null;
             /** Format: uuid */
@@ -10996,6 +11155,16 @@ export interface components {
             };
             /** @enum {string} */
             status: "ready" | "not_ready";
+        };
+        RepeatingPayScheduleRequest: {
+            /**
+             * Format: date
+             * @description The first pay date; pay dates repeat every 7 or 14 days from it.
+             * @example 2026-12-04
+             */
+            anchor_date: string;
+            /** @enum {string} */
+            frequency: "weekly" | "biweekly";
         };
         /** @description Attestations the service wrote on Solana to the subject key (written ones only). */
         ReputationSolana: {
@@ -11118,6 +11287,10 @@ export interface components {
             wallet_address: string;
             /** @description The wallet balance when read, base units. */
             wallet_balance: string;
+        };
+        SemiMonthlyPayScheduleRequest: {
+            /** @enum {string} */
+            frequency: "semi_monthly";
         };
         Session: {
             email: string | null;
@@ -11361,6 +11534,8 @@ export interface components {
         UpdateEmployerRequest: {
             /** @example Acme Robotics */
             name?: string;
+            /** @description The pay schedule; null clears it. */
+            pay_schedule?: components["schemas"]["MonthlyPayScheduleRequest"] | components["schemas"]["SemiMonthlyPayScheduleRequest"] | components["schemas"]["RepeatingPayScheduleRequest"] | unknown;
             /** @description A TIP-403 policy id (>= 2) that exists on the Tempo chain; null clears it. */
             tip403_policy_id?: number | null;
         };

@@ -2,7 +2,7 @@ import { useEmployerId } from '../../session';
 import { Link } from 'react-router';
 import { Async, Empty, ErrorState, Loading } from '../../components/States';
 import { formatDate } from '../../lib/format';
-import { formatUsd, fromUnits, monthlyUnits, toUnits } from '../../lib/money';
+import { formatUsd, monthlyUnits, toUnits } from '../../lib/money';
 import { useApi, type Loaded } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { PayrollCostsCard } from './components/PayrollCosts';
@@ -10,7 +10,8 @@ import { RunwayChart } from './components/RunwayChart';
 import { StatusPill } from './components/StatusPill';
 import { TreasuryStats } from './components/TreasuryStats';
 import type { Runs, Team, Transactions, Treasury } from '../../lib/api';
-import { usePageTitle } from '../../company';
+import { useCompany, usePageTitle } from '../../company';
+import { formatDay, formatPeriod, type ExpectedPay } from '../../lib/schedule';
 
 /** /dashboard: the treasury at a glance, the next payroll, recent activity and the runway. */
 export function Overview() {
@@ -63,13 +64,7 @@ function OverviewFor({ employerId }: { employerId: string }) {
             </div>
           ) : (
             <div className="stack">
-              <p>
-                <span className="stat">{formatUsd(fromUnits(monthly))}</span>
-                <br />
-                <span className="muted">
-                  one month for {payable.length} active {payable.length === 1 ? 'employee' : 'employees'}
-                </span>
-              </p>
+              <NextPayDate employerId={employerId} />
               <p className="muted">{lastConfirmed ? `Last paid ${formatDate(lastConfirmed.finalized_at ?? lastConfirmed.created_at)}.` : 'No payroll has been paid yet.'}</p>
               <Link className="button core-link-button" to="/dashboard/payroll/new">
                 New payroll run
@@ -94,6 +89,39 @@ function OverviewFor({ employerId }: { employerId: string }) {
 
       <RecentActivity runs={runs} transactions={transactions} names={names} />
     </>
+  );
+}
+
+/** The next scheduled pay date and what it pays: the server's expected pay for the period over the payable employees. */
+function NextPayDate({ employerId }: { employerId: string }) {
+  const { employer, error, reload } = useCompany();
+  const schedule = employer?.pay_schedule ?? null;
+  const expected = useApi<ExpectedPay>(schedule ? `/api/employers/${employerId}/payroll/expected` : null);
+  if (error) return <ErrorState error={error} onRetry={reload} />;
+  if (!employer) return <Loading />;
+  if (!schedule) {
+    return (
+      <p>
+        No pay schedule yet — <Link to="/dashboard/settings">set one in Settings</Link>.
+      </p>
+    );
+  }
+  if (expected.error) return <ErrorState error={expected.error} onRetry={expected.reload} />;
+  if (!expected.data) return <Loading />;
+  const payable = expected.data.employees.filter((e) => e.payable).length;
+  return (
+    <p>
+      <span className="muted">Next pay date</span>
+      <br />
+      <span className="stat" data-testid="next-pay-date">
+        {formatDay(schedule.next_pay_date)}
+      </span>
+      <br />
+      <span data-testid="next-pay-amount">{formatUsd(expected.data.total_usd)}</span>{' '}
+      <span className="muted">
+        for {payable} payable {payable === 1 ? 'employee' : 'employees'}, {formatPeriod(schedule.next_period.start, schedule.next_period.end)}
+      </span>
+    </p>
   );
 }
 

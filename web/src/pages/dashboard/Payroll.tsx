@@ -5,6 +5,7 @@ import { DataTable, type Column } from '../../components/DataTable';
 import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../lib/format';
 import { formatUsd } from '../../lib/money';
+import { formatDay, formatPeriod } from '../../lib/schedule';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { StatusPill } from './components/StatusPill';
@@ -13,10 +14,6 @@ import { usePageTitle } from '../../company';
 
 const PAGE_SIZE = 25;
 
-function period(start: string | null, end: string | null): string {
-  if (!start && !end) return '—';
-  return `${start ?? '…'} – ${end ?? '…'}`;
-}
 
 type Run = Runs['runs'][number];
 
@@ -34,7 +31,8 @@ const COLUMNS: Column<Run>[] = [
   { key: 'status', label: 'Status', value: (run) => run.status, render: (run) => <StatusPill status={run.status} /> },
   { key: 'total', label: 'Total', num: true, value: (run) => run.total_amount_usd, render: (run) => formatUsd(run.total_amount_usd) },
   { key: 'people', label: 'People', num: true, value: (run) => run.recipient_count, render: (run) => run.recipient_count },
-  { key: 'period', label: 'Pay period', value: (run) => (run.pay_period_start || run.pay_period_end ? period(run.pay_period_start, run.pay_period_end) : null), render: (run) => period(run.pay_period_start, run.pay_period_end) },
+  { key: 'period', label: 'Pay period', value: (run) => (run.pay_period_start || run.pay_period_end ? `${run.pay_period_start ?? '…'} – ${run.pay_period_end ?? '…'}` : null), render: (run) => formatPeriod(run.pay_period_start, run.pay_period_end) },
+  { key: 'pay-date', label: 'Pay date', value: (run) => run.pay_date, render: (run) => formatDay(run.pay_date) },
   { key: 'finalised', label: 'Finalised', value: (run) => run.finalized_at, render: (run) => formatDate(run.finalized_at) },
 ];
 

@@ -2,6 +2,7 @@ import { useEmployerId } from '../../session';
 import { useEffect, useRef } from 'react';
 import { Link } from 'react-router';
 import type { Employee, Team } from '../../lib/api';
+import type { PaySchedule } from '../../lib/schedule';
 import { ErrorState, Loading } from '../../components/States';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
@@ -34,7 +35,13 @@ function PayrollNewFor({ employerId }: { employerId: string }) {
       ) : !team.data || !employer ? (
         <Loading />
       ) : (
-        <Wizard employerId={employerId} employees={team.data.employees} signsItself={employer.admin_wallet !== null && employer.id === employerId} adminWallet={employer.admin_wallet} />
+        <Wizard
+          employerId={employerId}
+          employees={team.data.employees}
+          signsItself={employer.admin_wallet !== null && employer.id === employerId}
+          adminWallet={employer.admin_wallet}
+          schedule={employer.pay_schedule}
+        />
       )}
     </>
   );
@@ -42,8 +49,16 @@ function PayrollNewFor({ employerId }: { employerId: string }) {
 
 const STEPS = ['Choose who is paid', 'Preview and checks', 'Sign and submit'];
 
-function Wizard({ employerId, employees, signsItself, adminWallet }: { employerId: string; employees: Employee[]; signsItself: boolean; adminWallet: string | null }) {
-  const draft = usePayrollDraft(employerId, employees, signsItself);
+interface WizardProps {
+  employerId: string;
+  employees: Employee[];
+  signsItself: boolean;
+  adminWallet: string | null;
+  schedule: PaySchedule | null;
+}
+
+function Wizard({ employerId, employees, signsItself, adminWallet, schedule }: WizardProps) {
+  const draft = usePayrollDraft(employerId, employees, signsItself, schedule);
   const { step } = draft;
   const headingRef = useRef<HTMLHeadingElement>(null);
 

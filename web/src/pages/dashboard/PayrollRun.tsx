@@ -7,6 +7,7 @@ import { Link, useParams } from 'react-router';
 import { Async, Empty, ErrorState, Loading } from '../../components/States';
 import { formatDate, shortAddress } from '../../lib/format';
 import { formatUsd, toUnits } from '../../lib/money';
+import { formatDay, formatPeriod } from '../../lib/schedule';
 import { useApi } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { decodeMemo, recordHashMatches, type DecodedMemo } from './components/memo';
@@ -131,7 +132,9 @@ function RunStatus({ employerId, run, loaded }: { employerId: string; run: Payro
         <dt>Recipients</dt>
         <dd>{run.recipient_count}</dd>
         <dt>Pay period</dt>
-        <dd>{run.pay_period_start || run.pay_period_end ? `${run.pay_period_start ?? '…'} – ${run.pay_period_end ?? '…'}` : '—'}</dd>
+        <dd>{formatPeriod(run.pay_period_start, run.pay_period_end)}</dd>
+        <dt>Pay date</dt>
+        <dd>{formatDay(run.pay_date)}</dd>
         <dt>Signed by</dt>
         <dd>{run.submitted_by ? SIGNERS[run.submitted_by] : 'Not signed yet'}</dd>
         <dt>Created</dt>

@@ -7,6 +7,7 @@ import { ErrorState, Loading } from '../../components/States';
 import { formatDate } from '../../lib/format';
 import { useSession, useEmployerId } from '../../session';
 import { errorText, Hex, NoEmployer } from './components/common';
+import { PayScheduleForm } from './components/PayScheduleForm';
 import { usePageTitle } from '../../company';
 
 
@@ -36,6 +37,12 @@ export function Settings() {
         <h2 id="employer-heading">Employer</h2>
         {employerId ? <EmployerDetails ownerEmail={session?.email ?? session?.user_id ?? ''} /> : <NoEmployer />}
       </section>
+      {employerId && (
+        <section className="card" aria-labelledby="schedule-heading">
+          <h2 id="schedule-heading">Pay schedule</h2>
+          <PaySchedule />
+        </section>
+      )}
     </>
   );
 }
@@ -65,6 +72,13 @@ function EmployerDetails({ ownerEmail }: { ownerEmail: string }) {
       <RenameForm employer={employer} onSaved={setEmployer} />
     </>
   );
+}
+
+function PaySchedule() {
+  const { employer, error, reload, setEmployer } = useCompany();
+  if (error) return <ErrorState error={error} onRetry={reload} />;
+  if (!employer) return <Loading label="Loading the pay schedule…" />;
+  return <PayScheduleForm employer={employer} onSaved={setEmployer} />;
 }
 
 const NAME_CHECK = { name: { label: 'Employer name', rules: [rules.required, rules.maxLength(200)] } };

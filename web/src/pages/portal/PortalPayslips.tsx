@@ -5,7 +5,7 @@ import { DataTable } from '../../components/DataTable';
 import { Pager } from '../../components/Pager';
 import { PayslipPage, payslipColumns, period } from '../../components/Payslip';
 import { Async, Empty } from '../../components/States';
-import { formatDate } from '../../lib/format';
+import { formatPayDate } from '../../lib/schedule';
 import type { Schema } from '../../lib/api';
 import { useApi } from '../../hooks';
 import { EmployeePicker, useEmployeeChoice } from './components/EmployeePicker';
@@ -17,7 +17,7 @@ export const portalPayslipPath = (runId: string, employeeId: string) => `/portal
 
 const COLUMNS = payslipColumns(
   [
-    { key: 'date', label: 'Pay date', value: (s) => s.pay_date ?? s.created_at, render: (s) => (s.pay_date ? formatDate(s.pay_date) : <span className="muted">not paid yet</span>) },
+    { key: 'date', label: 'Pay date', value: (s) => s.pay_date ?? s.created_at, render: (s) => (s.pay_date ? formatPayDate(s.pay_date) : <span className="muted">not paid yet</span>) },
     { key: 'period', label: 'Pay period', value: period, render: period },
   ],
   (s) => portalPayslipPath(s.run_id, s.employee_id),

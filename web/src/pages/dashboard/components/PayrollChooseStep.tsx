@@ -2,6 +2,7 @@ import type { RefObject } from 'react';
 import { Link } from 'react-router';
 import { shortAddress } from '../../../lib/format';
 import { formatBaseUnits, formatUsd } from '../../../lib/money';
+import { describeSchedule } from '../../../lib/schedule';
 import { CsvImport } from './CsvImport';
 import type { Employee } from '../../../lib/api';
 import type { PayrollDraft } from './usePayrollDraft';
@@ -118,7 +119,7 @@ function TeamLines({ employees, draft: { lines, edit } }: { employees: Employee[
                       aria-label={`Amount for ${e.full_name} (USD)`}
                       value={line.amount}
                       disabled={reason !== null || !line.selected}
-                      onChange={(ev) => edit.setLine(e.id, { ...line, amount: ev.target.value })}
+                      onChange={(ev) => edit.setLine(e.id, { ...line, amount: ev.target.value, edited: true })}
                     />
                   </td>
                 </tr>
@@ -131,10 +132,21 @@ function TeamLines({ employees, draft: { lines, edit } }: { employees: Employee[
   );
 }
 
+/** The pay period and pay date: the schedule's next ones when there is a schedule (editable), else a hint to set one. */
 function PayPeriod({ draft }: { draft: PayrollDraft }) {
   return (
     <fieldset className="core-fieldset">
-      <legend>Pay period (optional)</legend>
+      <legend>Pay period and pay date (optional)</legend>
+      {draft.schedule ? (
+        <p className="muted core-hint">
+          From your pay schedule ({describeSchedule(draft.schedule)}): the next pay date and the period it pays. Amounts start at each employee&apos;s pay for the
+          period.
+        </p>
+      ) : (
+        <p className="muted core-hint">
+          No pay schedule yet. <Link to="/dashboard/settings">Set one in Settings</Link> and each run starts with its pay period and pay date.
+        </p>
+      )}
       <div className="row">
         <div>
           <label htmlFor="period-start">Pay period start</label>
@@ -143,6 +155,10 @@ function PayPeriod({ draft }: { draft: PayrollDraft }) {
         <div>
           <label htmlFor="period-end">Pay period end</label>
           <input id="period-end" type="date" value={draft.periodEnd} onChange={(e) => draft.setPeriodEnd(e.target.value)} />
+        </div>
+        <div>
+          <label htmlFor="pay-date">Pay date</label>
+          <input id="pay-date" type="date" value={draft.payDate} onChange={(e) => draft.setPayDate(e.target.value)} />
         </div>
       </div>
     </fieldset>

@@ -8,6 +8,7 @@ import { PreflightError } from './PreflightError';
 import { RunWarningsPanel, useRunWarnings } from './RunWarnings';
 import { StatusPill } from './StatusPill';
 import type { ComplianceSummary, Treasury } from '../../../lib/api';
+import { formatDay, formatPeriod } from '../../../lib/schedule';
 
 /** Step 2 of the payroll wizard: the chosen payments beside the treasury balance and compliance status. */
 export function PayrollPreviewStep({ employerId, signsItself, draft, headingRef }: Omit<StepProps, 'employees'>) {
@@ -88,11 +89,8 @@ export function PayrollPreviewStep({ employerId, signsItself, draft, headingRef 
           </tfoot>
         </table>
       </div>
-      {(period[0] || period[1]) && (
-        <p>
-          Pay period: {period[0] || '…'} – {period[1] || '…'}
-        </p>
-      )}
+      {(period[0] || period[1]) && <p>Pay period: {formatPeriod(period[0], period[1])}</p>}
+      {draft.payDate && <p>Pay date: {formatDay(draft.payDate)}</p>}
 
       <PreflightChecks treasury={treasury} compliance={compliance} available={available} short={short} total={total} blocked={blocked} />
       <RunWarningsPanel warnings={checks.warnings} error={checks.error} confirmed={confirmed} onConfirm={setConfirmed} />
