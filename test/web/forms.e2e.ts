@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiAs, expectNoPageErrors, launchBrowser, newTab, screenshot, signedIn, visibleAlerts, visit } from './support/harness.js';
+import { apiAs, choose, expectNoPageErrors, launchBrowser, newTab, screenshot, sessionOf, signedIn, visibleAlerts, visit } from './support/harness.js';
 
 /** Forms check every field before sending and say each problem in plain words; the server's refusals read the same. */
 const FLOW = 'forms';
@@ -64,13 +64,24 @@ describe('forms', () => {
     await tab.context.close();
   });
 
-  it("renaming the company and editing a salary refuse bad input in plain words", async () => {
+  it("renaming the company, a pay schedule and editing a salary refuse bad input in plain words", async () => {
     const tab = await signedIn(browser, 'owner');
     const { page } = tab;
     await visit(page, FLOW, '/dashboard/settings');
     await page.getByLabel('Employer name').fill('   ');
     await page.getByRole('button', { name: 'Rename' }).click();
     expect(await visibleAlerts(page)).toContain('Employer name is required');
+
+    const employerPath = `/api/employers/${(await sessionOf(page)).owned_employer_id}`;
+    const scheduleBefore = (await apiAs<{ pay_schedule: unknown }>(page, employerPath)).pay_schedule;
+    await choose(page, 'How often', 'monthly');
+    await page.getByLabel(/^Pay day/).fill('40');
+    await page.getByRole('button', { name: 'Save pay schedule' }).click();
+    expect(await visibleAlerts(page)).toContain('Pay day must be at most 31');
+    await choose(page, 'How often', 'weekly');
+    await page.getByRole('button', { name: 'Save pay schedule' }).click();
+    expect(await visibleAlerts(page)).toContain('First pay date is required');
+    expect((await apiAs<{ pay_schedule: unknown }>(page, employerPath)).pay_schedule).toEqual(scheduleBefore);
 
     await visit(page, FLOW, '/dashboard/team');
     await page.getByRole('link', { name: 'Grace Hopper' }).click();

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiAs, expectNoPageErrors, launchBrowser, RESULTS_DIR, sessionOf, signedIn, visibleAlerts, waitFor } from './support/harness.js';
 
 /**
- * The README's tour (docs/tour.md): the demo owner pays the team, then the pages a new user sees
+ * The README's tour (docs/tour.md): the demo owner sets a pay schedule and pays the team, then the pages a new user sees
  * first, each checked and captured at a laptop's size. `npm run tour` also copies the pictures into
  * docs/tour/ (TOUR_DIR); CI keeps them with the other screenshots under test-results/web/tour.
  */
@@ -15,10 +15,11 @@ const VIEWPORT = { width: 1280, height: 860 };
 interface TeamMember {
   id: string;
   full_name: string;
-  status: string;
-  payroll_paused: boolean;
-  annual_salary_usd: number;
-  unpayable_reason: string | null;
+}
+interface Expected {
+  pay_date: string;
+  period: { start: string; end: string };
+  employees: { employee_id: string; expected_usd: string; payable: boolean }[];
 }
 
 let browser: Browser;
@@ -43,12 +44,25 @@ async function capture(page: Page, name: string): Promise<void> {
   }
 }
 
-/** One month's salary (to the cent) to every payable member of the demo team, by the agent wallet as the wizard does. */
+/**
+ * The owner pays at month end (a monthly schedule on the 31st), then the agent wallet pays every
+ * payable employee the server's expected pay for the scheduled period, as the wizard would.
+ */
 async function payTheTeam(page: Page, employerId: string): Promise<{ runId: string; paid: TeamMember[] }> {
+  await apiAs(page, `/api/employers/${employerId}`, { method: 'PATCH', body: { pay_schedule: { frequency: 'monthly', pay_day: 31 } } });
+  const expected = await apiAs<Expected>(page, `/api/employers/${employerId}/payroll/expected`);
   const { employees } = await apiAs<{ employees: TeamMember[] }>(page, `/api/employers/${employerId}/team?limit=500`);
-  const paid = employees.filter((e) => e.status === 'active' && !e.payroll_paused && e.unpayable_reason === null);
-  const items = paid.map((e) => ({ employee_id: e.id, amount_usd: (Math.round((e.annual_salary_usd / 12) * 100) / 100).toFixed(2), chain: 'tempo' }));
-  const { decision_id } = await apiAs<{ decision_id: string }>(page, `/api/employers/${employerId}/payroll/decisions`, { method: 'POST', body: { items } });
+  const payable = expected.employees.filter((e) => e.payable);
+  const paid = employees.filter((e) => payable.some((p) => p.employee_id === e.id));
+  const { decision_id } = await apiAs<{ decision_id: string }>(page, `/api/employers/${employerId}/payroll/decisions`, {
+    method: 'POST',
+    body: {
+      items: payable.map((e) => ({ employee_id: e.employee_id, amount_usd: e.expected_usd, chain: 'tempo' })),
+      pay_period_start: expected.period.start,
+      pay_period_end: expected.period.end,
+      pay_date: expected.pay_date,
+    },
+  });
   const { payroll_run_id: runId } = await apiAs<{ payroll_run_id: string }>(page, '/api/x402/payroll/execute', {
     method: 'POST',
     body: { employer_id: employerId, decision_id },
@@ -74,7 +88,8 @@ describe('tour', () => {
     await page.goto('/dashboard');
     await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
     await page.getByRole('heading', { name: 'Runway' }).waitFor();
-    await page.locator('figure.core-runway').waitFor();
+    await page.getByTestId('next-pay-date').waitFor();
+    await page.getByRole('heading', { name: 'Payroll cost by month' }).waitFor();
     await capture(page, '1-overview');
 
     await page.goto(`/dashboard/payroll/${runId}`);

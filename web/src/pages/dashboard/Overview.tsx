@@ -2,7 +2,7 @@ import { useEmployerId } from '../../session';
 import { Link } from 'react-router';
 import { Async, Empty, ErrorState, Loading } from '../../components/States';
 import { formatDate } from '../../lib/format';
-import { formatUsd, monthlyUnits, toUnits } from '../../lib/money';
+import { formatBaseUnits, formatUsd, monthlyUnits, toUnits } from '../../lib/money';
 import { useApi, type Loaded } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
 import { PayrollCostsCard } from './components/PayrollCosts';
@@ -64,7 +64,7 @@ function OverviewFor({ employerId }: { employerId: string }) {
             </div>
           ) : (
             <div className="stack">
-              <NextPayDate employerId={employerId} />
+              <NextPayDate employerId={employerId} monthly={monthly} activeCount={payable.length} />
               <p className="muted">{lastConfirmed ? `Last paid ${formatDate(lastConfirmed.finalized_at ?? lastConfirmed.created_at)}.` : 'No payroll has been paid yet.'}</p>
               <Link className="button core-link-button" to="/dashboard/payroll/new">
                 New payroll run
@@ -93,7 +93,7 @@ function OverviewFor({ employerId }: { employerId: string }) {
 }
 
 /** The next scheduled pay date and what it pays: the server's expected pay for the period over the payable employees. */
-function NextPayDate({ employerId }: { employerId: string }) {
+function NextPayDate({ employerId, monthly, activeCount }: { employerId: string; monthly: bigint; activeCount: number }) {
   const { employer, error, reload } = useCompany();
   const schedule = employer?.pay_schedule ?? null;
   const expected = useApi<ExpectedPay>(schedule ? `/api/employers/${employerId}/payroll/expected` : null);
@@ -101,9 +101,18 @@ function NextPayDate({ employerId }: { employerId: string }) {
   if (!employer) return <Loading />;
   if (!schedule) {
     return (
-      <p>
-        No pay schedule yet — <Link to="/dashboard/settings">set one in Settings</Link>.
-      </p>
+      <>
+        <p>
+          <span className="stat">{formatBaseUnits(monthly)}</span>
+          <br />
+          <span className="muted">
+            a month for {activeCount} active {activeCount === 1 ? 'employee' : 'employees'}
+          </span>
+        </p>
+        <p>
+          No pay schedule yet — <Link to="/dashboard/settings">set one in Settings</Link>.
+        </p>
+      </>
     );
   }
   if (expected.error) return <ErrorState error={expected.error} onRetry={expected.reload} />;

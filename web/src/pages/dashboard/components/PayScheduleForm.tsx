@@ -6,20 +6,12 @@ import { errorText } from './common';
 
 type Field = 'pay_day' | 'anchor_date';
 
-/** The server's words (PATCH /api/employers/{id}, pay_schedule.pay_day). */
-const payDay: Rule = (value) => {
-  const text = value.trim();
-  if (!text) return null;
-  if (!/^-?\d+$/.test(text)) return 'must be a whole number';
-  const day = Number(text);
-  return day < 1 ? 'must be at least 1' : day > 31 ? 'must be at most 31' : null;
-};
 const isoDate: Rule = (value) => (!value || (/^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`))) ? null : 'must be a date (YYYY-MM-DD)');
 
 /** Only the chosen frequency's anchor is checked (and sent). */
 function fieldsFor(frequency: PayFrequency | '') {
   return {
-    pay_day: { label: 'Pay day', rules: frequency === 'monthly' ? [rules.required, payDay] : [] },
+    pay_day: { label: 'Pay day', rules: frequency === 'monthly' ? [rules.required, rules.wholeNumber(1, 31)] : [] },
     anchor_date: { label: 'First pay date', rules: frequency === 'weekly' || frequency === 'biweekly' ? [rules.required, isoDate] : [] },
   };
 }
