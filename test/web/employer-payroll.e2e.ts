@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiAs, expectNoPageErrors, freshEvmAddress, launchBrowser, screenshot, sessionOf, signedIn, uniqueTag, visibleAlerts, visit, waitFor } from './support/harness.js';
+import { apiAs, expectNoPageErrors, freshEvmAddress, launchBrowser, screenshot, sessionOf, signedIn, stepToSubmit, uniqueTag, visibleAlerts, visit, waitFor } from './support/harness.js';
 
 /** Flow 1: the owner adds two employees, funds the treasury from the faucet and runs payroll to confirmed. */
 /** The first run's pay period (a month long ago, so a later run of the current month does not overlap it). */
@@ -81,19 +81,7 @@ describe('employer: team, treasury and a payroll run', () => {
     await visit(page, FLOW, '/dashboard/payroll/new');
     await page.getByLabel('Pay period start').fill(PERIOD.start);
     await page.getByLabel('Pay period end').fill(PERIOD.end);
-    const submit = page.getByRole('button', { name: 'Submit payroll', exact: true });
-    const forward = page.getByRole('button', { name: /^(next|continue|review)\b/i });
-    for (let step = 1; ; step++) {
-      await page.getByRole('button', { name: /^(next|continue|review|submit payroll)\b/i }).first().waitFor({ state: 'visible' });
-      if (await submit.isVisible()) break;
-      if (step > 8) throw new Error('the payroll wizard never offered "Submit payroll"');
-      // A demo tenant that was paid before (a rerun against one server) warns: the owner confirms.
-      const confirm = page.getByLabel(/I have checked/);
-      if (await confirm.isVisible()) await confirm.check();
-      await waitFor('the wizard\'s next button to be enabled', () => forward.first().isEnabled(), Boolean);
-      await forward.first().click();
-      await screenshot(page, FLOW, `/dashboard/payroll/new-step-${step + 1}`);
-    }
+    const submit = await stepToSubmit(page, async (step) => step > 1 && screenshot(page, FLOW, `/dashboard/payroll/new-step-${step}`));
     await waitFor('"Submit payroll" to be enabled', () => submit.isEnabled(), Boolean);
     await submit.click();
     await page.waitForURL(/\/dashboard\/payroll\/(?!new$)[^/]+$/, { timeout: 60_000 });

@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiAs, choose, expectNoPageErrors, launchBrowser, screenshot, sessionOf, signedIn, visibleAlerts, visit, waitFor } from './support/harness.js';
+import { apiAs, choose, expectNoPageErrors, launchBrowser, screenshot, sessionOf, signedIn, stepToSubmit, visibleAlerts, visit, waitFor } from './support/harness.js';
 
 /**
  * Pay schedules (issue 29): the owner sets a monthly schedule in Settings, sees the next pay date
@@ -93,19 +93,9 @@ describe('pay schedule', () => {
       await waitFor('the expected pay in the amount', () => amount.inputValue(), (v) => v === Number(first.expected_usd).toFixed(2));
       await page.getByRole('button', { name: 'Select none', exact: true }).click();
       await page.locator(`#pay-${first.employee_id}`).check();
-      const submit = page.getByRole('button', { name: 'Submit payroll', exact: true });
-      const forward = page.getByRole('button', { name: /^(next|continue|review)\b/i });
-      for (let step = 1; ; step++) {
-        await page.getByRole('button', { name: /^(next|continue|review|submit payroll)\b/i }).first().waitFor({ state: 'visible' });
-        if (await submit.isVisible()) break;
-        if (step > 8) throw new Error('the payroll wizard never offered "Submit payroll"');
+      const submit = await stepToSubmit(page, async (step) => {
         if (step === 2) expect(await page.locator('main').innerText()).toContain(`Pay date: ${day(schedule!.next_pay_date)}`);
-        // Another flow may have paid this period already: the owner confirms the warning.
-        const confirm = page.getByLabel(/I have checked/);
-        if (await confirm.isVisible()) await confirm.check();
-        await waitFor("the wizard's next button to be enabled", () => forward.first().isEnabled(), Boolean);
-        await forward.first().click();
-      }
+      });
       await screenshot(page, FLOW, '/dashboard/payroll/new-submit');
       await waitFor('"Submit payroll" to be enabled', () => submit.isEnabled(), Boolean);
       await submit.click();

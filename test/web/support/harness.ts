@@ -184,3 +184,30 @@ export async function visibleAlerts(page: Page): Promise<string[]> {
   }
   return texts;
 }
+
+/**
+ * Steps the payroll wizard forward until "Submit payroll" shows, and returns that button.
+ * `onStep(step)` runs on each step before it goes on. Warnings (a period or a person paid before:
+ * a rerun, or another flow) load after their step shows, so the owner's confirmation is given
+ * whenever they appear while waiting for the next button.
+ */
+export async function stepToSubmit(page: Page, onStep?: (step: number) => Promise<unknown>): Promise<Locator> {
+  const submit = page.getByRole('button', { name: 'Submit payroll', exact: true });
+  const forward = page.getByRole('button', { name: /^(next|continue|review)\b/i }).first();
+  const confirm = page.getByLabel(/I have checked/);
+  for (let step = 1; ; step++) {
+    await page.getByRole('button', { name: /^(next|continue|review|submit payroll)\b/i }).first().waitFor({ state: 'visible' });
+    if (await submit.isVisible()) return submit;
+    if (step > 8) throw new Error('the payroll wizard never offered "Submit payroll"');
+    await onStep?.(step);
+    await waitFor(
+      "the wizard's next button to be enabled",
+      async () => {
+        if ((await confirm.isVisible()) && !(await confirm.isChecked())) await confirm.check();
+        return forward.isEnabled();
+      },
+      Boolean,
+    );
+    await forward.click();
+  }
+}
