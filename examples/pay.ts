@@ -74,6 +74,8 @@ function readOptions(argv: string[]): Options | null {
   if (!method || !/^[A-Za-z]+$/.test(method)) throw new PayError('give the HTTP method after the rail (GET, POST, ...)');
   if (!path?.startsWith('/')) throw new PayError('give the route path after the method, starting with /');
   if (extra.length > 0) throw new PayError(`unexpected arguments after the body: ${extra.join(' ')}`);
+  // The server refuses both at once (400): say so before anything is paid.
+  if (values['identity-token'] && values['agent-key']) throw new PayError('give --identity-token or --agent-key, not both');
   const identity: Record<string, string> = {};
   if (values['identity-token']) identity['X-Identity-Token'] = values['identity-token'];
   if (values['agent-key']) identity['X-Agent-Key'] = values['agent-key'];
@@ -189,7 +191,7 @@ async function printAnswer(options: Options, response: Response, paid: boolean):
 }
 
 /** One line for any failure: ours as written, a refused connection by its code, the rest by message. */
-function describe(error: unknown, baseUrl: string | undefined): string {
+function describe(error: unknown, baseUrl: string): string {
   if (error instanceof PayError) return error.message;
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   if (error instanceof TypeError && error.message === 'fetch failed') return `cannot reach ${baseUrl}: ${cause?.code ?? cause?.message ?? 'no answer'}`;

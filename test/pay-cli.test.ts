@@ -135,5 +135,8 @@ describe('npm run pay and examples/fund-treasury.ts', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('pay: the rail must be one of A, B, C, card, not D (npm run pay -- --help)\n');
     expect(result.stderr).not.toMatch(/^\s+at /m);
+    const both = await sh(`${PAY} A GET /api/mpp/treasury/yield-rates --identity-token x --agent-key y`);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toBe('pay: give --identity-token or --agent-key, not both (npm run pay -- --help)\n');
   }, 20_000);
 });
