@@ -225,7 +225,7 @@ function frontDoorRoutes(deps: AppDependencies, services: Services, mount: Mount
   const { requireUser: authenticated } = mount;
   const { config } = deps;
   return [
-    mcpRoutes({ config, oauth: services.oauth, appFetch: mount.appFetch }),
+    mcpRoutes({ config, oauth: services.oauth, appFetch: mount.appFetch, offers: deps.payments?.offers }),
     sessionRoute({ requireUser: authenticated }),
     signInOptionsRoute({ devSignIn: deps.devIdentityProvider !== null, loginUrl: config.idp.loginUrl }),
   ];

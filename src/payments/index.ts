@@ -12,6 +12,7 @@ import { mppRail, type CardRail } from './mpp/rail.js';
 import { embeddedSessionRail, liveSessionRail } from './mpp/session.js';
 import { PgChannelStore } from './mpp/session-store.js';
 import { embeddedTempoRail, liveTempoRail } from './mpp/tempo-rails.js';
+import { routeOffers, type RouteOffers } from './offers.js';
 import type { PaidRoute } from './prices.js';
 import { PaymentReconciler } from './reconcile.js';
 import { PaymentRefunds } from './refunds.js';
@@ -33,6 +34,8 @@ export interface Payments {
   reconciler: PaymentReconciler;
   /** The rails' adapters behind the gate. */
   adapters: readonly PaymentRailAdapter[];
+  /** What a paid route's 402 offers in this process (its advertisements, e.g. MCP tool `_meta`, read this). */
+  offers(route: PaidRoute): RouteOffers;
 }
 
 /** A claim outlives a request that stopped renewing it (a crash) by this long (LOCAL_TAKEOVER_SECONDS shortens it in tests). */
@@ -126,5 +129,6 @@ export async function openPayments(deps: {
     sessions: channels,
     reconciler: new PaymentReconciler({ db, adapters, refunds, log: deps.log.child({ component: 'payments' }) }),
     adapters,
+    offers: (route) => routeOffers(route, { card: card !== undefined }),
   };
 }

@@ -3,6 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/context.js';
 import { ErrorSchema } from '../http/validation.js';
 import { formatUsd } from '../money.js';
+import { routeOffers } from './offers.js';
 import type { PaidRoute } from './prices.js';
 
 const PROTOCOL: Record<string, string> = { A: 'mpp (Tempo, eip155:4217)', B: 'x402 (Base, eip155:8453)', C: 'x402 (Solana)' };
@@ -21,6 +22,8 @@ export function paidRoute<
 ) {
   const price = `${formatUsd(paid.price)} USD${paid.unit === 'charge' ? '' : ` per ${paid.unit}`}`;
   const rails = paid.rails.map((r) => `${r} = ${PROTOCOL[r]}`).join(', ');
+  // The document is static: a card is offered where a card processor is configured (and the price reaches its minimum).
+  const card = routeOffers(paid, { card: true }).card;
   return {
     method: paid.method === 'GET' ? ('get' as const) : ('post' as const),
     path: paid.path,
@@ -31,13 +34,13 @@ export function paidRoute<
       currency: 'USD',
       unit: paid.unit,
       rails: paid.rails,
-      card: paid.card,
+      card,
       effect: paid.effect,
       ...(paid.actingActions && { acting_actions: paid.actingActions }),
     },
     ...extra,
     middleware: [gate(paid), ...(extra.middleware ?? [])],
-    description: `Paid: ${price}; rails ${rails}${paid.card ? '; card fallback offered with rail A' : ''}. ${effectText(paid)}${extra.description ? ` ${extra.description}` : ''}`,
+    description: `Paid: ${price}; rails ${rails}${card ? '; card fallback offered with rail A where a card processor is configured' : ''}. ${effectText(paid)}${extra.description ? ` ${extra.description}` : ''}`,
     responses: {
       ...extra.responses,
       402: {

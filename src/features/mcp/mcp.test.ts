@@ -2,10 +2,13 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { eq } from 'drizzle-orm';
 import { getBase58Decoder } from '@solana/kit';
+import { Challenge, Credential } from 'mppx';
 import { Mppx, tempo } from 'mppx/client';
+import { McpClient } from 'mppx/mcp-sdk/client';
 import { createClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
@@ -19,6 +22,7 @@ import type { AppEnv } from '../../http/context.js';
 import { createLogger } from '../../log.js';
 import { formatUsd } from '../../money.js';
 import { findPaidRoute } from '../../payments/prices.js';
+import { payments } from '../../payments/tables.js';
 import { AccessTokens } from '../oauth/access-tokens.js';
 import { TreasuryService } from '../treasury/service.js';
 import { mcpRoutes } from './routes.js';
@@ -243,7 +247,8 @@ describe('tools/list', () => {
           rails: [...paid!.rails],
           protocols: paid!.rails.includes('A') ? (paid!.rails.length > 1 ? ['mpp', 'x402'] : ['mpp']) : ['x402'],
           unit: paid!.unit,
-          card: paid!.card,
+          // Compared with what the route's 402 offers in 'advertises for every paid tool what its REST route's 402 offers'.
+          card: expect.any(Boolean),
           effect: paid!.effect,
           ...(paid!.actingActions && { actingActions: [...paid!.actingActions] }),
           endpoint: `${paid!.method} ${paid!.path}`,
@@ -372,10 +377,97 @@ describe('paying through MCP', () => {
     const viaMeta = await paidA('memo_decode', { memo });
     expect(statusOf(viaMeta), textOf(viaMeta)).toBe(200);
     expect(viaMeta._meta?.['mpp/receipt']).toMatchObject({ status: 'success' });
+    // mppx's receipt key too, with the challenge it paid.
+    expect(viaMeta._meta?.['org.paymentauth/receipt']).toMatchObject({ status: 'success', method: 'tempo', challengeId: expect.any(String) });
 
     // Anything but an MPP credential is not passed on as Authorization.
     const bearerLike = await call('memo_decode', { memo }, { meta: { 'mpp/authorization': 'Bearer abc' } });
     expect(bodyOf(bearerLike)).toMatchObject({ status: 400, code: 'PAYMENT_INVALID' });
+  });
+});
+
+describe("mppx's MCP convention (org.paymentauth)", () => {
+  const memo = `0x${'cd'.repeat(32)}`;
+
+  it("McpClient.wrap with a stock mppx tempo method pays a paid tool and gets its result and receipt", async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    await faucet('eip155:4217', account.address, '5');
+    const client = new Client({ name: 'mppx-wrapped', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${await bearer()}` } } }));
+    try {
+      const rpc = createClient({ chain: tempoChain, transport: http(`${server.url}/api/dev/rpc/tempo`), account });
+      McpClient.wrap(client, { methods: [tempo({ account, getClient: () => rpc })] });
+      const result = await client.callTool({ name: name('memo_decode'), arguments: { memo } });
+      expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false);
+      expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toEqual({ memo, fields: null });
+      expect(result.receipt).toMatchObject({ method: 'tempo', status: 'success', reference: expect.stringMatching(/^0x[0-9a-f]{64}$/), challengeId: expect.any(String) });
+      // The fee moved: the payer's one call is in the ledger as a rail A payment of the route's price.
+      const reference = (result.receipt as { reference: string }).reference;
+      const rows = await t.database.db.select({ rail: payments.rail, amount: payments.amount, payer: payments.payer }).from(payments).where(eq(payments.reference, reference));
+      expect(rows).toEqual([{ rail: 'A', amount: 10_000n, payer: account.address }]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('puts the MPP challenges in _meta["org.paymentauth/payment-required"] of the 402 result, next to the existing answer', async () => {
+    const result = await call('memo_decode', { memo });
+    expect(bodyOf(result)).toMatchObject({ status: 402, code: 'PAYMENT_REQUIRED', wwwAuthenticate: expect.stringMatching(/^Payment /) });
+    const required = result._meta?.['org.paymentauth/payment-required'] as { httpStatus: number; challenges: Challenge.Challenge[] };
+    expect(required.httpStatus).toBe(402);
+    expect(required.challenges.map((c) => `${c.method}.${c.intent}`)).toEqual(['tempo.charge']);
+    expect(required.challenges[0]!.id).toBe(Challenge.deserialize(bodyOf(result).wwwAuthenticate).id);
+  });
+
+  it('answers a refused org.paymentauth credential with the JSON-RPC error -32043 carrying fresh challenges; a malformed one is a 400', async () => {
+    const first = await call('memo_decode', { memo });
+    const [challenge] = (first._meta?.['org.paymentauth/payment-required'] as { challenges: Challenge.Challenge[] }).challenges;
+    const forged = Credential.from({ challenge: challenge!, payload: { type: 'hash', hash: `0x${'00'.repeat(32)}` } });
+    const refused = await call('memo_decode', { memo }, { meta: { 'org.paymentauth/credential': forged } }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(McpError);
+    const { code, data } = refused as McpError;
+    expect(code).toBe(-32043);
+    expect(data).toMatchObject({ httpStatus: 402, challenges: [{ method: 'tempo', intent: 'charge' }], problem: { title: 'PAYMENT_INVALID', status: 402 } });
+    expect((data as { challenges: Challenge.Challenge[] }).challenges[0]!.id).not.toBe(challenge!.id);
+
+    const malformed = await call('memo_decode', { memo }, { meta: { 'org.paymentauth/credential': { challenge: 'x' } } });
+    expect(bodyOf(malformed)).toMatchObject({ status: 400, code: 'PAYMENT_INVALID', error: expect.stringContaining('org.paymentauth/credential') });
+    const both = await call('memo_decode', { memo }, { meta: { 'org.paymentauth/credential': forged, 'mpp/authorization': Credential.serialize(forged) } });
+    expect(bodyOf(both)).toMatchObject({ status: 400, code: 'PAYMENT_INVALID', error: expect.stringContaining('not both') });
+  });
+
+  it("advertises for every paid tool what its REST route's 402 offers (rails, card, price, unit)", async () => {
+    const { tools } = await mcp.client.listTools();
+    const paidTools = tools.filter((tool) => (tool._meta as Json).rails.length > 0);
+    expect(paidTools).toHaveLength(15);
+    for (const tool of paidTools) {
+      const advertised = tool._meta as Json;
+      const [method, path] = (advertised.endpoint as string).split(' ') as [string, string];
+      const response = await t.request(method, path.replaceAll(/\{\w+\}/g, () => randomUUID()), method === 'POST' ? { body: {} } : {});
+      expect(response.status, tool.name).toBe(402);
+      const body = await json(response);
+      const challenges = Challenge.fromHeadersList(response.headers);
+      const required = response.headers.get('PAYMENT-REQUIRED');
+      const networks = required ? (JSON.parse(Buffer.from(required, 'base64').toString()) as { accepts: { network: string; amount: string }[] }).accepts : [];
+      const offered = [
+        ...(challenges.some((c) => c.method === 'tempo') ? ['A'] : []),
+        ...(networks.some((a) => a.network === 'eip155:8453') ? ['B'] : []),
+        ...(networks.some((a) => a.network === t.embeddedChains!.solana.network) ? ['C'] : []),
+      ];
+      expect({ tool: tool.name, rails: advertised.rails, card: advertised.card, price: advertised.price, unit: advertised.unit }).toEqual({
+        tool: tool.name,
+        rails: offered,
+        card: challenges.some((c) => c.method === 'stripe'),
+        price: body.price,
+        unit: body.unit,
+      });
+      const baseUnits = String(BigInt(Math.round(Number(advertised.price) * 1e6)));
+      for (const accept of networks) expect(accept.amount, tool.name).toBe(baseUnits);
+    }
+    const meta = (suffix: string) => tools.find((tool) => tool.name === name(suffix))!._meta as Json;
+    // The card: offered on payroll execute; never on the off-ramp, whose price is below the card minimum.
+    expect(meta('payroll_execute').card).toBe(true);
+    expect(meta('bridge_offramp').card).toBe(false);
   });
 });
 

@@ -7,9 +7,20 @@ import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { errorResponse } from '../../http/errors.js';
 import { AppError } from '../../errors.js';
 import { ErrorSchema } from '../../http/validation.js';
+import { routeOffers, type RouteOffers } from '../../payments/offers.js';
+import type { PaidRoute } from '../../payments/prices.js';
 import { MCP_SCOPE } from '../oauth/index.js';
 import type { OAuthService } from '../oauth/index.js';
-import { createMcpServer, FORWARDED_HEADERS, MPP_META_KEY, PAYMENT_AUTHORIZATION_HEADER, X402_META_KEY } from './server.js';
+import {
+  createMcpServer,
+  FORWARDED_HEADERS,
+  MPP_META_KEY,
+  PAYMENT_AUTHORIZATION_HEADER,
+  PAYMENTAUTH_CREDENTIAL_META_KEY,
+  PAYMENTAUTH_RECEIPT_META_KEY,
+  PAYMENTAUTH_REQUIRED_META_KEY,
+  X402_META_KEY,
+} from './server.js';
 import { JsonRpcMessage, JsonRpcResponse } from './schema.js';
 import { buildCatalog } from './tools.js';
 
@@ -21,6 +32,11 @@ export interface McpRouteDeps {
   oauth: Pick<OAuthService, 'authenticate'>;
   /** The whole app's fetch: each tool is answered by its REST route, which lives in another feature's sub-app. */
   appFetch: (request: Request, env: unknown) => Response | Promise<Response>;
+  /**
+   * What each paid route's 402 offers (`Payments.offers`): the tools' `_meta` is derived from it. Absent
+   * (an app without the payment gate, whose paid routes do not exist): the price table with no card.
+   */
+  offers?: ((route: PaidRoute) => RouteOffers) | undefined;
 }
 
 const error = (description: string) => ({ description, content: { 'application/json': { schema: ErrorSchema } } });
@@ -37,9 +53,12 @@ const mcpPost = (toolCount: number) =>
       'JSON-RPC 2.0 (`initialize`, `tools/list`, `tools/call`); send `Accept: application/json, text/event-stream`. Each tool call runs its REST route ' +
       'in process with these headers of this request passed on: ' +
       `${forwarded.map((h) => `\`${h}\``).join(', ')} (\`${PAYMENT_AUTHORIZATION_HEADER}\` becomes \`Authorization\`; the bearer never does). ` +
-      `Per call, \`_meta["${MPP_META_KEY}"]\` (an MPP \`Payment ...\` credential) or \`_meta["${X402_META_KEY}"]\` (an x402 PaymentPayload, object or base64) ` +
+      `Per call, \`_meta["${PAYMENTAUTH_CREDENTIAL_META_KEY}"]\` (an MPP credential object, mppx's MCP convention), \`_meta["${MPP_META_KEY}"]\` ` +
+      `(an MPP \`Payment ...\` credential) or \`_meta["${X402_META_KEY}"]\` (an x402 PaymentPayload, object or base64) ` +
       'carries the payment instead. A paid call without payment answers a tool result with `isError: true` and the 402 challenge as JSON text ' +
-      '(`wwwAuthenticate`, `paymentRequired`, `price`, `rails`). docs/api.md, "MCP", has the argument mapping and the identity-proof rule.',
+      `(\`wwwAuthenticate\`, \`paymentRequired\`, \`price\`, \`rails\`), its MPP challenges also in \`_meta["${PAYMENTAUTH_REQUIRED_META_KEY}"]\`; ` +
+      `a call paid through \`_meta["${PAYMENTAUTH_CREDENTIAL_META_KEY}"]\` and refused answers the JSON-RPC error -32042 / -32043 with the challenges in \`data\`. ` +
+      `MPP receipts come back in \`_meta["${PAYMENTAUTH_RECEIPT_META_KEY}"]\` too. docs/api.md, "MCP", has the argument mapping and the identity-proof rule.`,
     security: [{ mcpOAuth: [MCP_SCOPE] }],
     request: { body: { required: true, content: { 'application/json': { schema: JsonRpcMessage } } } },
     responses: {
@@ -68,7 +87,8 @@ const mcpNotAllowed = (['get', 'delete'] as const).map((method) => ({
 /** The server's instructions to MCP clients: how tools, payment and identity headers work. */
 const instructionsFor = (serviceSlug: string) =>
   `Tools named ${serviceSlug}_* run this service's REST routes. Free tools need only the bearer. Paid tools answer isError with a 402 challenge ` +
-  `(wwwAuthenticate for MPP rail A; paymentRequired/accepts for x402 rails B and C): retry the call with _meta["${MPP_META_KEY}"] = "Payment ..." ` +
+  `(wwwAuthenticate for MPP rail A, also as mppx's _meta["${PAYMENTAUTH_REQUIRED_META_KEY}"]; paymentRequired/accepts for x402 rails B and C): ` +
+  `retry the call with _meta["${PAYMENTAUTH_CREDENTIAL_META_KEY}"] = credential object, _meta["${MPP_META_KEY}"] = "Payment ..." ` +
   `or _meta["${X402_META_KEY}"] = PaymentPayload (or the ${PAYMENT_AUTHORIZATION_HEADER} / X-PAYMENT HTTP headers). ` +
   'Identity headers (X-Agent-Identifier, X-Agent-Timestamp, X-Agent-Signature, X-Identity-Token, X-Agent-Key) go on the HTTP request; ' +
   'an agent signs POST <route path> with the body JSON.stringify(arguments).';
@@ -96,7 +116,7 @@ function unauthorized(c: Context<AppEnv>, resourceMetadata: string, error?: stri
 export function mcpRoutes(deps: McpRouteDeps): FeatureApp {
   const app = featureApp();
   const { publicBaseUrl, serviceSlug } = deps.config;
-  const catalog = buildCatalog(serviceSlug);
+  const catalog = buildCatalog(serviceSlug, deps.offers ?? ((route) => routeOffers(route, { card: false })));
   const origin = new URL(publicBaseUrl).origin;
   const allowed = deps.config.http.mcpAllowedOrigins;
   const resourceMetadata = `${publicBaseUrl}/.well-known/oauth-protected-resource`;

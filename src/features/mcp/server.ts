@@ -1,7 +1,8 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
-import { Receipt } from 'mppx';
+import { Challenge, Credential, Mcp, Receipt } from 'mppx';
+import { Transport } from 'mppx/server';
 import type { Logger } from '../../log.js';
 import { pathParamNames, type CatalogTool } from './tools.js';
 
@@ -38,9 +39,23 @@ export const STATUS_META_KEY = 'http/status';
 export const RECEIPTS_META_KEY = 'payment/receipts';
 export const X402_RESPONSE_META_KEY = 'x402/payment-response';
 export const MPP_RECEIPT_META_KEY = 'mpp/receipt';
+/**
+ * mppx's MCP convention (`mppx/mcp-sdk/client`'s `McpClient.wrap`): the credential object in
+ * `_meta["org.paymentauth/credential"]`, the challenges in `_meta["org.paymentauth/payment-required"]`
+ * of a 402 result (or the -32042 / -32043 error's `data`), the receipt in `_meta["org.paymentauth/receipt"]`.
+ */
+export const { credentialMetaKey: PAYMENTAUTH_CREDENTIAL_META_KEY, paymentRequiredMetaKey: PAYMENTAUTH_REQUIRED_META_KEY, receiptMetaKey: PAYMENTAUTH_RECEIPT_META_KEY } = Mcp;
 
 const MPP_SCHEME = /^(payment|mpp)\s+\S/i;
 const RECEIPT_HEADERS = ['Payment-Receipt', 'PAYMENT-RESPONSE', 'X-PAYMENT-RESPONSE'] as const;
+/** mppx's own MCP server transport: reads the credential from `_meta` and attaches receipts the way its client expects. */
+const paymentAuth = Transport.mcpSdk();
+
+/** Rail A's payment of one call: the credential sent on (decoded, when it decodes), and whether it came in mppx's `_meta` key. */
+interface RailAPayment {
+  credential: Credential.Credential | null;
+  viaPaymentAuth: boolean;
+}
 
 export interface McpServerDeps {
   catalog: readonly CatalogTool[];
@@ -71,16 +86,24 @@ export function createMcpServer(deps: McpServerDeps): Server {
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     const started = performance.now();
     const result = await callTool(deps, tool, request.params.arguments ?? {}, request.params._meta ?? {}, extra.requestInfo?.headers ?? {});
-    deps.log.info(
-      { tool: tool.name, status: result._meta?.[STATUS_META_KEY] ?? null, isError: result.isError ?? false, ms: Math.round(performance.now() - started) },
-      'mcp tool call',
-    );
+    const ms = Math.round(performance.now() - started);
+    if (result instanceof McpError) {
+      deps.log.info({ tool: tool.name, status: 402, rpcError: result.code, ms }, 'mcp tool call');
+      throw result;
+    }
+    deps.log.info({ tool: tool.name, status: result._meta?.[STATUS_META_KEY] ?? null, isError: result.isError ?? false, ms }, 'mcp tool call');
     return result;
   });
   return server;
 }
 
-async function callTool(deps: McpServerDeps, tool: CatalogTool, args: Record<string, unknown>, meta: Record<string, unknown>, headers: Headers_): Promise<CallToolResult> {
+async function callTool(
+  deps: McpServerDeps,
+  tool: CatalogTool,
+  args: Record<string, unknown>,
+  meta: Record<string, unknown>,
+  headers: Headers_,
+): Promise<CallToolResult | McpError> {
   // Checked here with the route's own schemas, so a malformed call is not charged (the gate runs
   // before the route's validation); what is sent is the caller's arguments, unparsed.
   const parsed = tool.input.safeParse(args);
@@ -114,11 +137,33 @@ async function callTool(deps: McpServerDeps, tool: CatalogTool, args: Record<str
   }
 
   const response = await deps.fetch(new Request(`${deps.origin}${target}`, { method, headers: outgoing.headers, ...(body === undefined ? {} : { body }) }));
-  return toResult(tool, response);
+  return toResult(tool, response, outgoing.railA);
 }
 
 /** The payment and identity headers for the REST request, or why the payment given cannot be sent. */
-function forwardedHeaders(incoming: Headers_, meta: Record<string, unknown>): { headers: Headers } | { refused: string } {
+function forwardedHeaders(incoming: Headers_, meta: Record<string, unknown>): { headers: Headers; railA: RailAPayment } | { refused: string } {
+  let credential: Credential.Credential | null;
+  try {
+    credential = paymentAuth.getCredential({ _meta: meta });
+  } catch {
+    return { refused: `_meta["${PAYMENTAUTH_CREDENTIAL_META_KEY}"] must be an MPP credential object {challenge, payload}` };
+  }
+  const forwarded = forwardedHeadersOf(incoming, meta, credential);
+  if ('refused' in forwarded) return forwarded;
+  const authorization = forwarded.headers.get('Authorization');
+  return { headers: forwarded.headers, railA: { credential: credential ?? (authorization ? decodeCredential(authorization) : null), viaPaymentAuth: credential !== null } };
+}
+
+/** The credential of an `Authorization: Payment ...` value, or null (a legacy `mpp ...` scheme, or not decodable: the gate says why). */
+function decodeCredential(authorization: string): Credential.Credential | null {
+  try {
+    return Credential.deserialize(authorization);
+  } catch {
+    return null;
+  }
+}
+
+function forwardedHeadersOf(incoming: Headers_, meta: Record<string, unknown>, credential: Credential.Credential | null): { headers: Headers } | { refused: string } {
   const header = (name: string) => {
     const value = incoming[name.toLowerCase()];
     return Array.isArray(value) ? value.join(', ') : value;
@@ -131,10 +176,12 @@ function forwardedHeaders(incoming: Headers_, meta: Record<string, unknown>): { 
   const httpAuthorization = header(PAYMENT_AUTHORIZATION_HEADER);
   const mpp = meta[MPP_META_KEY];
   const x402 = meta[X402_META_KEY];
-  if (mpp !== undefined || x402 !== undefined) {
+  if (credential !== null || mpp !== undefined || x402 !== undefined) {
     // A payment in _meta is this call's payment: none from the HTTP layer goes with it.
     headers.delete('X-PAYMENT');
     headers.delete('PAYMENT-SIGNATURE');
+    if (credential !== null && mpp !== undefined) return { refused: `send the MPP credential in _meta["${PAYMENTAUTH_CREDENTIAL_META_KEY}"] or _meta["${MPP_META_KEY}"], not both` };
+    if (credential !== null) headers.set('Authorization', Credential.serialize(credential));
     if (mpp !== undefined) {
       if (typeof mpp !== 'string' || !MPP_SCHEME.test(mpp)) return { refused: `_meta["${MPP_META_KEY}"] must be the credential string "Payment ..."` };
       headers.set('Authorization', mpp);
@@ -153,7 +200,7 @@ function forwardedHeaders(incoming: Headers_, meta: Record<string, unknown>): { 
   return { headers };
 }
 
-async function toResult(tool: CatalogTool, response: Response): Promise<CallToolResult> {
+async function toResult(tool: CatalogTool, response: Response, railA: RailAPayment): Promise<CallToolResult | McpError> {
   const text = await response.text();
   const meta = resultMeta(response);
   if (response.status >= 200 && response.status < 300) {
@@ -162,16 +209,67 @@ async function toResult(tool: CatalogTool, response: Response): Promise<CallTool
       const structured = parseJson(text);
       if (structured !== null && typeof structured === 'object' && !Array.isArray(structured)) result.structuredContent = structured as Record<string, unknown>;
     }
-    return result;
+    return withPaymentAuthReceipt(result, response, railA);
   }
   const parsed = parseJson(text);
   const body = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { error: text };
-  if (response.status === 402) {
-    const challenge = paymentChallenge(tool, response, body);
-    // x402's MCP transport reads a PaymentRequired from structuredContent; paid tools declare no outputSchema.
-    return { isError: true, content: [{ type: 'text', text: JSON.stringify(challenge) }], structuredContent: challenge, _meta: meta };
+  if (response.status === 402) return paymentRequiredAnswer(tool, response, body, meta, railA);
+  const result: CallToolResult = { isError: true, content: [{ type: 'text', text: JSON.stringify({ status: response.status, ...body }) }], _meta: meta };
+  // A fee kept by an answer below 500 (a 403 or 404 after payment) has its receipt too.
+  return withPaymentAuthReceipt(result, response, railA);
+}
+
+/**
+ * A 402 (docs/decisions.md, "The MCP endpoint"): to every caller a tool result carrying our challenge
+ * (x402 and `mpp/authorization` clients read it) and mppx's `_meta["org.paymentauth/payment-required"]`
+ * (mppx's `McpClient.wrap` pays it). A call that came with an `org.paymentauth` credential speaks
+ * mppx's convention, so its refusal is mppx's JSON-RPC error: -32042 (payment required) or -32043
+ * (the credential was refused), with the fresh challenges in `data`.
+ */
+function paymentRequiredAnswer(tool: CatalogTool, response: Response, body: Record<string, unknown>, meta: Record<string, unknown>, railA: RailAPayment): CallToolResult | McpError {
+  const challenge = paymentChallenge(tool, response, body);
+  const required = paymentAuthRequired(response, challenge);
+  if (required && railA.viaPaymentAuth) {
+    const code = challenge.code === 'PAYMENT_REQUIRED' ? Mcp.paymentRequiredCode : Mcp.paymentVerificationFailedCode;
+    return new McpError(code, String(challenge.message), required);
   }
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ status: response.status, ...body }) }], _meta: meta };
+  // x402's MCP transport reads a PaymentRequired from structuredContent; paid tools declare no outputSchema.
+  return {
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify(challenge) }],
+    structuredContent: challenge,
+    _meta: { ...meta, ...(required && { [PAYMENTAUTH_REQUIRED_META_KEY]: required }) },
+  };
+}
+
+/** mppx's payment-required data: the 402's MPP challenges (rail A, and the card), and why a credential was refused. Null without any. */
+function paymentAuthRequired(response: Response, challenge: Record<string, unknown>): Record<string, unknown> | null {
+  let challenges: Challenge.Challenge[];
+  try {
+    challenges = Challenge.fromHeadersList(response.headers);
+  } catch {
+    return null;
+  }
+  const refused = challenge.code !== 'PAYMENT_REQUIRED';
+  return {
+    httpStatus: 402,
+    challenges,
+    ...(refused && { problem: { title: challenge.code, status: 402, detail: challenge.message } }),
+  };
+}
+
+/** mppx's receipt (`_meta["org.paymentauth/receipt"]`, with the challenge id its client matches), by mppx's own transport. */
+function withPaymentAuthReceipt(result: CallToolResult, response: Response, railA: RailAPayment): CallToolResult {
+  const header = response.headers.get('Payment-Receipt');
+  if (!header || !railA.credential) return result;
+  let receipt: Receipt.Receipt;
+  try {
+    receipt = Receipt.deserialize(header);
+  } catch {
+    return result; // a session receipt: the raw header is in the receipts
+  }
+  const { credential } = railA;
+  return paymentAuth.respondReceipt({ challengeId: credential.challenge.id, credential, input: {}, receipt, response: result });
 }
 
 /**

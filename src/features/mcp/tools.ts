@@ -1,6 +1,7 @@
 import { zodToOpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '@hono/zod-openapi';
 import { formatUsd } from '../../money.js';
+import type { RouteOffers } from '../../payments/offers.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
 import { AgentPayBody } from '../agents/index.js';
 import { AgentProfile, Directory, DirectoryQuery, ProfileParams, RegisterBody } from '../agent-directory/index.js';
@@ -216,7 +217,7 @@ export const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
   },
 ];
 
-/** What a tool's `_meta` says about its price (spec 4.6): mirrors the route's OpenAPI `x-payment`. */
+/** What a tool's `_meta` says about its price (spec 4.6): what its route's 402 offers (`RouteOffers`). */
 export interface ToolPricing {
   /** USD decimal with 6 places, as in the 402 body and `x-payment`; "0.000000" for a free tool. */
   price: string;
@@ -227,7 +228,7 @@ export interface ToolPricing {
   protocols: string[];
   /** What one price buys: `charge`, `session`, `tick`; null for a free tool. */
   unit: string | null;
-  /** Whether a card charge is offered next to rail A (where the card processor is configured). */
+  /** Whether the route's 402 offers a card charge next to rail A (a card processor is configured, the price reaches its minimum). */
   card: boolean;
   /** `acts`: the fee is collected before the tool does anything; `reads`: after it answers. Null for a free tool. */
   effect: 'reads' | 'acts' | null;
@@ -257,15 +258,16 @@ export interface CatalogTool {
 
 export const pathParamNames = (path: string) => [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
 
-function pricingOf(definition: ToolDefinition, paid: PaidRoute | null): ToolPricing {
-  const rails = paid ? [...paid.rails] : [];
+/** A tool's price, rails and card as its route's 402 offers them (`offers`), never from the price table directly. */
+function pricingOf(definition: ToolDefinition, paid: PaidRoute | null, offers: RouteOffers | null): ToolPricing {
+  const rails = offers ? [...offers.rails] : [];
   return {
-    price: formatUsd(paid?.price ?? 0n),
+    price: formatUsd(offers?.price ?? 0n),
     currency: 'USD',
     rails,
     protocols: [...new Set(rails.map((rail) => (rail === 'A' ? 'mpp' : 'x402')))],
-    unit: paid?.unit ?? null,
-    card: paid?.card ?? false,
+    unit: offers?.unit ?? null,
+    card: offers?.card ?? false,
     // Whether the fee settles before the tool acts (acts) or after it answers (reads).
     effect: paid?.effect ?? null,
     ...(paid?.actingActions && { actingActions: [...paid.actingActions] }),
@@ -308,19 +310,22 @@ export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): { type:
   return { ...(clean(json) as Record<string, unknown>), type: 'object' };
 }
 
-/** The 19 tools, named `${slug}_...`, with their prices and schemas (built once per app). */
-export function buildCatalog(serviceSlug: string): CatalogTool[] {
+/**
+ * The 19 tools, named `${slug}_...`, with their prices and schemas (built once per app). `offers` is
+ * the payment gate's own account of what each paid route's 402 offers (`Payments.offers`).
+ */
+export function buildCatalog(serviceSlug: string, offers: (route: PaidRoute) => RouteOffers): CatalogTool[] {
   return TOOL_DEFINITIONS.map((definition) => {
     const paid = findPaidRoute(definition.method, definition.path) ?? null;
     const name = `${serviceSlug}_${definition.suffix}`;
-    const pricing = pricingOf(definition, paid);
+    const pricing = pricingOf(definition, paid, paid && offers(paid));
     const input = inputSchemaOf(definition);
     const retry = [
-      ...(paid?.rails.includes('A') ? ['_meta["mpp/authorization"] (rail A, MPP)'] : []),
-      ...(paid?.rails.some((rail) => rail !== 'A') ? ['_meta["x402/payment"] (rails B, C, x402)'] : []),
+      ...(pricing.rails.includes('A') ? ['_meta["org.paymentauth/credential"] or _meta["mpp/authorization"] (rail A, MPP)'] : []),
+      ...(pricing.rails.some((rail) => rail !== 'A') ? ['_meta["x402/payment"] (rails B, C, x402)'] : []),
     ];
     const priceText = paid
-      ? `Paid: ${pricing.price} USD${paid.unit === 'charge' ? '' : ` per ${paid.unit}`}, rails ${paid.rails.join(', ')}. ` +
+      ? `Paid: ${pricing.price} USD${pricing.unit === 'charge' ? '' : ` per ${pricing.unit}`}, rails ${pricing.rails.join(', ')}${pricing.card ? ' (and a card)' : ''}. ` +
         `Call without payment for the 402 challenge, then retry with ${retry.join(' or ')}.`
       : 'Free.';
     return {

@@ -6,7 +6,8 @@ import { formatUsd } from '../../money.js';
 import type { Db } from '../../db/client.js';
 import type { PaymentProof } from '../carriers.js';
 import type { PaymentLookup, PaymentRailAdapter, SettlementOutcome, Verification } from '../gate.js';
-import { CARD_MINIMUM, type PaidRoute } from '../prices.js';
+import { routeOffers } from '../offers.js';
+import type { PaidRoute } from '../prices.js';
 import type { PaymentTrace } from '../trace.js';
 import { isChallengeBoundMemo, reasonOf, transferWithMemoEvent } from './embedded-tempo-charge.js';
 import { isSessionProof, serveSessionCall, sessionRequest, type SessionRail } from './session.js';
@@ -77,11 +78,11 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
     async offer(route) {
       const expires = uniqueExpiry();
       const challenges: Challenge.Challenge[] = [];
-      // Per-tick routes are paid through a session only; per-session routes also take a single charge.
-      if (route.unit !== 'charge') {
+      const { mppIntents } = routeOffers(route, { card: card !== undefined });
+      if (mppIntents.includes('session')) {
         challenges.push(await issue.tempo!.session({ ...sessionRequest(route, options.recipient), expires }));
       }
-      if (route.unit !== 'tick') {
+      if (mppIntents.includes('charge')) {
         challenges.push(await issue.tempo!.charge({ ...tempoRequest(options, route), description: route.summary, expires, scope: scopeOf(route) }));
       }
       const cardOffer = cardRequest(card, route);
@@ -164,7 +165,7 @@ const tempoRequest = (options: MppRailOptions, route: PaidRoute) => ({ amount: f
 
 /** The card charge offered next to it (USD cents), from the processor's minimum up. */
 function cardRequest(card: CardRail | undefined, route: PaidRoute) {
-  if (!card || !route.card || route.price < CARD_MINIMUM) return null;
+  if (!card || !routeOffers(route, { card: true }).card) return null;
   const cents = route.price / CENTS_PER_BASE_UNIT;
   const amount = `${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`;
   return { amount, currency: 'usd', decimals: 2, networkId: card.networkId, paymentMethodTypes: ['card'], description: route.summary };
