@@ -2,14 +2,15 @@
  * The MCP server at /api/mcp with the official MCP TypeScript SDK and OAuth 2.1: discovery from the
  * 401, dynamic client registration, PKCE, consent, token; then list the tools and call a free one.
  *
- *   BASE_URL=http://127.0.0.1:3000 npx tsx mcp-oauth.ts
+ *   BASE_URL=http://localhost:3000 npx tsx mcp-oauth.ts
  *
  * Consent is where a person normally clicks "Allow" on the service's consent page. This script does
  * what that page does, without a browser: it signs in as a user (local mode: POST /api/dev/token;
  * live: an identity-provider token) and posts the decision to /api/oauth/authorize/decision, then
  * reads the authorization code from the redirect it is given. The server's PUBLIC_BASE_URL must be
  * the address used here: the discovered OAuth endpoints are built from it. Exits 0 only when the
- * free tool answered without error (its paid tools: mcp-paid-tool.ts). Runs in CI (run-all.sh).
+ * free tool answered without error (its paid tools: mcp-paid-tool.ts). PRINT_ACCESS_TOKEN=1 also prints
+ * the access token, for the MCP Inspector's bearer header. Runs in CI (run-all.sh).
  */
 import { generateKeyPairSigner } from '@solana/kit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -18,7 +19,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
-const BASE_URL = (process.env.BASE_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
+const BASE_URL = (process.env.BASE_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const MCP_URL = new URL(`${BASE_URL}/api/mcp`);
 
@@ -94,6 +95,8 @@ try {
 // 2. The code for tokens (access token for `mcp:tools`, and a refresh token the SDK rotates).
 await first.finishAuth(provider.code!);
 print(`OAuth token: ${JSON.stringify({ scope: provider.tokens()?.scope, expires_in: provider.tokens()?.expires_in })}`);
+// For the MCP Inspector's bearer header (docs/clients.md): a local, hour-long token, printed only when asked.
+if (process.env.PRINT_ACCESS_TOKEN) print(`access token: ${provider.tokens()!.access_token}`);
 
 // 3. Connected: the tools, with their prices in _meta, and one free call.
 const client = new Client({ name: 'client-example', version: '1.0.0' });

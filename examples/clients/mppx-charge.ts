@@ -1,7 +1,7 @@
 /**
  * Rail A: an MPP charge on Tempo with mppx's stock `tempo` method, paying one paid route.
  *
- *   BASE_URL=http://127.0.0.1:3000 npx tsx mppx-charge.ts
+ *   BASE_URL=http://localhost:3000 npx tsx mppx-charge.ts
  *
  * Local mode: a fresh payer key, funded by the dev faucet; the chain is the service's embedded
  * Tempo, reached through /api/dev/rpc/tempo (without `getClient` mppx goes to the public Tempo RPC).
@@ -13,7 +13,7 @@ import { createClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
 
-const BASE_URL = (process.env.BASE_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
+const BASE_URL = (process.env.BASE_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
 // 1. A payer key with $5 of the local stablecoin (live: your own funded key, no faucet).

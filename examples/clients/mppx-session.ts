@@ -3,7 +3,7 @@
  * tick of a per-tick route (the demo employee's live salary balance, billed $0.001 a tick), then a
  * cooperative close that settles exactly what was served.
  *
- *   BASE_URL=http://127.0.0.1:3000 npx tsx mppx-session.ts
+ *   BASE_URL=http://localhost:3000 npx tsx mppx-session.ts
  *
  * Local mode: a fresh payer funded by the dev faucet, the embedded Tempo chain through
  * /api/dev/rpc/tempo, and an identity token for the seeded demo employee from /api/dev/token
@@ -15,7 +15,7 @@ import { createClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
 
-const BASE_URL = (process.env.BASE_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
+const BASE_URL = (process.env.BASE_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const TICKS = 3;
 
@@ -49,21 +49,17 @@ const manager = Session.Client.sessionManager({
   },
 });
 
-// 4. Read three ticks (one a second), then leave: the manager posts a voucher whenever the server asks.
-const leave = new AbortController();
+// 4. Read three ticks (one a second), then leave: the manager posts a voucher whenever the server
+//    asks, and leaving the loop cancels the stream (an AbortSignal would also abort a voucher in flight).
 const ticks: unknown[] = [];
 const stream = await manager.sse(`${BASE_URL}/api/mpp/employee/balance/stream?employeeId=${employeeId}`, {
   headers: { 'X-Identity-Token': token },
-  signal: leave.signal,
 });
 print(`GET /api/mpp/employee/balance/stream: ${streamStatus}`);
 for await (const data of stream) {
   ticks.push(JSON.parse(data));
   print(`tick ${data}`);
-  if (ticks.length === TICKS) {
-    leave.abort();
-    break;
-  }
+  if (ticks.length === TICKS) break;
 }
 
 // 5. Close: the service settles the ticks served and answers with the session's receipt.

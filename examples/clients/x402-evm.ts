@@ -1,7 +1,7 @@
 /**
  * Rail B: x402 on Base with @x402/fetch and @x402/evm, paying one paid route.
  *
- *   BASE_URL=http://127.0.0.1:3000 npx tsx x402-evm.ts
+ *   BASE_URL=http://localhost:3000 npx tsx x402-evm.ts
  *
  * Local mode: the stablecoin is the embedded Base chain's own token, which @x402/fetch refuses until
  * `setSpendControls({ allowedAssets })` names it (live: the real USDC address on Base). The exact
@@ -12,7 +12,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 
-const BASE_URL = (process.env.BASE_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
+const BASE_URL = (process.env.BASE_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const NETWORK = 'eip155:8453';
 

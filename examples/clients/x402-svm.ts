@@ -1,7 +1,7 @@
 /**
  * Rail C: x402 on Solana with @x402/fetch and @x402/svm, paying one paid route.
  *
- *   BASE_URL=http://127.0.0.1:3000 npx tsx x402-svm.ts
+ *   BASE_URL=http://localhost:3000 npx tsx x402-svm.ts
  *
  * Local mode: the mint is the embedded Solana chain's own, which @x402/fetch refuses until
  * `setSpendControls({ allowedAssets })` names it, and the scheme builds its transaction against
@@ -13,7 +13,7 @@ import { generateKeyPairSigner } from '@solana/kit';
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client, type Network } from '@x402/fetch';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
 
-const BASE_URL = (process.env.BASE_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
+const BASE_URL = (process.env.BASE_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
 interface DevChains {
