@@ -4,7 +4,7 @@
  * code of this service is imported; only @modelcontextprotocol/sdk, mppx and viem.
  *
  *   npm start                                   # in another terminal (local mode)
- *   npx tsx mcp-paid-tool.ts                    # from examples/clients; BASE_URL defaults to http://127.0.0.1:3000
+ *   npx tsx mcp-paid-tool.ts                    # from examples/clients; BASE_URL defaults to http://localhost:3000
  *
  * Local mode only: the bearer comes from the dev identity token (POST /api/dev/token) through the
  * OAuth flow in front of /api/mcp (register, consent, code exchange with PKCE), and a fresh payer
@@ -20,7 +20,7 @@ import { createClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { tempo as tempoChain } from 'viem/chains';
 
-const BASE_URL = (process.env.BASE_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
+const BASE_URL = (process.env.BASE_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
 const REDIRECT_URI = 'http://127.0.0.1:33418/callback';
 /** The tool to call (its name ends with this) and its arguments. */
 const TOOL_SUFFIX = '_memo_decode';

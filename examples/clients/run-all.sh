@@ -40,7 +40,7 @@ echo "-- starting the service on ${BASE_URL} (local mode, data in ${DATA_DIR})"
   exec node_modules/.bin/tsx src/main.ts >"$LOG" 2>&1) &
 SERVER_PID=$!
 for _ in $(seq 1 180); do
-  if curl -sf "${BASE_URL}/healthz" >/dev/null 2>&1; then break; fi
+  if node -e "fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))" "${BASE_URL}/healthz"; then break; fi
   if ! kill -0 "$SERVER_PID" 2>/dev/null; then
     echo "the service exited during start-up:" >&2
     tail -n 40 "$LOG" >&2
@@ -48,7 +48,7 @@ for _ in $(seq 1 180); do
   fi
   sleep 1
 done
-if ! curl -sf "${BASE_URL}/healthz" >/dev/null 2>&1; then
+if ! node -e "fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))" "${BASE_URL}/healthz"; then
   echo "the service did not answer /healthz within 180 s:" >&2
   tail -n 40 "$LOG" >&2
   exit 1
