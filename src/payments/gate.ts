@@ -25,6 +25,7 @@ import {
   type SettledHook,
 } from './store.js';
 import type { PaymentTrace } from './trace.js';
+import type { DiscoveryExtensions } from './x402/discovery.js';
 
 /** A proof a rail has checked: ready to claim and to settle. */
 export interface VerifiedPayment {
@@ -71,8 +72,8 @@ export type Verification = { ok: true; payment: VerifiedPayment } | { ok: false;
 export interface PaymentRailAdapter {
   /** Which rails of a route this adapter serves. */
   rails: readonly Rail[];
-  /** What goes into a 402 for this route: headers and, for x402 v1 clients, body `accepts`. */
-  offer(route: PaidRoute, request: Request): Promise<{ headers: [string, string][]; accepts?: readonly unknown[] }>;
+  /** What goes into a 402 for this route: headers and, for x402 v1 clients, body `accepts`. `discovery`: the route's x402 discovery metadata. */
+  offer(route: PaidRoute, request: Request, discovery?: DiscoveryExtensions): Promise<{ headers: [string, string][]; accepts?: readonly unknown[] }>;
   /** Checks a proof this adapter understands, without moving money. */
   verify(route: PaidRoute, proof: PaymentProof, request: Request): Promise<Verification>;
   /** Whether this adapter reads this kind of proof. */
@@ -109,11 +110,11 @@ const INLINE_REFUND_MS = 15_000;
  *   fails withholds the answer; a 5xx releases the proof unspent.
  * A settled payment whose answer was lost is served once when the same proof and request come back.
  */
-export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute) => MiddlewareHandler<AppEnv> {
-  return (route) => async (c, next) => {
+export function paymentGate(deps: PaymentGateDeps): (route: PaidRoute, discovery?: DiscoveryExtensions) => MiddlewareHandler<AppEnv> {
+  return (route, discovery) => async (c, next) => {
     const proof = readPaymentProof(c.req.raw);
     const adapters = deps.adapters.filter((a) => a.rails.some((rail) => route.rails.includes(rail)));
-    const call: GateCall = { deps, c, next, route, adapters };
+    const call: GateCall = { deps, c, next, route, adapters, discovery };
     if (proof.kind === 'none') return refuse(call, 'PAYMENT_REQUIRED', `This route costs ${priceText(route)}.`);
     if (proof.kind === 'malformed') return refuse(call, 'PAYMENT_INVALID', `The payment proof is malformed: ${proof.reason}.`);
     const adapter = adapters.find((a) => a.accepts(proof));
@@ -142,6 +143,7 @@ interface GateCall {
   next: Next;
   route: PaidRoute;
   adapters: PaymentRailAdapter[];
+  discovery: DiscoveryExtensions | undefined;
 }
 
 /** What a claim binds a proof to: the proof itself and the request it paid for. */
@@ -157,7 +159,7 @@ function leased<T>(deps: PaymentGateDeps, paymentId: string, work: () => Promise
 
 /** The 402 for this call's route, with every adapter's offer. */
 function refuse(call: GateCall, code: string, message: string, extraHeaders: Record<string, string> = {}): Promise<Response> {
-  return paymentRequired(call.c, call.route, call.adapters, code, message, extraHeaders);
+  return paymentRequired(call, code, message, extraHeaders);
 }
 
 /** A single-charge proof: verified, claimed, then settled before or after the handler by the route's effect. */
@@ -349,15 +351,8 @@ function priceText(route: PaidRoute): string {
 }
 
 /** The 402: every adapter's offer in headers, and one JSON body for every kind of client. */
-async function paymentRequired(
-  c: Context<AppEnv>,
-  route: PaidRoute,
-  adapters: PaymentRailAdapter[],
-  code: string,
-  message: string,
-  extraHeaders: Record<string, string> = {},
-): Promise<Response> {
-  const offers = await Promise.all(adapters.map((a) => a.offer(route, c.req.raw)));
+async function paymentRequired({ c, route, adapters, discovery }: GateCall, code: string, message: string, extraHeaders: Record<string, string> = {}): Promise<Response> {
+  const offers = await Promise.all(adapters.map((a) => a.offer(route, c.req.raw, discovery)));
   const headers: Record<string, string[]> = { 'Cache-Control': ['no-store'], 'Content-Type': ['application/json'] };
   for (const [name, value] of Object.entries(extraHeaders)) headers[name] = [value];
   for (const offer of offers) for (const [name, value] of offer.headers) (headers[name] ??= []).push(value);

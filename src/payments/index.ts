@@ -18,12 +18,14 @@ import { PaymentReconciler } from './reconcile.js';
 import { PaymentRefunds } from './refunds.js';
 import { recordReference, type SettledHook } from './store.js';
 import { x402Rail } from './x402/adapter.js';
+import type { DiscoveryExtensions } from './x402/discovery.js';
 import { facilitatorAuthHeaders } from './x402/facilitator-auth.js';
 import { embeddedX402Rails, liveX402Rails } from './x402/rails.js';
 
 /** The payment gate of this process: the only way a route becomes paid (src/payments/). */
 export interface Payments {
-  gate(route: PaidRoute): MiddlewareHandler<AppEnv>;
+  /** `discovery`: the route's x402 discovery metadata (`paidRoute` builds it from the route's schemas). */
+  gate(route: PaidRoute, discovery?: DiscoveryExtensions): MiddlewareHandler<AppEnv>;
   /** Local mode's card processor (dev token route, tests). */
   cardSandbox: CardSandbox | undefined;
   /** Where fees go: the service's wallets. */

@@ -5,26 +5,31 @@ import { ErrorSchema } from '../http/validation.js';
 import { formatUsd } from '../money.js';
 import { routeOffers } from './offers.js';
 import type { PaidRoute } from './prices.js';
+import { routeDiscovery, type DiscoveryExtensions } from './x402/discovery.js';
 
 const PROTOCOL: Record<string, string> = { A: 'mpp (Tempo, eip155:4217)', B: 'x402 (Base, eip155:8453)', C: 'x402 (Solana)' };
+
+/** A route's gate: `discovery` is what its x402 402s carry for discovery services (rails B and C). */
+export type RouteGate = (route: PaidRoute, discovery?: DiscoveryExtensions) => MiddlewareHandler<AppEnv>;
 
 /**
  * The `createRoute` config of a paid route: its price and rails in the description and in
  * `x-payment`, the 402 response, and the gate as its first middleware (so the 402 comes before any
  * validation). `extra` adds the route's own request, responses and middleware (run after the gate).
+ * A route with an x402 rail gets its discovery metadata from this same config, once.
  */
 export function paidRoute<
   const Extra extends { request?: RouteConfig['request']; responses: RouteConfig['responses']; description?: string; middleware?: MiddlewareHandler<AppEnv>[] },
 >(
   paid: PaidRoute,
-  gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>,
+  gate: RouteGate,
   extra: Extra,
 ) {
   const price = `${formatUsd(paid.price)} USD${paid.unit === 'charge' ? '' : ` per ${paid.unit}`}`;
   const rails = paid.rails.map((r) => `${r} = ${PROTOCOL[r]}`).join(', ');
   // The document is static: a card is offered where a card processor is configured (and the price reaches its minimum).
   const card = routeOffers(paid, { card: true }).card;
-  return {
+  const spec = {
     method: paid.method === 'GET' ? ('get' as const) : ('post' as const),
     path: paid.path,
     tags: ['Paid'],
@@ -39,7 +44,6 @@ export function paidRoute<
       ...(paid.actingActions && { acting_actions: paid.actingActions }),
     },
     ...extra,
-    middleware: [gate(paid), ...(extra.middleware ?? [])],
     description: `Paid: ${price}; rails ${rails}${card ? '; card fallback offered with rail A where a card processor is configured' : ''}. ${effectText(paid)}${extra.description ? ` ${extra.description}` : ''}`,
     responses: {
       ...extra.responses,
@@ -51,6 +55,8 @@ export function paidRoute<
       },
     },
   };
+  const discovery = paid.rails.some((rail) => rail !== 'A') ? routeDiscovery(spec) : undefined;
+  return { ...spec, middleware: [gate(paid, discovery), ...(extra.middleware ?? [])] };
 }
 
 /** How the fee of a route is collected, in its OpenAPI description (docs/decisions.md, "Charge before acting"). */

@@ -6,6 +6,7 @@ import type { SolanaChain } from '../../chains/solana/solana-chain.js';
 import type { PaymentLookup, PaymentRailAdapter, SettlementOutcome } from '../gate.js';
 import type { PaidRoute } from '../prices.js';
 import type { PaymentTrace } from '../trace.js';
+import type { DiscoveryExtensions } from './discovery.js';
 import { X402_MAX_TIMEOUT_SECONDS, type X402Offer, type X402Rail, type X402Rails } from './rails.js';
 
 const eip3009Abi = parseAbi(['function authorizationState(address authorizer, bytes32 nonce) view returns (bool)']);
@@ -19,7 +20,7 @@ const SVM_LANDING_WINDOW_MS = X402_MAX_TIMEOUT_SECONDS * 1000;
  * handler, as the route's effect decides). `chains` reads what a lost settlement did.
  */
 export function x402Rail(rails: X402Rails, publicBaseUrl: string, chains: { base: EvmTokenChain; solana: SolanaChain }): PaymentRailAdapter {
-  const offerFor = (route: PaidRoute, request: Request): X402Offer => {
+  const offerFor = (route: PaidRoute, request: Request, extensions?: DiscoveryExtensions): X402Offer => {
     const url = new URL(request.url);
     return {
       amountUnits: route.price,
@@ -27,6 +28,7 @@ export function x402Rail(rails: X402Rails, publicBaseUrl: string, chains: { base
       description: route.summary,
       mimeType: route.unit === 'tick' ? 'text/event-stream' : 'application/json',
       rails: route.rails.filter((rail): rail is X402Rail => rail === 'B' || rail === 'C'),
+      ...(extensions && { extensions }),
     };
   };
 
@@ -34,8 +36,8 @@ export function x402Rail(rails: X402Rails, publicBaseUrl: string, chains: { base
     rails: ['B', 'C'],
     accepts: (proof) => proof.kind === 'x402',
 
-    async offer(route, request) {
-      const required = await rails.paymentRequired(offerFor(route, request));
+    async offer(route, request, discovery) {
+      const required = await rails.paymentRequired(offerFor(route, request, discovery));
       return { headers: [['PAYMENT-REQUIRED', required.header]], accepts: required.accepts };
     },
 

@@ -58,6 +58,8 @@ export interface X402Offer {
   /** Of the paid response; default application/json. */
   mimeType?: string;
   rails: readonly X402Rail[];
+  /** PaymentRequired `extensions` (the route's discovery metadata); one object per route, compared by identity. */
+  extensions?: Readonly<Record<string, unknown>>;
 }
 
 /** What a 402 carries for x402 clients. */
@@ -133,10 +135,19 @@ function createRails(config: RailsConfig): X402Rails {
   const buildPaymentRequired = async (offer: X402Offer & { error?: string }): Promise<X402PaymentRequired> => {
     const accepts = await requirements(offer);
     const resource = { url: offer.resourceUrl, description: offer.description, mimeType: offer.mimeType ?? 'application/json' };
-    const required = await server.createPaymentRequiredResponse(accepts, resource, offer.error);
+    const required = await server.createPaymentRequiredResponse(accepts, resource, offer.error, offer.extensions && { ...offer.extensions });
     return { requirements: accepts, header: paymentRequiredHeader(required), accepts: toV1Accepts(accepts, resource) };
   };
   const answered = new Map<string, Promise<X402PaymentRequired>>();
+  // A route's extensions are one object built when it was defined: its identity keys them.
+  const extensionIds = new WeakMap<object, number>();
+  let extensionCount = 0;
+  const extensionsId = (extensions: object | undefined) => {
+    if (!extensions) return null;
+    let id = extensionIds.get(extensions);
+    if (id === undefined) extensionIds.set(extensions, (id = ++extensionCount));
+    return id;
+  };
 
   return {
     networks,
@@ -145,7 +156,7 @@ function createRails(config: RailsConfig): X402Rails {
     paymentRequired(offer) {
       // Nothing in it varies between 402s for one resource (no nonce, no expiry): built once, it
       // answers the rest. Bounded, since a path with an id in it is a resource per id.
-      const key = JSON.stringify([offer.amountUnits.toString(), offer.rails, offer.resourceUrl, offer.description, offer.mimeType ?? null, offer.error ?? null]);
+      const key = JSON.stringify([offer.amountUnits.toString(), offer.rails, offer.resourceUrl, offer.description, offer.mimeType ?? null, offer.error ?? null, extensionsId(offer.extensions)]);
       let answer = answered.get(key);
       if (!answer) {
         if (answered.size >= ANSWERED_MAX) answered.clear();
