@@ -108,7 +108,7 @@ describe('GET /api/employers/{id}/treasury/history', () => {
     const body = (await (await history(rival, '?days=3')).json()) as { days: number; first_observed_day: string; points: { day: string; total_usd: string }[] };
     expect(body.days).toBe(3);
     expect(body.first_observed_day).toBe(utcDay(daysAgo(40)));
-    // Yesterday was not observed: no point, nothing interpolated. Today is recorded by the read itself.
+    // Yesterday was not observed: no point, nothing interpolated. Today is the balance read now.
     expect(body.points.map((p) => [p.day, p.total_usd])).toEqual([
       [utcDay(daysAgo(2)), '300.000000'],
       [utcDay(new Date()), '400.000000'],
@@ -120,11 +120,13 @@ describe('GET /api/employers/{id}/treasury/history', () => {
     expect(all.points[0]).toEqual({ day: utcDay(daysAgo(40)), available_usd: '200.000000', locked_usd: '0.000000', total_usd: '200.000000', observed_at: daysAgo(40).toISOString() });
   });
 
-  it('records today on the first read of a treasury never observed before', async () => {
+  it("answers today's live balance and stores nothing: a read has no side effect (only the job records)", async () => {
     const fresh = await tenant('history-fresh', 50n * USD);
     const body = (await (await history(fresh, '?days=1')).json()) as { first_observed_day: string; points: { total_usd: string }[] };
     expect(body.first_observed_day).toBe(utcDay(new Date()));
     expect(body.points).toEqual([expect.objectContaining({ total_usd: '50.000000' })]);
+    const { rows } = await t.database.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM treasury_balance_snapshots WHERE employer_id = $1', [fresh.employerId]);
+    expect(rows[0]!.n).toBe(0);
   });
 
   it('answers 400 naming days when it is not a whole number of days from 1 to 366', async () => {

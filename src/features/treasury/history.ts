@@ -24,8 +24,8 @@ export interface SnapshotPass {
 
 /**
  * The treasury balance over time. The contract keeps only the current balance, so the service
- * records what it observes: the hourly job (every employer with a treasury account) and each
- * history read. Nothing is interpolated or back-filled (docs/decisions.md, "Charts (#29)").
+ * records what the hourly job observes (every employer with a treasury account); a history read adds
+ * today's live balance without storing it. Nothing is interpolated or back-filled (docs/decisions.md, "Charts (#29)").
  */
 export class TreasuryHistory {
   constructor(
@@ -71,15 +71,23 @@ export class TreasuryHistory {
   }
 
   /**
-   * GET /api/employers/{id}/treasury/history: the owner's last `days` UTC days (today included),
-   * after recording today's balance; another tenant's id is a 404.
+   * GET /api/employers/{id}/treasury/history: the owner's last `days` UTC days (today included);
+   * today's point is the balance read now, not stored (a read changes nothing: only the job
+   * records). Another tenant's id is a 404.
    */
   async history(caller: Caller, employerId: string, days: number): Promise<BalanceHistory> {
-    await this.deps.employers.requireOwned(this.deps.database.db, caller, employerId);
-    await this.observe(employerId);
-    const fromDay = store.utcDay(new Date(this.now().getTime() - (days - 1) * DAY_MS));
     const db = this.deps.database.db;
-    const [snapshots, firstObservedDay] = await Promise.all([store.snapshotsSince(db, employerId, fromDay), store.firstObservedDay(db, employerId)]);
-    return { employerId, days, firstObservedDay, snapshots };
+    await this.deps.employers.requireOwned(db, caller, employerId);
+    const now = this.now();
+    const today = store.utcDay(now);
+    const fromDay = store.utcDay(new Date(now.getTime() - (days - 1) * DAY_MS));
+    const [{ available, locked }, stored, firstStored] = await Promise.all([
+      this.deps.treasury.account(employerId),
+      store.snapshotsSince(db, employerId, fromDay),
+      store.firstObservedDay(db, employerId),
+    ]);
+    const live: store.SnapshotRow = { employerId, day: today, available, locked, observedAt: now };
+    const snapshots = [...stored.filter((snapshot) => snapshot.day !== today), live];
+    return { employerId, days, firstObservedDay: firstStored !== null && firstStored < today ? firstStored : today, snapshots };
   }
 }

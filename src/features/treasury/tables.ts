@@ -6,7 +6,7 @@ import { employers } from '../employers/tables.js';
 
 /**
  * The employer's treasury balance as the service last observed it on each UTC day, read from the
- * treasury contract by the hourly snapshot job and by history reads. One row per (employer, day):
+ * treasury contract by the hourly snapshot job (history reads add today's live balance, unstored). One row per (employer, day):
  * every instance writes the same row, and a later observation replaces an earlier one (never the
  * reverse), so the row holds the day's last known balance. Days the service did not observe have no row.
  */

@@ -5560,7 +5560,7 @@ export interface paths {
         };
         /**
          * The employer's treasury balance per UTC day, as the service observed it
-         * @description Owner only. The contract keeps only the current balance, so the service records one snapshot per day (the day's last observation: an hourly job, and this read, which records today first). The history starts at `first_observed_day`; days without an observation have no point.
+         * @description Owner only. The contract keeps only the current balance, so the service records one snapshot per day (the day's last observation of an hourly job); today's point is the balance read now, not stored. The history starts at `first_observed_day`; days without an observation have no point.
          */
         get: {
             parameters: {
