@@ -21,6 +21,13 @@ export function serveOnLoopback(fetch: (request: Request) => Response | Promise<
           }),
       }),
     );
+    // Node closes an idle keep-alive socket after 5 s, about when a client under load (its timers
+    // late) sends on it again: the request meets "other side closed". Test clients only close idle
+    // sockets themselves (undici: after 4 s), so the server outlasting them removes that race.
+    if ('keepAliveTimeout' in server) {
+      server.keepAliveTimeout = 65_000;
+      server.headersTimeout = 66_000;
+    }
   });
 }
 
