@@ -49,7 +49,8 @@ describe('pay schedule', () => {
     const { owned_employer_id: employerId } = await sessionOf(page);
     expect(employerId).toBeTruthy();
     try {
-      // Without a schedule, the overview's next payroll points to Settings.
+      // Without a schedule (whatever another flow left), the overview's next payroll points to Settings.
+      await apiAs(page, `/api/employers/${employerId}`, { method: 'PATCH', body: { pay_schedule: null } });
       await visit(page, FLOW, '/dashboard');
       await page.getByText('No pay schedule yet — set one in Settings.').waitFor({ state: 'visible' });
       await screenshot(page, FLOW, '/dashboard-no-schedule');

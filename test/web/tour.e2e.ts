@@ -22,6 +22,14 @@ interface Expected {
   employees: { employee_id: string; expected_usd: string; payable: boolean }[];
 }
 
+/** An employer answer's schedule as the PATCH body takes it (the kind and its own anchor), or null. */
+function scheduleInput(schedule: { frequency: string; pay_day: number | null; anchor_date: string | null } | null) {
+  if (!schedule) return null;
+  if (schedule.frequency === 'monthly') return { frequency: 'monthly', pay_day: schedule.pay_day };
+  if (schedule.frequency === 'semi_monthly') return { frequency: 'semi_monthly' };
+  return { frequency: schedule.frequency, anchor_date: schedule.anchor_date };
+}
+
 let browser: Browser;
 beforeAll(async () => {
   browser = await launchBrowser();
@@ -82,6 +90,8 @@ describe('tour', () => {
     const page = owner.page;
     await page.setViewportSize(VIEWPORT);
     const { owned_employer_id: employerId } = await sessionOf(page);
+    // The flows share the demo employer: its schedule is put back as it was at the end.
+    const { pay_schedule: scheduleBefore } = await apiAs<{ pay_schedule: { frequency: string; pay_day: number | null; anchor_date: string | null } | null }>(page, `/api/employers/${employerId}`);
     const { runId, paid } = await payTheTeam(page, employerId!);
     expect(paid.length).toBeGreaterThan(0);
 
@@ -99,6 +109,7 @@ describe('tour', () => {
     await capture(page, '2-payroll-run');
     expect(await visibleAlerts(page)).toEqual([]);
     expectNoPageErrors(owner);
+    await apiAs(page, `/api/employers/${employerId}`, { method: 'PATCH', body: { pay_schedule: scheduleInput(scheduleBefore) } });
     await owner.context.close();
 
     const employee = await signedIn(browser, 'employee');
