@@ -7,7 +7,8 @@ import { createLogger } from '../../log.js';
 import { TreasuryHistory } from './history.js';
 import { defineTreasuryJobs } from './jobs.js';
 import { TreasuryService } from './service.js';
-import { recordSnapshot, utcDay } from './store.js';
+import { utcDay } from '../employers/index.js';
+import { recordSnapshot } from './store.js';
 import { treasuryBalanceSnapshots } from './tables.js';
 
 /**

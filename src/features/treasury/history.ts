@@ -1,6 +1,6 @@
 import type { Database } from '../../db/client.js';
 import type { Caller } from '../../http/context.js';
-import { employersPage, type EmployersService } from '../employers/index.js';
+import { employersPage, utcDay, type EmployersService } from '../employers/index.js';
 import type { TreasuryService } from './service.js';
 import * as store from './store.js';
 
@@ -79,8 +79,8 @@ export class TreasuryHistory {
     const db = this.deps.database.db;
     await this.deps.employers.requireOwned(db, caller, employerId);
     const now = this.now();
-    const today = store.utcDay(now);
-    const fromDay = store.utcDay(new Date(now.getTime() - (days - 1) * DAY_MS));
+    const today = utcDay(now);
+    const fromDay = utcDay(new Date(now.getTime() - (days - 1) * DAY_MS));
     const [{ available, locked }, stored, firstStored] = await Promise.all([
       this.deps.treasury.account(employerId),
       store.snapshotsSince(db, employerId, fromDay),

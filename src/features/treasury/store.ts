@@ -1,6 +1,7 @@
 import { and, asc, eq, gte, min, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { treasuryBalanceSnapshots } from './tables.js';
+import { utcDay } from '../employers/index.js';
 
 export type SnapshotRow = typeof treasuryBalanceSnapshots.$inferSelect;
 
@@ -11,8 +12,6 @@ export interface Observation {
   observedAt: Date;
 }
 
-/** The UTC calendar day of an instant, as YYYY-MM-DD (the snapshot's bucket). */
-export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
 
 /**
  * Records an observed balance as its UTC day's snapshot. The (employer, day) key makes every

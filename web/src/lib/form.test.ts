@@ -84,6 +84,8 @@ describe("serverFieldErrors on a service's own 400 (one field, no issues list)",
     expect(serverFieldErrors(cap, BANK)).toEqual({ per_day_cap_usd: 'Per-day cap must be at least the per-transaction cap' });
     const iban = new ApiError(400, 'VALIDATION_ERROR', 'details: details.iban fails the IBAN checksum', 'details', { field: 'details' });
     expect(serverFieldErrors(iban, BANK)).toEqual({ 'details.iban': 'IBAN fails the IBAN checksum' });
+    const nested = new ApiError(400, 'VALIDATION_ERROR', 'invalid', 'pay_schedule.pay_day', { issues: [{ field: 'pay_schedule.pay_day', message: 'must be at most 31' }] });
+    expect(serverFieldErrors(nested, { pay_day: { label: 'Pay day', rules: [] } })).toEqual({ pay_day: 'Pay day must be at most 31' });
     const unknown = new ApiError(400, 'VALIDATION_ERROR', 'publish_now: send either publish_now or published_at', 'publish_now', { field: 'publish_now' });
     expect(serverFieldErrors(unknown, BANK)).toBeNull();
   });

@@ -73,9 +73,11 @@ export function serverFieldErrors<F extends string>(error: unknown, fields: Reco
   const issues = Array.isArray(error.details.issues) ? (error.details.issues as { field: string; message: string }[]) : serviceIssue(error);
   const errors: FieldErrors<F> = {};
   for (const issue of issues) {
-    // A form may name a nested field itself ("details.iban"); otherwise the top one holds it.
-    const name = (issue.field in fields ? issue.field : issue.field.split('.')[0]) as F;
-    if (name in fields && !errors[name]) errors[name] = `${fields[name].label} ${issue.message}`;
+    // A form may name a nested field itself ("details.iban"), or by its own name ("pay_day" for
+    // "pay_schedule.pay_day"); otherwise the top one holds it.
+    const parts = issue.field.split('.');
+    const name = [issue.field, parts.at(-1)!, parts[0]!].find((candidate) => candidate in fields) as F | undefined;
+    if (name && !errors[name]) errors[name] = `${fields[name].label} ${issue.message}`;
   }
   return Object.keys(errors).length > 0 ? errors : null;
 }

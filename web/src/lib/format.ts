@@ -16,8 +16,9 @@ const DAY_SHORT = new Intl.DateTimeFormat('en-US', { month: 'short', day: 'numer
 const MONTH = new Intl.DateTimeFormat('en-US', { month: 'long', year: 'numeric', timeZone: 'UTC' });
 const MONTH_SHORT = new Intl.DateTimeFormat('en-US', { month: 'short', timeZone: 'UTC' });
 
-/** "2026-11-26" -> "Nov 26, 2026" (short: "Nov 26"). */
-export function formatDay(day: string, short = false): string {
+/** "2026-11-26" -> "Nov 26, 2026" (short: "Nov 26"); none: "—". */
+export function formatDay(day: string | null | undefined, short = false): string {
+  if (!day) return '—';
   return (short ? DAY_SHORT : DAY).format(new Date(`${day}T00:00:00Z`));
 }
 

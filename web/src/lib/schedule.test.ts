@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeSchedule, formatDay, formatPayDate, formatPeriod, type PaySchedule } from './schedule';
+import { formatDay } from './format';
+import { describeSchedule, formatPayDate, formatPeriod, type PaySchedule } from './schedule';
 
 const schedule = (fields: Partial<PaySchedule>): PaySchedule => ({
   frequency: 'monthly',

@@ -1,4 +1,5 @@
 import type { Employer, Schema } from './api';
+import { formatDay } from './format';
 
 /**
  * Pay schedules (issue 29) as the pages show them. The rules themselves (next pay date, the period
@@ -15,12 +16,6 @@ export const FREQUENCIES: { value: PayFrequency; label: string }[] = [
   { value: 'biweekly', label: 'Every two weeks' },
   { value: 'weekly', label: 'Every week' },
 ];
-
-/** A calendar day (YYYY-MM-DD) as people read it: "Nov 30, 2026", read in UTC so it never shifts a day. */
-export function formatDay(day: string | null | undefined): string {
-  if (!day) return '—';
-  return new Date(`${day}T00:00:00Z`).toLocaleDateString('en-US', { dateStyle: 'medium', timeZone: 'UTC' });
-}
 
 /**
  * A payslip's pay date (a timestamp: the run's pay date at midnight UTC, or when the payment was

@@ -1,7 +1,7 @@
 import { useEmployerId } from '../../session';
 import { Link } from 'react-router';
 import { Async, Empty, ErrorState, Loading } from '../../components/States';
-import { formatDate } from '../../lib/format';
+import { formatDate, formatDay } from '../../lib/format';
 import { formatBaseUnits, formatUsd, monthlyUnits, toUnits } from '../../lib/money';
 import { useApi, type Loaded } from '../../hooks';
 import { NeedsEmployer } from './components/CreateCompany';
@@ -11,7 +11,7 @@ import { StatusPill } from './components/StatusPill';
 import { TreasuryStats } from './components/TreasuryStats';
 import type { Runs, Team, Transactions, Treasury } from '../../lib/api';
 import { useCompany, usePageTitle } from '../../company';
-import { formatDay, formatPeriod, type ExpectedPay } from '../../lib/schedule';
+import { formatPeriod, type ExpectedPay } from '../../lib/schedule';
 
 /** /dashboard: the treasury at a glance, the next payroll, recent activity and the runway. */
 export function Overview() {

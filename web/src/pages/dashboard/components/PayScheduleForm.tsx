@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
-import { api, ApiError, type Employer } from '../../../lib/api';
+import { api, type Employer } from '../../../lib/api';
 import { checkFields, rules, serverFieldErrors, type FieldErrors, type Rule } from '../../../lib/form';
-import { describeSchedule, formatDay, formatPeriod, FREQUENCIES, type PayFrequency } from '../../../lib/schedule';
+import { formatDay } from '../../../lib/format';
+import { describeSchedule, formatPeriod, FREQUENCIES, type PayFrequency } from '../../../lib/schedule';
 import { errorText } from './common';
 
 type Field = 'pay_day' | 'anchor_date';
@@ -14,13 +15,6 @@ function fieldsFor(frequency: PayFrequency | '') {
     pay_day: { label: 'Pay day', rules: frequency === 'monthly' ? [rules.required, rules.wholeNumber(1, 31)] : [] },
     anchor_date: { label: 'First pay date', rules: frequency === 'weekly' || frequency === 'biweekly' ? [rules.required, isoDate] : [] },
   };
-}
-
-/** The server names `pay_schedule.pay_day`; the form's fields are the part after the dot. */
-function scheduleFieldErrors(reason: unknown, frequency: PayFrequency | ''): FieldErrors<Field> | null {
-  if (!(reason instanceof ApiError) || !Array.isArray(reason.details.issues)) return null;
-  const issues = (reason.details.issues as { field: string; message: string }[]).map((i) => ({ ...i, field: i.field.replace(/^pay_schedule\./, '') }));
-  return serverFieldErrors(new ApiError(reason.status, reason.code, reason.message, reason.field, { ...reason.details, issues }), fieldsFor(frequency));
 }
 
 function requestBody(frequency: PayFrequency | '', values: Record<Field, string>) {
@@ -51,7 +45,7 @@ export function PayScheduleForm({ employer, onSaved }: { employer: Employer; onS
       onSaved(saved);
       setMessage({ ok: true, text: saved.pay_schedule ? `Pay schedule saved. Next pay date: ${formatDay(saved.pay_schedule.next_pay_date)}.` : 'Pay schedule cleared.' });
     } catch (reason) {
-      const fieldErrors = scheduleFieldErrors(reason, frequency);
+      const fieldErrors = serverFieldErrors(reason, fieldsFor(frequency));
       setErrors(fieldErrors ?? {});
       if (!fieldErrors) setMessage({ ok: false, text: errorText(reason) });
     } finally {

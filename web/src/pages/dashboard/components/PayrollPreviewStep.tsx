@@ -8,7 +8,8 @@ import { PreflightError } from './PreflightError';
 import { RunWarningsPanel, useRunWarnings } from './RunWarnings';
 import { StatusPill } from './StatusPill';
 import type { ComplianceSummary, Treasury } from '../../../lib/api';
-import { formatDay, formatPeriod } from '../../../lib/schedule';
+import { formatDay } from '../../../lib/format';
+import { formatPeriod } from '../../../lib/schedule';
 
 /** Step 2 of the payroll wizard: the chosen payments beside the treasury balance and compliance status. */
 export function PayrollPreviewStep({ employerId, signsItself, draft, headingRef }: Omit<StepProps, 'employees'>) {
