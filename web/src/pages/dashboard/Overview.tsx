@@ -57,6 +57,7 @@ function OverviewFor({ employerId }: { employerId: string }) {
             <Loading />
           ) : inFlight ? (
             <div className="stack">
+              <NextPayDate employerId={employerId} monthly={monthly} activeCount={payable.length} />
               <p>
                 A run of {formatUsd(inFlight.total_amount_usd)} to {inFlight.recipient_count} {inFlight.recipient_count === 1 ? 'person' : 'people'} is <StatusPill status={inFlight.status} />.
               </p>
