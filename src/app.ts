@@ -23,6 +23,7 @@ import { escrowRoutes } from './features/escrow/index.js';
 import { mcpRoutes } from './features/mcp/index.js';
 import { memoRoutes } from './features/memo/index.js';
 import { mppActivityRoutes } from './features/mpp-activity/index.js';
+import { CardCreditAccess, cardCreditRoutes } from './features/card-credits/index.js';
 import { notificationRoutes } from './features/notifications/index.js';
 import { oauthRoutes } from './features/oauth/index.js';
 import { createObservability, opsRoutes, type Observability, type ReadinessCheck } from './features/ops/index.js';
@@ -207,6 +208,10 @@ function accountRoutes(deps: AppDependencies, services: Services, mount: Mount):
     adminRoutes({ admin: services.admin, requireUser: authenticated }),
     announcementRoutes({ announcements: services.announcements, requireUser: authenticated, idempotency }),
     mppActivityRoutes({ activity: services.mppActivity, requireUser: authenticated }),
+    cardCreditRoutes({
+      access: new CardCreditAccess({ credits: deps.payments?.cardCredits, employers: services.employers, paidCallers: services.paidCallers, log: deps.log }),
+      requireUser: authenticated,
+    }),
     notificationRoutes({ notifications: services.notifications, requireUser: authenticated }),
     activityRoutes({ activity: services.activity, requireUser: authenticated }),
     oauthRoutes({

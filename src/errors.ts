@@ -65,6 +65,7 @@ export const ERRORS = {
   AMBIGUOUS_ADDRESS: { status: 409, meaning: 'Wages: several employees are paid to this address; name the employee.' },
   AUTHORIZATION_REVOKED: { status: 409, meaning: 'The agent authorization is revoked.' },
   CAP_NOT_HALVED: { status: 409, meaning: "The authorization's per-payment cap is not halved, so there is nothing to restore." },
+  CREDIT_EMPTY: { status: 409, meaning: 'Card credit: nothing is left of it to refund.' },
   DECISION_NOT_PROPOSED: { status: 409, meaning: 'Payroll: the agent decision already ran or was rejected.' },
   EMPLOYEE_REMOVED: { status: 409, meaning: 'The employee was removed and can no longer be edited.' },
   ESCROW_ALREADY_DELIVERED: { status: 409, meaning: 'Escrow: a deliverable is accepted once, while the escrow is posted.' },

@@ -80,9 +80,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const observability = createObservability({ config, database, chains, processMetrics: true });
     const events = observability.business;
     const onSettled = reportingSettled(attestSettledPayment, events);
-    const payments = await openPayments({ config, database, chains, embedded: embeddedChains, onSettled, log });
-
     const services = createServices({ config, database, log, verifyIdentity, observability, chains, embeddedChains });
+    const payments = await openPayments({ config, database, chains, embedded: embeddedChains, onSettled, paidCallers: services.paidCallers, log });
     const onChain = services.onChain!; // present: the chain ports are given
     defineJobs(jobs, services, {
       database,

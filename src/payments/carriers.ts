@@ -1,10 +1,14 @@
+import { randomUUID } from 'node:crypto';
+import { CREDIT_HEADER } from './card/credit.js';
 /**
  * Where a payment proof travels (spec 4.1.4, 9), normalised before the gate looks at it:
  * - `Authorization: Payment <credential>`: MPP (rail A), as mppx reads it;
  * - `Authorization: mpp <credential>`: the legacy scheme, rewritten to `Payment` (mppx does not
  *   accept it);
  * - `PAYMENT-SIGNATURE: <base64 JSON>`: an x402 v2 payload (rails B, C);
- * - `X-PAYMENT: <base64 JSON>`: an x402 v1 or v2 payload (no library reads this header).
+ * - `X-PAYMENT: <base64 JSON>`: an x402 v1 or v2 payload (no library reads this header);
+ * - `Payment-Credit: <credit id>`: a draw on the caller's card credit (src/payments/card/credit.ts),
+ *   one per request, or one per `Idempotency-Key`.
  */
 export type PaymentProof =
   | { kind: 'none' }
@@ -12,6 +16,8 @@ export type PaymentProof =
   | { kind: 'mpp'; authorization: string }
   /** `payload.x402Version` is 1 or 2. */
   | { kind: 'x402'; payload: Record<string, unknown> }
+  /** `nonce` tells draws apart: the request's `Idempotency-Key`, else a fresh one. */
+  | { kind: 'credit'; creditId: string; nonce: string }
   | { kind: 'malformed'; reason: string };
 
 const LEGACY_MPP = /^mpp\s+/i;
@@ -32,6 +38,11 @@ export function readPaymentProof(request: Request): PaymentProof {
     if (version !== 1 && version !== 2) return { kind: 'malformed', reason: `${header}: x402Version must be 1 or 2` };
     if (header === 'PAYMENT-SIGNATURE' && version !== 2) return { kind: 'malformed', reason: 'PAYMENT-SIGNATURE: carries x402 version 2 only' };
     return { kind: 'x402', payload };
+  }
+  const credit = request.headers.get(CREDIT_HEADER);
+  if (credit !== null) {
+    if (!/^[0-9a-f-]{36}$/i.test(credit.trim())) return { kind: 'malformed', reason: `${CREDIT_HEADER}: must be a card credit id (a UUID)` };
+    return { kind: 'credit', creditId: credit.trim().toLowerCase(), nonce: request.headers.get('idempotency-key') ?? randomUUID() };
   }
   return { kind: 'none' };
 }

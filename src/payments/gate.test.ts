@@ -181,7 +181,9 @@ describe('every paid route of the price table', () => {
           expect((tempoChallenge.request as { recipient: string }).recipient).toBe(t.payments!.payTo.tempo);
         }
         const card = challenges.find((c) => c.method === 'stripe');
-        if (route.card && route.price >= CARD_MINIMUM) expect(card?.request, where).toMatchObject({ amount: (route.price / 10_000n).toString(), currency: 'usd' });
+        // Below the processor's minimum the card buys a card credit of the minimum.
+        const cardCharge = route.price >= CARD_MINIMUM ? route.price : CARD_MINIMUM;
+        if (route.card) expect(card?.request, where).toMatchObject({ amount: (cardCharge / 10_000n).toString(), currency: 'usd' });
         else expect(card, where).toBeUndefined();
       } else {
         expect(wwwAuthenticate, where).toBeNull();
@@ -257,12 +259,14 @@ describe('every paid route of the price table', () => {
     expect(await tempoBalance(payer.address)).toBe(5_000_000n - 3n * 10_000n);
   });
 
-  it('offers the card only from $0.50 (the processor minimum)', async () => {
+  it('below $0.50 (the processor minimum) offers a card credit of $0.50, not a charge of the price', async () => {
     const cheap = testRoute('/test/cheap-card', 490_000n, { rails: ['A'], card: true });
     const response = await behindGate(t.payments!.gate(cheap), cheap.path).request(cheap.path);
     expect(response.status).toBe(402);
     const challenges = Challenge.deserializeList(response.headers.get('www-authenticate')!);
-    expect(challenges.map((c) => c.method)).toEqual(['tempo']);
+    expect(challenges.map((c) => c.method)).toEqual(['tempo', 'stripe']);
+    expect(challenges[1]!.request).toMatchObject({ amount: '50', currency: 'usd' });
+    expect(challenges[1]!.description).toContain('card credit');
   });
 });
 

@@ -323,6 +323,7 @@ const sha256 = (...parts: (string | Uint8Array)[]) => {
 };
 
 function proofHashOf(proof: Exclude<PaymentProof, { kind: 'none' | 'malformed' }>): string {
+  if (proof.kind === 'credit') return sha256('credit', proof.creditId, proof.nonce);
   return sha256(proof.kind === 'mpp' ? proof.authorization : JSON.stringify(proof.payload));
 }
 

@@ -4,7 +4,9 @@ import type { Chains } from '../chains/index.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
 import type { AppEnv } from '../http/context.js';
+import type { PaidCallerResolver } from '../http/paid-caller.js';
 import type { Logger } from '../log.js';
+import { CardCredits } from './card/credit.js';
 import { CardSandbox, sandboxCardRail } from './card/sandbox.js';
 import { stripeCardRail } from './card/stripe.js';
 import { paymentGate, type PaymentRailAdapter } from './gate.js';
@@ -28,6 +30,8 @@ export interface Payments {
   gate(route: PaidRoute, discovery?: DiscoveryExtensions): MiddlewareHandler<AppEnv>;
   /** Local mode's card processor (dev token route, tests). */
   cardSandbox: CardSandbox | undefined;
+  /** Card credits (the card fallback of routes priced below the processor's minimum); absent without a card processor. */
+  cardCredits: CardCredits | undefined;
   /** Where fees go: the service's wallets. */
   payTo: { tempo: string; base: string; solana: string };
   /** MPP session channels' state (vouchers accepted, spent). */
@@ -55,20 +59,22 @@ export async function openPayments(deps: {
   embedded?: LocalChains | undefined;
   /** What the service does with each collected fee (in the transaction that keeps it). */
   onSettled?: SettledHook | undefined;
+  /** Who is behind a paid call: a card credit is held for them. */
+  paidCallers: PaidCallerResolver;
   log: Logger;
 }): Promise<Payments> {
   const { config, chains, embedded } = deps;
   const payTo = { tempo: chains.tempo.serviceAddress, base: chains.base.serviceAddress, solana: chains.solana.serviceAddress };
   const realm = new URL(config.publicBaseUrl).host;
   let adapters: PaymentRailAdapter[];
-  let cardSandbox: CardSandbox | undefined;
-  let card: CardRail | undefined;
-  const channels = new PgChannelStore(deps.database.db);
   const db = deps.database.db;
+  const channels = new PgChannelStore(db);
+  const cardSandbox = embedded ? new CardSandbox(db) : undefined;
+  const card: CardRail | undefined = cardSandbox ? sandboxCardRail(cardSandbox) : config.live.stripe ? stripeCardRail(config.live.stripe) : undefined;
+  const cardCredits = card && new CardCredits(db, deps.paidCallers, card.refund);
+  const cardWithCredits = card && cardCredits && { rail: card, credits: cardCredits };
 
   if (embedded) {
-    cardSandbox = new CardSandbox(deps.database.db);
-    card = sandboxCardRail(cardSandbox);
     // Challenge ids are HMACs under this key: derived from the embedded operator key (a stable
     // signature), so challenges survive a restart without a setting.
     const secretKey = config.live.mppSecretKey ?? (await embedded.tempo.operator.signMessage({ message: 'mpp challenge key' }));
@@ -79,7 +85,7 @@ export async function openPayments(deps: {
         recipient: payTo.tempo,
         tempo: embeddedTempoRail(embedded.tempo),
         session: embeddedSessionRail(embedded.tempo, channels),
-        card,
+        card: cardWithCredits,
         db,
       }),
       x402Rail(
@@ -89,9 +95,8 @@ export async function openPayments(deps: {
       ),
     ];
   } else {
-    const { mppSecretKey, x402FacilitatorUrl, x402FacilitatorKey, stripe } = config.live;
+    const { mppSecretKey, x402FacilitatorUrl, x402FacilitatorKey } = config.live;
     if (!mppSecretKey || !x402FacilitatorUrl) throw new Error('live payments need MPP_SECRET_KEY and X402_FACILITATOR_URL');
-    card = stripe ? stripeCardRail(stripe) : undefined;
     adapters = [
       mppRail({
         secretKey: mppSecretKey,
@@ -104,7 +109,7 @@ export async function openPayments(deps: {
           currency: chains.tempo.token,
           store: channels,
         }),
-        card,
+        card: cardWithCredits,
         db,
       }),
       x402Rail(
@@ -123,13 +128,14 @@ export async function openPayments(deps: {
     ];
   }
   const leaseSeconds = config.faults.takeoverSeconds ?? LEASE_SECONDS;
-  const refunds = new PaymentRefunds(db, { tempo: chains.tempo, base: chains.base, solana: chains.solana, refundCard: card?.refund }, leaseSeconds);
+  const refunds = new PaymentRefunds(db, { tempo: chains.tempo, base: chains.base, solana: chains.solana, refundCard: card?.refund, cardCredits }, leaseSeconds);
   return {
     gate: paymentGate({ db, adapters, refunds, leaseSeconds, onSettled: deps.onSettled }),
     cardSandbox,
     payTo,
     sessions: channels,
-    reconciler: new PaymentReconciler({ db, adapters, refunds, log: deps.log.child({ component: 'payments' }) }),
+    reconciler: new PaymentReconciler({ db, adapters, refunds, cardCredits, log: deps.log.child({ component: 'payments' }) }),
+    cardCredits,
     adapters,
     offers: (route) => routeOffers(route, { card: card !== undefined }),
   };

@@ -13,8 +13,18 @@ export interface RouteOffers {
   rails: readonly Rail[];
   /** Rail A's MPP intents: per-tick routes are paid through a session only; per-session routes also take a single charge. */
   mppIntents: readonly ('charge' | 'session')[];
-  /** A card charge (mppx's stripe method) next to rail A. */
-  card: boolean;
+  /** A card charge (mppx's stripe method) next to rail A, or none. */
+  card: CardOffer | null;
+}
+
+/**
+ * The card charge: the price, or where the price is below the processor's minimum charge, a card
+ * credit of the minimum that this call and later ones draw on (src/payments/card/credit.ts).
+ */
+export interface CardOffer {
+  /** USD in 6-decimal base units (whole cents). */
+  amount: bigint;
+  credit: boolean;
 }
 
 /** The processors this process has beside the chains (a card processor is configured or not). */
@@ -29,7 +39,19 @@ export function routeOffers(route: PaidRoute, processors: OfferProcessors): Rout
     unit: route.unit,
     rails: route.rails,
     mppIntents: railA ? [...(route.unit === 'charge' ? [] : ['session' as const]), ...(route.unit === 'tick' ? [] : ['charge' as const])] : [],
-    // The card processor's minimum charge decides too: below it no card offer can be made.
-    card: railA && processors.card && route.card && route.price >= CARD_MINIMUM,
+    card: railA && processors.card && route.card ? cardOffer(route.price) : null,
   };
+}
+
+const cardOffer = (price: bigint): CardOffer => (price >= CARD_MINIMUM ? { amount: price, credit: false } : { amount: CARD_MINIMUM, credit: true });
+
+/** A card charge's amount as the processor takes it: USD with 2 decimals, e.g. "0.50". */
+export function cardAmount(offer: CardOffer): string {
+  const cents = offer.amount / 10_000n;
+  return `${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`;
+}
+
+/** A card offer as the service's advertisements show it (OpenAPI `x-payment`, MCP tool `_meta`): false when there is none. */
+export function presentCardOffer(offer: CardOffer | null): false | { amount: string; currency: 'usd'; credit: boolean } {
+  return offer ? { amount: cardAmount(offer), currency: 'usd', credit: offer.credit } : false;
 }

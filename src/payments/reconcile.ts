@@ -1,4 +1,5 @@
 import type { Db } from '../db/client.js';
+import type { CardCredits } from './card/credit.js';
 import type { Logger } from '../log.js';
 import type { PaymentRailAdapter } from './gate.js';
 import type { PaymentRefunds } from './refunds.js';
@@ -31,6 +32,8 @@ export class PaymentReconciler {
       db: Db;
       adapters: PaymentRailAdapter[];
       refunds: PaymentRefunds;
+      /** Card credit refunds whose worker died are finished each round too. */
+      cardCredits?: CardCredits | undefined;
       unservedSeconds?: number;
       log: Logger;
     },
@@ -48,7 +51,17 @@ export class PaymentReconciler {
         this.deps.log.error({ err: error, paymentId: row.id, status: row.status }, 'payment not reconciled; tried again next round');
       }
     }
+    counts.refunded += await this.resumeCreditRefunds();
     return counts;
+  }
+
+  private async resumeCreditRefunds(): Promise<number> {
+    try {
+      return (await this.deps.cardCredits?.resumeRefunds()) ?? 0;
+    } catch (error) {
+      this.deps.log.error({ err: error }, 'card credit refund not finished; tried again next round');
+      return 0;
+    }
   }
 
   /** A claim or an unknown outcome: did the money move? */

@@ -4,6 +4,8 @@ import { isNonceTaken } from '../chains/evm/connection.js';
 import type { EvmTokenChain } from '../chains/evm/token-chain.js';
 import type { SignedSolanaTransaction, SolanaChain } from '../chains/solana/solana-chain.js';
 import type { Db } from '../db/client.js';
+import type { CardCredits, RefundCard } from './card/credit.js';
+import type { PaymentTrace } from './trace.js';
 import { holdingLease, markRefunded, recordRefundAttempt, startRefund, takeOverRefund, type PaymentRow } from './store.js';
 
 export type RefundOutcome = { state: 'refunded'; reference: string } | { state: 'pending'; reference: string | null };
@@ -16,7 +18,9 @@ export interface RefundRails {
   /** Rail C fees came to the service's Solana wallet. */
   solana: SolanaChain;
   /** The card processor's refund of a charge (absent: no card rail). */
-  refundCard?: ((paymentIntentId: string) => Promise<void>) | undefined;
+  refundCard?: RefundCard | undefined;
+  /** Card credits: a failed call's draw goes back to its credit. */
+  cardCredits?: CardCredits | undefined;
 }
 
 /** An EVM refund recorded before it was broadcast. */
@@ -76,6 +80,10 @@ export class PaymentRefunds {
   }
 
   private async refundCard(row: PaymentRow): Promise<RefundOutcome> {
+    if ((row.trace as PaymentTrace | null)?.kind === 'card-credit') {
+      if (!this.rails.cardCredits) throw new Error(`payment ${row.id} drew on a card credit, and there are none here`);
+      return { state: 'refunded', reference: await this.rails.cardCredits.returnDraw(row.proofKey) };
+    }
     const paymentIntent = row.reference ?? (row.trace as { paymentIntent?: string } | null)?.paymentIntent;
     if (!paymentIntent || !this.rails.refundCard) throw new Error(`payment ${row.id} has no card charge to refund`);
     await this.rails.refundCard(paymentIntent); // idempotent at the processor (keyed by the charge)

@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../http/context.js';
 import { ErrorSchema } from '../http/validation.js';
 import { formatUsd } from '../money.js';
-import { routeOffers } from './offers.js';
+import { cardAmount, presentCardOffer, routeOffers } from './offers.js';
 import type { PaidRoute } from './prices.js';
 import { routeDiscovery, type DiscoveryExtensions } from './x402/discovery.js';
 
@@ -39,12 +39,12 @@ export function paidRoute<
       currency: 'USD',
       unit: paid.unit,
       rails: paid.rails,
-      card,
+      card: presentCardOffer(card),
       effect: paid.effect,
       ...(paid.actingActions && { acting_actions: paid.actingActions }),
     },
     ...extra,
-    description: `Paid: ${price}; rails ${rails}${card ? '; card fallback offered with rail A where a card processor is configured' : ''}. ${effectText(paid)}${extra.description ? ` ${extra.description}` : ''}`,
+    description: `Paid: ${price}; rails ${rails}${card ? `; card fallback offered with rail A where a card processor is configured${card.credit ? ` (a ${cardAmount(card)} USD card credit, the processor's minimum, that later calls draw on with the Payment-Credit header)` : ''}` : ''}. ${effectText(paid)}${extra.description ? ` ${extra.description}` : ''}`,
     responses: {
       ...extra.responses,
       402: {

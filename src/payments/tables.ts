@@ -155,16 +155,85 @@ export const cardSandboxPaymentIntents = pgTable(
     amount: money('amount').notNull(),
     currency: text('currency').notNull(),
     status: text('status', { enum: CARD_SANDBOX_INTENT_STATUSES }).notNull(),
+    /** Cents given back so far; the status is `refunded` once it is all of `amount`. */
+    amountRefunded: money('amount_refunded').notNull().default(sql`0`),
     createdAt: createdAt(),
     refundedAt: tstz('refunded_at'),
   },
   (t) => [
     uniqueIndex('card_sandbox_payment_intents_idempotency_key').on(t.idempotencyKey),
+    check('card_sandbox_payment_intents_refund_within_amount', sql`${t.amountRefunded} <= ${t.amount}`),
     // A token pays once.
     uniqueIndex('card_sandbox_payment_intents_token_key').on(t.tokenId),
     check('card_sandbox_payment_intents_status', oneOf('status', CARD_SANDBOX_INTENT_STATUSES)),
   ],
 );
+
+export const CARD_CREDIT_STATUSES = ['open', 'refunding', 'refunded'] as const;
+
+/**
+ * Card credit: where a route's price is below the card processor's minimum charge (the $0.25
+ * off-ramp), a card pays the minimum once and the call draws its fee from what it bought; later
+ * calls draw the rest (`Payment-Credit: <id>`), and the remainder goes back to the card on request.
+ * open -> refunding (the remainder is taken, the processor not yet answered) -> refunded.
+ */
+export const cardCredits = pgTable(
+  'card_credits',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    /** The top-up charge at the card processor. */
+    paymentIntent: text('payment_intent').notNull(),
+    /** `stripe:<network id>`, as the payments it funds record it. */
+    network: text('network').notNull(),
+    /** `METHOD /path` of the route it was bought on, the only one it pays for. */
+    route: text('route').notNull(),
+    /** Who may draw on it and refund it: `user:<id>` (X-Identity-Token) or `employer:<id>` (X-Agent-Key). */
+    holder: text('holder').notNull(),
+    funded: money('funded').notNull(),
+    remaining: money('remaining').notNull(),
+    status: text('status', { enum: CARD_CREDIT_STATUSES }).notNull().default('open'),
+    /** What went (or is going) back to the card: the remainder when the refund was asked for. */
+    refunded: money('refunded').notNull().default(sql`0`),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    refundedAt: tstz('refunded_at'),
+  },
+  (t) => [
+    uniqueIndex('card_credits_payment_intent_key').on(t.paymentIntent),
+    index('card_credits_holder_idx').on(t.holder, t.createdAt),
+    check('card_credits_status', oneOf('status', CARD_CREDIT_STATUSES)),
+    check('card_credits_remaining_within_funded', sql`${t.remaining} >= 0 AND ${t.remaining} + ${t.refunded} <= ${t.funded}`),
+  ],
+);
+
+/**
+ * One fee drawn from a card credit, keyed by the payment it paid (`payments.proof_key`): a draw
+ * happens once per payment, and a failed call's draw is returned once (`returned_at`).
+ */
+export const cardCreditDraws = pgTable(
+  'card_credit_draws',
+  {
+    proofKey: text('proof_key').primaryKey(),
+    creditId: uuid('credit_id')
+      .notNull()
+      .references(() => cardCredits.id),
+    amount: money('amount').notNull(),
+    createdAt: createdAt(),
+    returnedAt: tstz('returned_at'),
+  },
+  (t) => [index('card_credit_draws_credit_idx').on(t.creditId, t.createdAt), check('card_credit_draws_amount_positive', sql`${t.amount} > 0`)],
+);
+
+/** The sandbox's refunds, partial ones included: a retried idempotency key is the same refund. */
+export const cardSandboxRefunds = pgTable('card_sandbox_refunds', {
+  idempotencyKey: text('idempotency_key').primaryKey(),
+  paymentIntentId: text('payment_intent_id')
+    .notNull()
+    .references(() => cardSandboxPaymentIntents.id),
+  /** Cents. */
+  amount: money('amount').notNull(),
+  createdAt: createdAt(),
+});
 
 /** Key-value channel store for mppx sessions (get/put/delete/update under a row lock). */
 export const mppChannelStore = pgTable('mpp_channel_store', {

@@ -13,4 +13,6 @@ export type PaymentTrace =
   /** Rail C, a Solana transfer the facilitator co-signs: found by its signature (the payment's reference). */
   | { kind: 'svm'; expires: string }
   /** The card: charged when it was verified. */
-  | { kind: 'card'; paymentIntent: string };
+  | { kind: 'card'; paymentIntent: string }
+  /** A draw on a card credit (src/payments/card/credit.ts): found by its key (the payment's proof key). */
+  | { kind: 'card-credit'; creditId: string; paymentIntent: string; drawKey: string };

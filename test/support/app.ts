@@ -99,12 +99,14 @@ export async function startTestApp(
   // As the service does: the payment gate reports kept fees to the app's metrics.
   const observability = createObservability({ config, database, chains });
   const onSettled = reportingSettled(attestSettledPayment, observability.business);
-  const payments = chains && (await openPayments({ config, database, chains, embedded: localChains, onSettled, log: createLogger('silent') }));
   const verifyIdentity = createIdentityVerifier({ issuer: config.idp.issuer, audience: config.idp.audience, jwks: { keys: idp.jwks().keys } });
+  const log = createLogger('silent');
+  const services = createServices({ config, database, log, verifyIdentity, observability, chains, embeddedChains: localChains });
+  const payments = chains && (await openPayments({ config, database, chains, embedded: localChains, onSettled, paidCallers: services.paidCallers, log }));
   const deps: AppDependencies = {
     config,
     database,
-    log: createLogger('silent'),
+    log,
     verifyIdentity,
     devIdentityProvider: idp,
     embeddedChains: localChains,
@@ -113,7 +115,6 @@ export async function startTestApp(
     readiness: readinessChecks(database),
     observability,
   };
-  const services = createServices({ ...deps, observability });
   const app = buildApp(deps, services);
   return {
     app,

@@ -5,7 +5,8 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
-import { loseAnswer, proofMaker, railA } from '../../../test/support/pay.js';
+import { Challenge, Receipt } from 'mppx';
+import { card, loseAnswer, proofMaker, railA } from '../../../test/support/pay.js';
 import { employers } from '../employers/tables.js';
 import { notifications } from '../notifications/tables.js';
 import { offrampTransfers } from './tables.js';
@@ -322,5 +323,114 @@ describe('charge before acting', () => {
     expect(again.status).toBe(200);
     expect(await json(again)).toEqual(answer);
     expect(await offrampsOf()).toHaveLength(before);
+  });
+});
+
+describe('the card fallback on the off-ramp (spec 4.1.5): a card credit', () => {
+  const OFFRAMP = '/api/mpp/bridge/offramp';
+  let bankAccountId: string;
+  const spts: string[] = [];
+  const cardPayer = () => card(server.url, 'pm_card_visa', (spt) => spts.push(spt));
+  const offrampBody = (amount: string) => ({ employeeId: employee.id, amount, destinationType: 'ach', bankAccountId });
+  const identity = (token = employee.token) => ({ 'X-Identity-Token': token });
+  const sandboxCharges = async () =>
+    (await t.database.pool.query<{ amount: string; amount_refunded: string }>('SELECT amount, amount_refunded FROM card_sandbox_payment_intents WHERE token_id = ANY($1)', [spts])).rows;
+  const creditOf = async (token: string, id: string) => t.request('GET', `/api/card-credits/${id}`, { headers: identity(token) });
+
+  beforeAll(async () => {
+    bankAccountId = (await json<{ bank_accounts: { bank_account_id: string }[] }>(await employeeRoute('GET', '/bank-accounts'))).bank_accounts[0]!.bank_account_id;
+    await fundWallet(employee.account.address, '100');
+  });
+
+  it("offers the processor's $0.50 minimum as a card credit next to rail A's $0.25", async () => {
+    const response = await fetch(`${server.url}${OFFRAMP}`, { method: 'POST' });
+    expect(response.status).toBe(402);
+    const challenges = Challenge.fromResponseList(response);
+    expect(challenges.map((c) => c.method)).toEqual(['tempo', 'stripe']);
+    expect(challenges[1]).toMatchObject({ intent: 'charge', request: { amount: '50', currency: 'usd' } });
+    expect(challenges[1]!.description).toMatch(/card credit.*draws 0\.250000/);
+  });
+
+  it('refuses a top-up it could not hold for anyone before charging the card', async () => {
+    const before = spts.length;
+    const refused = await cardPayer()(OFFRAMP, { method: 'POST', body: offrampBody('5') });
+    expect(refused.status).toBe(402);
+    expect(await json(refused)).toMatchObject({ code: 'PAYMENT_INVALID', error: expect.stringContaining('X-Identity-Token') });
+    expect(spts.length).toBeGreaterThan(before); // the client made its token; the service never used it
+    expect(await sandboxCharges()).toEqual([]);
+  });
+
+  it('pays an off-ramp with a $0.50 top-up, pays the next one from what is left, then asks for a new top-up', async () => {
+    const first = await cardPayer()(OFFRAMP, { method: 'POST', body: offrampBody('5'), headers: identity() });
+    expect(first.status).toBe(200);
+    expect(await json(first)).toMatchObject({ success: true, status: 'awaiting_funds', amount: '5.000000' });
+    expect(Receipt.fromResponse(first)).toMatchObject({ method: 'stripe', status: 'success' });
+    const creditId = first.headers.get('Payment-Credit')!;
+    expect(first.headers.get('Payment-Credit-Remaining')).toBe('0.250000');
+    expect(await sandboxCharges()).toEqual([{ amount: '50', amount_refunded: '0' }]);
+
+    // The next call draws the rest: no card, no new charge.
+    const draw = (token = employee.token) => fetch(`${server.url}${OFFRAMP}`, { method: 'POST', headers: { 'content-type': 'application/json', 'Payment-Credit': creditId, ...identity(token) }, body: JSON.stringify(offrampBody('4')) });
+    const second = await draw();
+    expect(second.status).toBe(200);
+    expect(second.headers.get('Payment-Credit-Remaining')).toBe('0.000000');
+    expect(await sandboxCharges()).toHaveLength(1);
+
+    const third = await draw();
+    expect(third.status).toBe(402);
+    expect(await json(third)).toMatchObject({ code: 'PAYMENT_INVALID', error: expect.stringContaining('pay again to top it up') });
+    expect(Challenge.fromResponseList(third).map((c) => c.method)).toContain('stripe');
+
+    // Another caller naming the credit: as if it did not exist.
+    const stranger = await t.token('money-stranger', 'stranger@money.example');
+    expect(await json(await draw(stranger))).toMatchObject({ code: 'PAYMENT_INVALID', error: expect.stringContaining(`no card credit ${creditId} for this caller`) });
+    expect((await creditOf(stranger, creditId)).status).toBe(404);
+
+    // Both fees are in the employer's billing, as card payments, and so is the credit.
+    const receipts = await json<{ receipts: { route: string; rail: string; amount_usd: string }[] }>(await t.request('GET', `/api/employers/${employerId}/mpp-receipts`, { token: owner }));
+    expect(receipts.receipts.filter((r) => r.rail === 'card' && r.route === `POST ${OFFRAMP}`).map((r) => r.amount_usd)).toEqual(['0.250000', '0.250000']);
+    const billed = await json<{ credits: Record<string, unknown>[]; total: number }>(await t.request('GET', `/api/employers/${employerId}/card-credits`, { token: owner }));
+    expect(billed.credits).toEqual([
+      expect.objectContaining({ id: creditId, status: 'open', funded_usd: '0.500000', drawn_usd: '0.500000', remaining_usd: '0.000000', refunded_usd: '0.000000' }),
+    ]);
+    // Nothing left to refund.
+    const empty = await t.request('POST', `/api/employers/${employerId}/card-credits/${creditId}/refund`, { token: owner });
+    expect(empty.status).toBe(409);
+    expect(await json(empty)).toMatchObject({ code: 'CREDIT_EMPTY' });
+  });
+
+  it('sends the remainder back to the card once, for the holder or the owner; a refunded credit pays for nothing', async () => {
+    const first = await cardPayer()(OFFRAMP, { method: 'POST', body: offrampBody('3'), headers: identity() });
+    expect(first.status).toBe(200);
+    const creditId = first.headers.get('Payment-Credit')!;
+    expect(await json(await creditOf(employee.token, creditId))).toMatchObject({ id: creditId, status: 'open', remaining_usd: '0.250000', route: `POST ${OFFRAMP}` });
+
+    const refunds = await Promise.all([
+      t.request('POST', `/api/card-credits/${creditId}/refund`, { headers: identity() }),
+      t.request('POST', `/api/employers/${employerId}/card-credits/${creditId}/refund`, { token: owner }),
+    ]);
+    for (const refund of refunds) {
+      expect(refund.status).toBe(200);
+      expect(await json(refund)).toMatchObject({ status: 'refunded', remaining_usd: '0.000000', refunded_usd: '0.250000', refunded_at: expect.any(String) });
+    }
+    const charge = (await sandboxCharges()).at(-1)!;
+    expect(charge).toEqual({ amount: '50', amount_refunded: '25' });
+
+    const draw = await fetch(`${server.url}${OFFRAMP}`, { method: 'POST', headers: { 'content-type': 'application/json', 'Payment-Credit': creditId, ...identity() }, body: JSON.stringify(offrampBody('1')) });
+    expect(draw.status).toBe(402);
+  });
+
+  it('validates and authorises the credit routes', async () => {
+    const badId = await t.request('GET', '/api/card-credits/not-a-uuid', { headers: identity() });
+    expect(badId.status).toBe(400);
+    expect(await json(badId)).toMatchObject({ field: 'id' });
+    const anonymous = await t.request('GET', `/api/card-credits/${randomUUID()}`);
+    expect(anonymous.status).toBe(401);
+    expect((await t.request('GET', `/api/card-credits/${randomUUID()}`, { headers: identity() })).status).toBe(404);
+    const otherOwner = await t.token('money-other-owner', 'other-owner@money.example');
+    expect((await t.request('GET', `/api/employers/${employerId}/card-credits`, { token: otherOwner })).status).toBe(404);
+    const malformed = await fetch(`${server.url}${OFFRAMP}`, { method: 'POST', headers: { 'Payment-Credit': 'nope' } });
+    expect(malformed.status).toBe(402);
+    expect(await json(malformed)).toMatchObject({ code: 'PAYMENT_INVALID', error: expect.stringContaining('Payment-Credit') });
   });
 });

@@ -248,7 +248,7 @@ describe('tools/list', () => {
           protocols: paid!.rails.includes('A') ? (paid!.rails.length > 1 ? ['mpp', 'x402'] : ['mpp']) : ['x402'],
           unit: paid!.unit,
           // Compared with what the route's 402 offers in 'advertises for every paid tool what its REST route's 402 offers'.
-          card: expect.any(Boolean),
+          card: paid!.card ? expect.objectContaining({ currency: 'usd' }) : false,
           effect: paid!.effect,
           ...(paid!.actingActions && { actingActions: [...paid!.actingActions] }),
           endpoint: `${paid!.method} ${paid!.path}`,
@@ -457,7 +457,7 @@ describe("mppx's MCP convention (org.paymentauth)", () => {
       expect({ tool: tool.name, rails: advertised.rails, card: advertised.card, price: advertised.price, unit: advertised.unit }).toEqual({
         tool: tool.name,
         rails: offered,
-        card: challenges.some((c) => c.method === 'stripe'),
+        card: cardOfferOf(challenges, body.price as string),
         price: body.price,
         unit: body.unit,
       });
@@ -465,10 +465,18 @@ describe("mppx's MCP convention (org.paymentauth)", () => {
       for (const accept of networks) expect(accept.amount, tool.name).toBe(baseUnits);
     }
     const meta = (suffix: string) => tools.find((tool) => tool.name === name(suffix))!._meta as Json;
-    // The card: offered on payroll execute; never on the off-ramp, whose price is below the card minimum.
-    expect(meta('payroll_execute').card).toBe(true);
-    expect(meta('bridge_offramp').card).toBe(false);
+    // The card: a charge of the price on payroll execute; a card credit of the processor's minimum on the off-ramp (spec 4.1.5).
+    expect(meta('payroll_execute').card).toEqual({ amount: '1.00', currency: 'usd', credit: false });
+    expect(meta('bridge_offramp').card).toEqual({ amount: '0.50', currency: 'usd', credit: true });
   });
+
+  /** The card offer of a 402, as `_meta.card` shows it: its amount in dollars, and whether it buys more than the price (a card credit). */
+  function cardOfferOf(challenges: Challenge.Challenge[], price: string) {
+    const stripe = challenges.find((c) => c.method === 'stripe');
+    if (!stripe) return false;
+    const cents = Number((stripe.request as { amount: string }).amount);
+    return { amount: (cents / 100).toFixed(2), currency: (stripe.request as { currency: string }).currency, credit: cents / 100 > Number(price) };
+  }
 });
 
 describe('every paid tool reaches its route', () => {

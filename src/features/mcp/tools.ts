@@ -1,7 +1,7 @@
 import { zodToOpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '@hono/zod-openapi';
 import { formatUsd } from '../../money.js';
-import type { RouteOffers } from '../../payments/offers.js';
+import { presentCardOffer, type RouteOffers } from '../../payments/offers.js';
 import { findPaidRoute, type PaidRoute } from '../../payments/prices.js';
 import { AgentPayBody } from '../agents/index.js';
 import { AgentProfile, Directory, DirectoryQuery, ProfileParams, RegisterBody } from '../agent-directory/index.js';
@@ -228,8 +228,8 @@ export interface ToolPricing {
   protocols: string[];
   /** What one price buys: `charge`, `session`, `tick`; null for a free tool. */
   unit: string | null;
-  /** Whether the route's 402 offers a card charge next to rail A (a card processor is configured, the price reaches its minimum). */
-  card: boolean;
+  /** The card charge the route's 402 offers next to rail A (a card processor is configured), or false; `credit`: a card credit top-up. */
+  card: ReturnType<typeof presentCardOffer>;
   /** `acts`: the fee is collected before the tool does anything; `reads`: after it answers. Null for a free tool. */
   effect: 'reads' | 'acts' | null;
   /** For a tool whose `action` decides: the actions that act (the others read). */
@@ -267,7 +267,7 @@ function pricingOf(definition: ToolDefinition, paid: PaidRoute | null, offers: R
     rails,
     protocols: [...new Set(rails.map((rail) => (rail === 'A' ? 'mpp' : 'x402')))],
     unit: offers?.unit ?? null,
-    card: offers?.card ?? false,
+    card: presentCardOffer(offers?.card ?? null),
     // Whether the fee settles before the tool acts (acts) or after it answers (reads).
     effect: paid?.effect ?? null,
     ...(paid?.actingActions && { actingActions: [...paid.actingActions] }),

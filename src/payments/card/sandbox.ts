@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { and, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { stripe } from 'mppx/server';
 import type { Db } from '../../db/client.js';
-import { cardSandboxPaymentIntents, cardSandboxTokens } from '../tables.js';
+import { cardSandboxPaymentIntents, cardSandboxRefunds, cardSandboxTokens } from '../tables.js';
+import type { CardRefundPart } from './credit.js';
 import type { CardRail } from '../mpp/rail.js';
 
 /**
@@ -87,12 +88,27 @@ export class CardSandbox {
     });
   }
 
-  /** Gives a charge back; refunding twice is a no-op. */
-  async refund(paymentIntentId: string): Promise<void> {
-    await this.db
-      .update(cardSandboxPaymentIntents)
-      .set({ status: 'refunded', refundedAt: sql`now()` })
-      .where(and(eq(cardSandboxPaymentIntents.id, paymentIntentId), eq(cardSandboxPaymentIntents.status, 'succeeded')));
+  /**
+   * Gives a charge back, all that is left of it or `part`, like Stripe's refunds: a retried key is
+   * the same refund, more than is left is refused, and refunding a refunded charge in full is a no-op.
+   */
+  async refund(paymentIntentId: string, part?: CardRefundPart): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const [intent] = await tx.select().from(cardSandboxPaymentIntents).where(eq(cardSandboxPaymentIntents.id, paymentIntentId)).for('update');
+      if (!intent) throw new CardError(`No such payment_intent: '${paymentIntentId}'`);
+      const left = intent.amount - intent.amountRefunded;
+      if (!part && left === 0n) return;
+      const amount = part?.cents ?? left;
+      const key = part?.key ?? `refund_${paymentIntentId}`;
+      const [refund] = await tx.insert(cardSandboxRefunds).values({ idempotencyKey: key, paymentIntentId, amount }).onConflictDoNothing().returning();
+      if (!refund) return; // this key's refund, again
+      if (amount <= 0n || amount > left) throw new CardError(`Refund amount (${amount}) is greater than unrefunded amount on payment_intent (${left})`);
+      const refunded = intent.amountRefunded + amount;
+      await tx
+        .update(cardSandboxPaymentIntents)
+        .set({ amountRefunded: refunded, ...(refunded === intent.amount && { status: 'refunded' as const, refundedAt: sql`now()` }) })
+        .where(eq(cardSandboxPaymentIntents.id, paymentIntentId));
+    });
   }
 
   async paymentIntent(id: string) {
@@ -106,6 +122,6 @@ export function sandboxCardRail(sandbox: CardSandbox): CardRail {
   return {
     method: stripe.charge({ client: sandbox.client, networkId: SANDBOX_NETWORK_ID, paymentMethodTypes: ['card'] }) as never,
     networkId: SANDBOX_NETWORK_ID,
-    refund: (id) => sandbox.refund(id),
+    refund: (id, part) => sandbox.refund(id, part),
   };
 }

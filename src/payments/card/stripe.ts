@@ -132,10 +132,11 @@ export function stripeCardRail(options: StripeOptions): CardRail {
   return {
     method: stripe.charge({ client: stripeApiClient(options), networkId: options.networkId, paymentMethodTypes: ['card'] }) as never,
     networkId: options.networkId,
-    async refund(paymentIntentId) {
+    async refund(paymentIntentId, part) {
+      const form = new URLSearchParams({ payment_intent: paymentIntentId, ...(part && { amount: part.cents.toString() }) });
       try {
-        // Keyed by the charge: every attempt, and every later refund job run, is the same refund.
-        await post(options, '/v1/refunds', new URLSearchParams({ payment_intent: paymentIntentId }), `refund_${paymentIntentId}`);
+        // Keyed by the charge (or the part): every attempt, and every later refund job run, is the same refund.
+        await post(options, '/v1/refunds', form, part?.key ?? `refund_${paymentIntentId}`);
       } catch (error) {
         // Refunded already (after the key's 24 hours, or from the dashboard): nothing left to give back.
         if (error instanceof StripeApiError && error.code === 'charge_already_refunded') return;

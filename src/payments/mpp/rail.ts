@@ -6,9 +6,10 @@ import { formatUsd } from '../../money.js';
 import type { Db } from '../../db/client.js';
 import type { PaymentProof } from '../carriers.js';
 import type { PaymentLookup, PaymentRailAdapter, SettlementOutcome, Verification } from '../gate.js';
-import { routeOffers } from '../offers.js';
+import { cardAmount, routeOffers } from '../offers.js';
 import type { PaidRoute } from '../prices.js';
 import type { PaymentTrace } from '../trace.js';
+import { CREDIT_HEADER, type CardCredits, type RefundCard } from '../card/credit.js';
 import { isChallengeBoundMemo, reasonOf, transferWithMemoEvent } from './embedded-tempo-charge.js';
 import { isSessionProof, serveSessionCall, sessionRequest, type SessionRail } from './session.js';
 
@@ -40,8 +41,8 @@ export interface CardRail {
   method: Method.AnyServer;
   /** Stripe's network id for the challenge (`methodDetails.networkId`). */
   networkId: string;
-  /** Gives a charge back (the handler failed with a 5xx); idempotent per charge. */
-  refund(paymentIntentId: string): Promise<void>;
+  /** Gives a charge back, all of it or `part`; idempotent per charge (per part: its key). */
+  refund: RefundCard;
 }
 
 export interface MppRailOptions {
@@ -51,13 +52,12 @@ export interface MppRailOptions {
   recipient: Address;
   tempo: TempoChargeRail;
   /** Absent: no card offer (live mode without a Stripe key). */
-  card?: CardRail | undefined;
+  card?: { rail: CardRail; credits: CardCredits } | undefined;
   /** MPP sessions, for the routes billed per tick or per session. */
   session: SessionRail;
   db: Db;
 }
 
-const CENTS_PER_BASE_UNIT = 10_000n;
 /** How long a challenge may be answered (mppx's own default). */
 const CHALLENGE_TTL_MS = 5 * 60_000;
 /** After its challenge expired, how long a broadcast already under way may still take to land. */
@@ -73,7 +73,7 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
 
   return {
     rails: ['A'],
-    accepts: (proof) => proof.kind === 'mpp',
+    accepts: (proof) => proof.kind === 'mpp' || proof.kind === 'credit',
 
     async offer(route) {
       const expires = uniqueExpiry();
@@ -85,19 +85,23 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
       if (mppIntents.includes('charge')) {
         challenges.push(await issue.tempo!.charge({ ...tempoRequest(options, route), description: route.summary, expires, scope: scopeOf(route) }));
       }
-      const cardOffer = cardRequest(card, route);
+      const cardOffer = cardRequest(card?.rail, route);
       if (cardOffer) challenges.push(await issue.stripe!.charge({ ...cardOffer, expires, scope: scopeOf(route) }));
       return { headers: [['WWW-Authenticate', challenges.map((c) => Challenge.serialize(c)).join(', ')]] };
     },
 
-    lookup: (trace) => lookupPayment(tempo, trace),
+    lookup: (trace) => (trace.kind === 'card-credit' ? lookupDraw(card?.credits, trace) : lookupPayment(tempo, trace)),
 
     session: {
       accepts: isSessionProof,
       serve: (call) => serveSessionCall({ db: options.db, store: session.store, handler: sessionHandler(call.route) }, call),
     },
 
-    async verify(route, proof: PaymentProof): Promise<Verification> {
+    async verify(route, proof: PaymentProof, request): Promise<Verification> {
+      if (proof.kind === 'credit') {
+        if (!card || !cardRequest(card.rail, route)) return { ok: false, reason: 'this route offers no card credit' };
+        return card.credits.verifyDraw(route, proof.creditId, request, `card-credit:${proof.creditId}:${proof.nonce}`);
+      }
       if (proof.kind !== 'mpp') return { ok: false, reason: 'not an MPP credential' };
       if (route.unit === 'tick') return { ok: false, reason: 'this route is billed per tick: pay it through an MPP session (intent "session")' };
       let credential: Credential.Credential;
@@ -106,7 +110,7 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
       } catch {
         return { ok: false, reason: 'the Payment credential cannot be decoded' };
       }
-      if (credential.challenge.method === 'stripe') return verifyCard(mppx, card, route, credential);
+      if (credential.challenge.method === 'stripe') return verifyCard(mppx, card, route, credential, request);
       return verifyTempo(mppx, options, route, credential);
     },
   };
@@ -115,7 +119,7 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
 function createMppx(options: MppRailOptions) {
   const { tempo, card, session } = options;
   return Mppx.create({
-    methods: [tempo.method, session.method, ...(card ? [card.method] : [])],
+    methods: [tempo.method, session.method, ...(card ? [card.rail.method] : [])],
     secretKey: options.secretKey,
     realm: options.realm,
   });
@@ -163,12 +167,15 @@ const scopeOf = (route: PaidRoute) => `${route.method} ${route.path}`;
  */
 const tempoRequest = (options: MppRailOptions, route: PaidRoute) => ({ amount: formatUsd(route.price), recipient: options.recipient });
 
-/** The card charge offered next to it (USD cents), from the processor's minimum up. */
+/** The card charge offered next to it (USD, 2 decimals): the price, or a card credit top-up where the price is below the processor's minimum. */
 function cardRequest(card: CardRail | undefined, route: PaidRoute) {
-  if (!card || !routeOffers(route, { card: true }).card) return null;
-  const cents = route.price / CENTS_PER_BASE_UNIT;
-  const amount = `${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`;
-  return { amount, currency: 'usd', decimals: 2, networkId: card.networkId, paymentMethodTypes: ['card'], description: route.summary };
+  const offer = routeOffers(route, { card: card !== undefined }).card;
+  if (!card || !offer) return null;
+  const amount = cardAmount(offer);
+  const description = offer.credit
+    ? `${route.summary}: a ${formatUsd(offer.amount)} USD card credit; this call draws ${formatUsd(route.price)} and later calls draw the rest (${CREDIT_HEADER} header)`
+    : route.summary;
+  return { amount, currency: 'usd', decimals: 2, networkId: card.networkId, paymentMethodTypes: ['card'], description };
 }
 
 /** A Tempo credential: HMAC, expiry, the route's amount and recipient, then the method's own checks; nothing moves. */
@@ -225,25 +232,38 @@ function tempoTrace(options: MppRailOptions, route: PaidRoute, credential: Crede
   };
 }
 
-/** mppx's stripe method charges the card while it verifies (a confirmed PaymentIntent); a 5xx refunds it. */
-async function verifyCard(mppx: MppxServer, card: CardRail | undefined, route: PaidRoute, credential: Credential.Credential): Promise<Verification> {
-  const request = cardRequest(card, route);
-  if (!card || !request) return { ok: false, reason: 'this route offers no card payment' };
+/**
+ * mppx's stripe method charges the card while it verifies (a confirmed PaymentIntent); a 5xx refunds
+ * it. A card credit top-up is held for the caller it pays for: one who cannot be told is refused
+ * before the card is charged.
+ */
+async function verifyCard(mppx: MppxServer, card: MppRailOptions['card'], route: PaidRoute, credential: Credential.Credential, request: Request): Promise<Verification> {
+  const offer = card && cardRequest(card.rail, route);
+  const charge = routeOffers(route, { card: true }).card;
+  if (!card || !offer || !charge) return { ok: false, reason: 'this route offers no card payment' };
+  const holder = charge.credit ? await card.credits.holderFor(request.headers) : null;
+  if (charge.credit && holder === null) return { ok: false, reason: 'a card credit is held for its caller: send X-Identity-Token or X-Agent-Key with the card payment' };
   let receipt: Receipt.Receipt;
   try {
-    receipt = await mppx.broadcastCredential(credential, { request, scope: scopeOf(route) });
+    receipt = await mppx.broadcastCredential(credential, { request: offer, scope: scopeOf(route) });
   } catch (error) {
     const refusal = refusalOf(error);
     if (refusal) return { ok: false, reason: refusal };
     throw error;
   }
   const paymentIntent = receipt.reference;
+  const network = `stripe:${card.rail.networkId}`;
+  const proofKey = `mpp:stripe:${paymentIntent}`;
+  if (holder !== null) {
+    const topUp = await card.credits.fund({ paymentIntent, network, route, holder, amount: charge.amount });
+    return { ok: true, payment: card.credits.drawPayment(topUp, route, proofKey, receiptHeader(receipt)) };
+  }
   return {
     ok: true,
     payment: {
       rail: 'card',
-      network: `stripe:${card.networkId}`,
-      proofKey: `mpp:stripe:${paymentIntent}`,
+      network,
+      proofKey,
       payer: null,
       asset: 'usd',
       prepaid: true,
@@ -251,6 +271,12 @@ async function verifyCard(mppx: MppxServer, card: CardRail | undefined, route: P
       settle: async () => ({ state: 'settled', reference: paymentIntent, payer: null, headers: receiptHeader(receipt), receipt: { ...receipt } }),
     },
   };
+}
+
+/** Whether a card credit draw happened: one transaction, so done or never. */
+async function lookupDraw(credits: CardCredits | undefined, trace: Extract<PaymentTrace, { kind: 'card-credit' }>): Promise<PaymentLookup> {
+  if (!credits) throw new Error('no card rail to look a card credit draw up');
+  return (await credits.drew(trace.drawKey)) ? { state: 'landed', reference: trace.paymentIntent } : { state: 'absent', reason: 'the card credit draw never happened' };
 }
 
 /** Whether a payment this rail verified moved the money, from the Tempo chain (the card always did). */

@@ -89,7 +89,7 @@ async function livePayments(env: Record<string, string>) {
     ...t.config,
     live: { ...t.config.live, ...settings, mppSecretKey: 'm'.repeat(32), baseUsdcAddress: chains.base.contracts.stablecoin!, solanaUsdcMint: chains.solana.mint, solanaNetwork: chains.solana.network },
   };
-  return openPayments({ config, database: t.database, chains: t.chains!, log: createLogger('silent') });
+  return openPayments({ config, database: t.database, chains: t.chains!, paidCallers: t.services.paidCallers, log: createLogger('silent') });
 }
 
 afterAll(async () => {

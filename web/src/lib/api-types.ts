@@ -1051,6 +1051,166 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/card-credits/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A card credit, to the caller that holds it (the identity headers its paid calls sent) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The employer's agent key. */
+                    "x-agent-key"?: string;
+                    /** @description The identity-provider JWT of the employer owner (or the employee, where allowed). */
+                    "x-identity-token"?: string;
+                };
+                path: {
+                    /** @description The card credit id (the `Payment-Credit` response header). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The card credit. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CardCredit"];
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid bearer token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/card-credits/{id}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sends what is left of the caller's card credit back to its card */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The employer's agent key. */
+                    "x-agent-key"?: string;
+                    /** @description The identity-provider JWT of the employer owner (or the employee, where allowed). */
+                    "x-identity-token"?: string;
+                };
+                path: {
+                    /** @description The card credit id (the `Payment-Credit` response header). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Refunded: the remainder went back to the card. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CardCredit"];
+                    };
+                };
+                /** @description Refunding: the card processor has not confirmed yet; the service finishes it. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CardCredit"];
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid bearer token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/demo/run-agent": {
         parameters: {
             query?: never;
@@ -4187,6 +4347,162 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/employers/{id}/card-credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Card credits billed to the employer (bought and drawn by calls made for it), newest first */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description 1-indexed page. */
+                    page?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Employer id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The card credits. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CardCredits"];
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid bearer token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/employers/{id}/card-credits/{creditId}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sends what is left of a card credit billed to the employer back to its card */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The card credit id. */
+                    creditId: string;
+                    /** @description Employer id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Refunded: the remainder went back to the card. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CardCredit"];
+                    };
+                };
+                /** @description Refunding: the card processor has not confirmed yet; the service finishes it. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CardCredit"];
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid bearer token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflicts with the current state. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/employers/{id}/compliance": {
         parameters: {
             query?: never;
@@ -6286,7 +6602,7 @@ export interface paths {
         put?: never;
         /**
          * Cash out to a bank account
-         * @description Paid: 0.250000 USD; rails A = mpp (Tempo, eip155:4217). Acts: the fee is settled before the handler runs (a fee that does not settle answers 402 and nothing happens; a 5xx refunds it). The employee's own off-ramp (X-Identity-Token of the employee); anyone else gets 404 and keeps nothing but the fee.
+         * @description Paid: 0.250000 USD; rails A = mpp (Tempo, eip155:4217); card fallback offered with rail A where a card processor is configured (a 0.500000 USD card credit, the processor's minimum, that later calls draw on with the Payment-Credit header). Acts: the fee is settled before the handler runs (a fee that does not settle answers 402 and nothing happens; a 5xx refunds it). The employee's own off-ramp (X-Identity-Token of the employee); anyone else gets 404 and keeps nothing but the fee.
          */
         post: {
             parameters: {
@@ -9815,6 +10131,51 @@ export interface components {
             last4: string | null;
             status: string;
         } | null;
+        CardCredit: {
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description Fees drawn for calls (a failed call gives its fee back).
+             * @example 0.25
+             */
+            drawn_usd: string;
+            /**
+             * @description The card top-up.
+             * @example 0.50
+             */
+            funded_usd: string;
+            /** Format: uuid */
+            id: string;
+            /** @description The top-up's card charge at the processor. */
+            payment_intent: string;
+            /** Format: date-time */
+            refunded_at: string | null;
+            /**
+             * @description The remainder sent back to the card.
+             * @example 0.00
+             */
+            refunded_usd: string;
+            /** @example 0.25 */
+            remaining_usd: string;
+            /**
+             * @description The route it pays for.
+             * @example POST /api/mpp/bridge/offramp
+             */
+            route: string;
+            /**
+             * @description open: calls draw on it; refunding: its remainder is on its way back to the card; refunded: it is.
+             * @enum {string}
+             */
+            status: "open" | "refunding" | "refunded";
+        };
+        CardCredits: {
+            credits: components["schemas"]["CardCredit"][];
+            /** Format: uuid */
+            employer_id: string;
+            limit: number;
+            page: number;
+            total: number;
+        };
         ComplianceCheckRequest: {
             /**
              * Format: uuid
