@@ -22,22 +22,27 @@ Pays one paid route (/api/mpp/*, /api/x402/*) with the real client libraries. Ea
 fresh payer and funds it with $5 from the server's dev faucet, so it works in local mode only.
 
 Rails: A = MPP on Tempo (mppx), B = x402 on Base, C = x402 on Solana (@x402/fetch),
-       card = the card offer (mppx's stripe method, the local card sandbox; payroll execute only)
+       card = the card offer (mppx's stripe method, the local card sandbox): payroll execute, and
+              the off-ramp, where the card buys a $0.50 card credit that later calls draw on
 
 Options:
   --base-url URL          the server (default: $BASE_URL, else ${DEFAULT_BASE_URL}); printed first
   --identity-token JWT    sent as X-Identity-Token: routes on an employer's data need the caller
   --agent-key KEY         sent as X-Agent-Key (the employer's agent key) instead of a token
+  --credit ID             card only: draw the fee from this card credit (Payment-Credit) instead
+                          of charging the card; the holder's identity option must come with it
   -h, --help              this text
 
 Examples (README "Try it" makes TOKEN, the demo owner's token; EMPLOYER, EMPLOYEE: ids of its
 employer and an employee; RUN: a draft payroll run from POST /api/employers/$EMPLOYER/payroll;
-AGENT_KEY: from POST /api/employers/$EMPLOYER/agent-key):
+AGENT_KEY: from POST /api/employers/$EMPLOYER/agent-key; README "Cash out by card" makes ADA,
+ADA_TOKEN and BANK: the demo employee, her token and her bank account's bank_account_id):
   npm run pay -- A GET /api/mpp/treasury/yield-rates
   npm run pay -- B GET /api/mpp/treasury/yield-rates
   npm run pay -- C POST /api/mpp/memo/decode '{"memo":"0x${'00'.repeat(32)}"}'
   npm run pay -- A GET /api/mpp/employee/$EMPLOYEE/history --agent-key "$AGENT_KEY"
   npm run pay -- card POST /api/mpp/payroll/execute "{\\"payrollRunId\\":\\"$RUN\\"}" --identity-token "$TOKEN"
+  npm run pay -- card POST /api/mpp/bridge/offramp "{\\"employeeId\\":\\"$ADA\\",\\"amount\\":\\"1\\",\\"destinationType\\":\\"ach\\",\\"bankAccountId\\":\\"$BANK\\"}" --identity-token "$ADA_TOKEN"
 `;
 
 const RAILS = ['A', 'B', 'C', 'card'] as const;
@@ -51,6 +56,8 @@ interface Options {
   baseUrl: string;
   baseUrlFrom: string;
   identity: Record<string, string>;
+  /** A card credit to draw on instead of paying. */
+  credit: string | undefined;
 }
 
 /** A failure the user can act on: printed as one line, never as a stack trace. */
@@ -65,6 +72,7 @@ function readOptions(argv: string[]): Options | null {
       'base-url': { type: 'string' },
       'identity-token': { type: 'string' },
       'agent-key': { type: 'string' },
+      credit: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -76,12 +84,13 @@ function readOptions(argv: string[]): Options | null {
   if (extra.length > 0) throw new PayError(`unexpected arguments after the body: ${extra.join(' ')}`);
   // The server refuses both at once (400): say so before anything is paid.
   if (values['identity-token'] && values['agent-key']) throw new PayError('give --identity-token or --agent-key, not both');
+  if (values.credit && rail !== 'card') throw new PayError('--credit draws on a card credit: use it with the card rail');
   const identity: Record<string, string> = {};
   if (values['identity-token']) identity['X-Identity-Token'] = values['identity-token'];
   if (values['agent-key']) identity['X-Agent-Key'] = values['agent-key'];
   const server = serverUrl(values['base-url']);
   if ('problem' in server) throw new PayError(server.problem);
-  return { rail: rail as PayRail, method: method.toUpperCase(), path, body, baseUrl: server.baseUrl, baseUrlFrom: server.from, identity };
+  return { rail: rail as PayRail, method: method.toUpperCase(), path, body, baseUrl: server.baseUrl, baseUrlFrom: server.from, identity, credit: values.credit };
 }
 
 /** The request to pay for: same method, body and identity headers on every attempt. */
@@ -171,6 +180,11 @@ async function payingFetch(rail: PayRail, baseUrl: string): Promise<typeof fetch
   return wrapFetchWithPayment(fetch, client);
 }
 
+/** A fetch that pays from a card credit: its id in Payment-Credit, nothing charged. */
+function drawingOn(credit: string): typeof fetch {
+  return (input, init = {}) => fetch(input, { ...init, headers: { ...(init.headers as Record<string, string>), 'Payment-Credit': credit } });
+}
+
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
 /** The answer: status, the receipt headers decoded, the body. Exit 1 when it is an error. */
@@ -182,6 +196,8 @@ async function printAnswer(options: Options, response: Response, paid: boolean):
     const value = response.headers.get(header);
     if (value) out(`${header}: ${JSON.stringify(decodePaymentResponseHeader(value))}`);
   }
+  const credit = response.headers.get('payment-credit');
+  if (credit) out(`Card credit ${credit}: ${response.headers.get('payment-credit-remaining')} USD left (the next call draws on it with --credit ${credit})`);
   out(await response.text());
   if (response.status >= 400) process.exitCode = 1;
   // Routes on an employer's data answer a payer they cannot place like a missing record.
@@ -214,7 +230,7 @@ async function main(): Promise<void> {
   try {
     const unpaid = await checkOffer(options);
     if (unpaid) return await printAnswer(options, unpaid, false);
-    const pay = await payingFetch(options.rail, options.baseUrl);
+    const pay = options.credit ? drawingOn(options.credit) : await payingFetch(options.rail, options.baseUrl);
     await printAnswer(options, await pay(`${options.baseUrl}${options.path}`, requestInit(options)), true);
   } catch (error) {
     process.stderr.write(`pay: ${describe(error, options.baseUrl)}\n`);

@@ -56,7 +56,7 @@ describe('npm run pay and examples/fund-treasury.ts', () => {
     const { DATABASE_URL: _shared, ...env } = process.env;
     server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: ROOT,
-      env: { ...env, APP_MODE: 'local', PORT: String(port), HOST: '127.0.0.1', PUBLIC_BASE_URL: base, DATA_DIR: dataDir, LOG_LEVEL: 'warn', VIRTUAL_MASTER_ZERO_BYTES: '1' },
+      env: { ...env, APP_MODE: 'local', PORT: String(port), HOST: '127.0.0.1', PUBLIC_BASE_URL: base, DATA_DIR: dataDir, LOG_LEVEL: 'warn', VIRTUAL_MASTER_ZERO_BYTES: '1', BRIDGE_SANDBOX_STEP_SECONDS: '1' },
       stdio: 'ignore',
     });
     await waitForHealthy(base, 55_000);
@@ -67,7 +67,23 @@ describe('npm run pay and examples/fund-treasury.ts', () => {
     const run = await post(`/api/employers/${vars.EMPLOYER}/payroll`, { items: [{ employee_id: vars.EMPLOYEE, amount_usd: '10' }] }, vars.TOKEN);
     vars.RUN = (await json<{ payroll_run_id: string }>(run)).payroll_run_id;
     vars.AGENT_KEY = (await json<{ agent_key: string }>(await post(`/api/employers/${vars.EMPLOYER}/agent-key`, {}, vars.TOKEN))).agent_key;
-  }, 60_000);
+    await cashOutByCardSetup();
+  }, 90_000);
+
+  /** README "Cash out by card": Ada's identity check approved, her token and her bank account. */
+  async function cashOutByCardSetup() {
+    const team = await json<{ employees: { id: string; email: string }[] }>(await fetch(`${base}/api/employers/${vars.EMPLOYER}/team`, { headers: { authorization: `Bearer ${vars.TOKEN}` } }));
+    vars.ADA = team.employees.find((e) => e.email.startsWith('ada@'))!.id;
+    for (let tries = 0; ; tries += 1) {
+      const { kyc_status } = await json<{ kyc_status: string }>(await post(`/api/employees/${vars.ADA}/kyc`, {}, vars.TOKEN));
+      if (kyc_status === 'approved') break;
+      if (tries > 30) throw new Error(`KYC still ${kyc_status}`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    vars.ADA_TOKEN = (await json<{ token: string }>(await post('/api/dev/token', { sub: 'demo-employee' }))).token;
+    const account = { destinationType: 'ach', accountOwnerName: 'Ada Lovelace', details: { routingNumber: '021000021', accountNumber: '000123456789' } };
+    vars.BANK = (await json<{ bank_account_id: string }>(await post(`/api/employees/${vars.ADA}/bank-accounts`, account, vars.ADA_TOKEN))).bank_account_id;
+  }
 
   afterAll(async () => {
     if (server && server.exitCode === null) {
@@ -80,8 +96,8 @@ describe('npm run pay and examples/fund-treasury.ts', () => {
 
   it('lists examples on every rail, the identity ones included', () => {
     expect(help.status).toBe(0);
-    expect(examples.map((line) => line.split(' ')[4])).toEqual(['A', 'B', 'C', 'A', 'card']);
-    expect(examples.filter((line) => /--identity-token|--agent-key/.test(line))).toHaveLength(2);
+    expect(examples.map((line) => line.split(' ')[4])).toEqual(['A', 'B', 'C', 'A', 'card', 'card']);
+    expect(examples.filter((line) => /--identity-token|--agent-key/.test(line))).toHaveLength(3);
   });
 
   it.each(examples)('%s: pays, prints the server first and the receipt', async (example) => {
@@ -94,7 +110,24 @@ describe('npm run pay and examples/fund-treasury.ts', () => {
     expect(lines[1]).toMatch(/ on rail (A|B|C|card): 200$/);
     expect(lines[2]).toMatch(/^(Payment-Receipt|PAYMENT-RESPONSE): \{.*"(status|success)":("success"|true)/);
     if (example.includes('payroll/execute')) expect(JSON.parse(lines[3]!)).toMatchObject({ success: true, payroll_run_id: vars.RUN });
+    if (example.includes('bridge/offramp')) {
+      expect(lines[3]).toMatch(/^Card credit [0-9a-f-]{36}: 0\.250000 USD left \(the next call draws on it with --credit [0-9a-f-]{36}\)$/);
+      expect(JSON.parse(lines[4]!)).toMatchObject({ success: true, amount: '1.000000' });
+    }
   }, 40_000);
+
+  it('draws the next off-ramp fee from the card credit with --credit, charging nothing', async () => {
+    const offramp = examples.find((line) => line.includes('bridge/offramp'))!.replace(/^npm run pay -- /, `${PAY} --base-url "$BASE" `);
+    const bought = await sh(offramp, { ...vars, BASE: base });
+    const credit = /Card credit ([0-9a-f-]{36})/.exec(bought.stdout)![1]!;
+    const drawn = await sh(`${offramp} --credit ${credit}`, { ...vars, BASE: base });
+    expect(drawn.stderr).toBe('');
+    expect(drawn.stdout.split('\n').slice(1, 3)).toEqual(['POST /api/mpp/bridge/offramp on rail card: 200', `Card credit ${credit}: 0.000000 USD left (the next call draws on it with --credit ${credit})`]);
+    const empty = await sh(`${offramp} --credit ${credit}`, { ...vars, BASE: base });
+    expect(empty.code).toBe(1);
+    expect(empty.stdout).toContain('on rail card: 402');
+    expect(empty.stdout).toContain('pay again to top it up');
+  }, 60_000);
 
   it('names the rails a route offers in one line when it offers none matching, and pays nothing', async () => {
     const result = await sh(`${PAY} card GET /api/mpp/treasury/yield-rates`, { BASE_URL: base });

@@ -39,6 +39,8 @@ const route = (path: string, options: Partial<PaidRoute> = {}): PaidRoute => ({
 });
 const ACTS = route('/test/acts/{outcome}');
 const CARD_ACTS = route('/test/card-acts/{outcome}', { price: 1_000_000n, rails: ['A'], card: true });
+// Below the card processor's minimum: the card buys a card credit.
+const CREDIT_ACTS = route('/test/credit-acts/{outcome}', { price: 250_000n, rails: ['A'], card: true });
 const READS = route('/test/reads/{outcome}', { effect: 'reads' });
 
 /**
@@ -75,7 +77,7 @@ let steered: ReturnType<typeof steeredGate>;
 
 beforeAll(async () => {
   t = await startTestApp({}, { chains: true });
-  for (const paid of [ACTS, CARD_ACTS, READS]) {
+  for (const paid of [ACTS, CARD_ACTS, CREDIT_ACTS, READS]) {
     t.app.post(paid.path.replace('{outcome}', ':outcome'), t.payments!.gate(paid), async (c) => {
       const outcome = c.req.param('outcome');
       if (outcome === 'throw') throw new Error('handler blew up');
@@ -155,6 +157,24 @@ describe('a route that acts', () => {
     expect(rows[0]?.status).toBe('refunded');
     const [row] = await t.database.db.select().from(payments).where(eq(payments.reference, rows[0]!.id));
     expect(row).toMatchObject({ rail: 'card', status: 'refunded', refundReference: rows[0]!.id });
+  });
+});
+
+describe('a card credit behind the gate', () => {
+  it("a 500 gives the call's draw back to the credit (not to the card), and the next call draws it again", async () => {
+    const identity = { 'X-Identity-Token': await t.token('credit-holder', 'holder@credit.example') };
+    const failed = await card(server.url)('/test/credit-acts/fail', { method: 'POST', body: {}, headers: identity });
+    expect(failed.status).toBe(500);
+    const creditId = failed.headers.get('Payment-Refund')!.replace(/^credit:/, '');
+    const credit = () => t.payments!.cardCredits!.find(creditId);
+    expect(await credit()).toMatchObject({ status: 'open', funded: 500_000n, remaining: 500_000n });
+    const [feeRow] = await t.database.db.select().from(payments).where(eq(payments.refundReference, `credit:${creditId}`));
+    expect(feeRow).toMatchObject({ rail: 'card', status: 'refunded', amount: 250_000n });
+
+    const paid = await post('/test/credit-acts/ok', { ...identity, 'Payment-Credit': creditId });
+    expect(paid.status).toBe(200);
+    expect(paid.headers.get('Payment-Credit-Remaining')).toBe('0.250000');
+    expect((await credit())!.remaining).toBe(250_000n);
   });
 });
 
