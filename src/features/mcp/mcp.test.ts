@@ -7,7 +7,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { eq } from 'drizzle-orm';
 import { getBase58Decoder } from '@solana/kit';
 import { Challenge, Credential } from 'mppx';
-import { Mppx, tempo } from 'mppx/client';
+import { Mppx, stripe, tempo } from 'mppx/client';
 import { McpClient } from 'mppx/mcp-sdk/client';
 import { createClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -602,6 +602,30 @@ describe('every paid tool reaches its route', () => {
     const offramp = await paidA('bridge_offramp', args, () => ({ 'X-Identity-Token': employee.token }));
     expect(statusOf(offramp), textOf(offramp)).toBe(200);
     expect(JSON.parse(textOf(offramp))).toMatchObject({ success: true, status: 'awaiting_funds', amount: '5.000000', destination_type: 'ach' });
+
+    // The card (spec 4.1.5): McpClient.wrap with mppx's stock stripe method buys a $0.50 card
+    // credit; the credit pays the next call, named in the Payment-Credit HTTP header.
+    const wrapped = new Client({ name: 'mppx-card', version: '1.0.0' });
+    await wrapped.connect(
+      new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${await bearer()}`, 'X-Identity-Token': employee.token } } }),
+    );
+    let creditId: string;
+    try {
+      const createToken = async (token: { amount: string; currency: string; expiresAt: number; paymentMethod?: string }) =>
+        (await json<{ spt: string }>(await t.request('POST', '/api/dev/card/token', { body: { payment_method: token.paymentMethod, amount: token.amount, currency: token.currency, expires_at: token.expiresAt } }))).spt;
+      McpClient.wrap(wrapped, { methods: [stripe({ paymentMethod: 'pm_card_visa', createToken })] });
+      const bought = (await wrapped.callTool({ name: name('bridge_offramp'), arguments: { ...args, amount: '2' } })) as CallToolResult & { receipt?: unknown };
+      expect(statusOf(bought), textOf(bought)).toBe(200);
+      expect(bought.receipt).toMatchObject({ method: 'stripe', status: 'success' });
+      const receipts = bought._meta?.['payment/receipts'] as Record<string, string>;
+      expect(receipts['Payment-Credit-Remaining']).toBe('0.250000');
+      creditId = receipts['Payment-Credit']!;
+    } finally {
+      await wrapped.close();
+    }
+    const drawn = await call('bridge_offramp', { ...args, amount: '1' }, { headers: { 'X-Identity-Token': employee.token, 'Payment-Credit': creditId } });
+    expect(statusOf(drawn), textOf(drawn)).toBe(200);
+    expect((drawn._meta?.['payment/receipts'] as Record<string, string>)['Payment-Credit-Remaining']).toBe('0.000000');
   });
 });
 

@@ -27,6 +27,8 @@ export const FORWARDED_HEADERS = [
   'X-Agent-Key',
   'X-Identity-Token',
   'Idempotency-Key',
+  // A draw on the caller's card credit (src/payments/card/credit.ts).
+  'Payment-Credit',
 ] as const;
 
 /** Rail A credential at the HTTP layer (`Authorization` carries the MCP bearer): sent on as `Authorization`. */
@@ -47,7 +49,7 @@ export const MPP_RECEIPT_META_KEY = 'mpp/receipt';
 export const { credentialMetaKey: PAYMENTAUTH_CREDENTIAL_META_KEY, paymentRequiredMetaKey: PAYMENTAUTH_REQUIRED_META_KEY, receiptMetaKey: PAYMENTAUTH_RECEIPT_META_KEY } = Mcp;
 
 const MPP_SCHEME = /^(payment|mpp)\s+\S/i;
-const RECEIPT_HEADERS = ['Payment-Receipt', 'PAYMENT-RESPONSE', 'X-PAYMENT-RESPONSE'] as const;
+const RECEIPT_HEADERS = ['Payment-Receipt', 'PAYMENT-RESPONSE', 'X-PAYMENT-RESPONSE', 'Payment-Credit', 'Payment-Credit-Remaining'] as const;
 /** mppx's own MCP server transport: reads the credential from `_meta` and attaches receipts the way its client expects. */
 const paymentAuth = Transport.mcpSdk();
 
@@ -180,6 +182,7 @@ function forwardedHeadersOf(incoming: Headers_, meta: Record<string, unknown>, c
     // A payment in _meta is this call's payment: none from the HTTP layer goes with it.
     headers.delete('X-PAYMENT');
     headers.delete('PAYMENT-SIGNATURE');
+    headers.delete('Payment-Credit');
     if (credential !== null && mpp !== undefined) return { refused: `send the MPP credential in _meta["${PAYMENTAUTH_CREDENTIAL_META_KEY}"] or _meta["${MPP_META_KEY}"], not both` };
     if (credential !== null) headers.set('Authorization', Credential.serialize(credential));
     if (mpp !== undefined) {
