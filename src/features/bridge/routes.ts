@@ -1,4 +1,4 @@
-import { createRoute, type z } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv, Caller, FeePayment } from '../../http/context.js';
 import { featureApp, type FeatureApp } from '../../http/feature-app.js';
@@ -100,8 +100,16 @@ const listOfframps = createRoute({
 });
 
 /** `POST /api/mpp/offramp`: the paid route's own part (the gate and the paid-caller middleware are added where it is wired). */
+/** The off-ramp's card offer is a card credit (src/payments/card/credit.ts): later calls name it instead of paying. */
+const PaidOfframpHeaders = PaidIdentityHeaders.extend({
+  'payment-credit': z
+    .uuid()
+    .optional()
+    .openapi({ description: 'Pays the fee from this card credit of the caller (the Payment-Credit header of the answer that bought it) instead of a payment.' }),
+});
+
 const paidOfframp = {
-  request: { headers: PaidIdentityHeaders, body: jsonBody(PaidOfframpBody) },
+  request: { headers: PaidOfframpHeaders, body: jsonBody(PaidOfframpBody) },
   description: "The employee's own off-ramp (X-Identity-Token of the employee); anyone else gets 404 and keeps nothing but the fee.",
   responses: { 200: jsonContent(OfframpResult, 'Created at the provider; send the deposit to the address given.'), ...offrampErrors },
 };

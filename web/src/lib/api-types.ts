@@ -6130,7 +6130,7 @@ export interface paths {
         put?: never;
         /**
          * MCP over streamable HTTP: 19 tools, one per REST route (stateless, JSON responses)
-         * @description JSON-RPC 2.0 (`initialize`, `tools/list`, `tools/call`); send `Accept: application/json, text/event-stream`. Each tool call runs its REST route in process with these headers of this request passed on: `X-PAYMENT`, `PAYMENT-SIGNATURE`, `X-Agent-Identifier`, `X-Agent-Timestamp`, `X-Agent-Signature`, `X-Agent-Solana-Signature`, `X-Agent-Key`, `X-Identity-Token`, `Idempotency-Key`, `X-Payment-Authorization` (`X-Payment-Authorization` becomes `Authorization`; the bearer never does). Per call, `_meta["org.paymentauth/credential"]` (an MPP credential object, mppx's MCP convention), `_meta["mpp/authorization"]` (an MPP `Payment ...` credential) or `_meta["x402/payment"]` (an x402 PaymentPayload, object or base64) carries the payment instead. A paid call without payment answers a tool result with `isError: true` and the 402 challenge as JSON text (`wwwAuthenticate`, `paymentRequired`, `price`, `rails`), its MPP challenges also in `_meta["org.paymentauth/payment-required"]`; a call paid through `_meta["org.paymentauth/credential"]` and refused answers the JSON-RPC error -32042 / -32043 with the challenges in `data`. MPP receipts come back in `_meta["org.paymentauth/receipt"]` too. docs/api.md, "MCP", has the argument mapping and the identity-proof rule.
+         * @description JSON-RPC 2.0 (`initialize`, `tools/list`, `tools/call`); send `Accept: application/json, text/event-stream`. Each tool call runs its REST route in process with these headers of this request passed on: `X-PAYMENT`, `PAYMENT-SIGNATURE`, `X-Agent-Identifier`, `X-Agent-Timestamp`, `X-Agent-Signature`, `X-Agent-Solana-Signature`, `X-Agent-Key`, `X-Identity-Token`, `Idempotency-Key`, `Payment-Credit`, `X-Payment-Authorization` (`X-Payment-Authorization` becomes `Authorization`; the bearer never does). Per call, `_meta["org.paymentauth/credential"]` (an MPP credential object, mppx's MCP convention), `_meta["mpp/authorization"]` (an MPP `Payment ...` credential) or `_meta["x402/payment"]` (an x402 PaymentPayload, object or base64) carries the payment instead. A paid call without payment answers a tool result with `isError: true` and the 402 challenge as JSON text (`wwwAuthenticate`, `paymentRequired`, `price`, `rails`), its MPP challenges also in `_meta["org.paymentauth/payment-required"]`; a call paid through `_meta["org.paymentauth/credential"]` and refused answers the JSON-RPC error -32042 / -32043 with the challenges in `data`. MPP receipts come back in `_meta["org.paymentauth/receipt"]` too. docs/api.md, "MCP", has the argument mapping and the identity-proof rule.
          */
         post: {
             parameters: {
@@ -6602,12 +6602,14 @@ export interface paths {
         put?: never;
         /**
          * Cash out to a bank account
-         * @description Paid: 0.250000 USD; rails A = mpp (Tempo, eip155:4217); card fallback offered with rail A where a card processor is configured (a 0.500000 USD card credit, the processor's minimum, that later calls draw on with the Payment-Credit header). Acts: the fee is settled before the handler runs (a fee that does not settle answers 402 and nothing happens; a 5xx refunds it). The employee's own off-ramp (X-Identity-Token of the employee); anyone else gets 404 and keeps nothing but the fee.
+         * @description Paid: 0.250000 USD; rails A = mpp (Tempo, eip155:4217); card fallback offered with rail A where a card processor is configured (a 0.50 USD card credit, the processor's minimum, that later calls draw on with the Payment-Credit header). Acts: the fee is settled before the handler runs (a fee that does not settle answers 402 and nothing happens; a 5xx refunds it). The employee's own off-ramp (X-Identity-Token of the employee); anyone else gets 404 and keeps nothing but the fee.
          */
         post: {
             parameters: {
                 query?: never;
                 header?: {
+                    /** @description Pays the fee from this card credit of the caller (the Payment-Credit header of the answer that bought it) instead of a payment. */
+                    "payment-credit"?: string;
                     /** @description The employer's agent key. */
                     "x-agent-key"?: string;
                     /** @description The identity-provider JWT of the employer owner (or the employee, where allowed). */
