@@ -154,7 +154,7 @@ function CreditsSection({ employerId }: { employerId: string }) {
   const refund = useCreditRefund(employerId, loaded.reload);
   const columns = creditColumns((c) =>
     c.status === 'open' && usdToUnits(c.remaining_usd) > 0n ? (
-      <button type="button" className="button secondary more-nowrap" disabled={refund.busy !== null} onClick={() => void refund.send(c)}>
+      <button type="button" className="button secondary" disabled={refund.busy !== null} onClick={() => void refund.send(c)}>
         {refund.busy === c.id ? 'Refunding…' : `Refund ${formatUsdExact(c.remaining_usd)}`}
       </button>
     ) : null,
