@@ -1,19 +1,21 @@
 import { useEmployerId } from '../../session';
-import { useState } from 'react';
+import { useState, type ReactNode } from 'react';
 import { Link } from 'react-router';
 import { Async, Empty } from '../../components/States';
 import { formatDate } from '../../lib/format';
-import { formatUsdExact } from '../../lib/money';
+import { formatUsdExact, usdToUnits } from '../../lib/money';
 import { useApi } from '../../hooks';
 import { Pager } from '../../components/Pager';
 import { StackedTable, type Column } from '../../components/DataTable';
-import { Hex, NoEmployer, Pill } from './components/common';
+import { errorText, Hex, NoEmployer, Pill } from './components/common';
 import { RAIL_NAMES } from './components/openapi';
-import type { Schema } from '../../lib/api';
+import { api, ApiError, type Schema } from '../../lib/api';
 import { usePageTitle } from '../../company';
 
 type Receipts = Schema<'MppReceipts'>;
 type Sessions = Schema<'MppSessions'>;
+type Credits = Schema<'CardCredits'>;
+type Credit = Schema<'CardCredit'>;
 
 const LIMIT = 25;
 const railName = (rail: string) => RAIL_NAMES[rail] ?? (rail === 'card' ? 'Card' : rail);
@@ -41,7 +43,20 @@ const SESSION_COLUMNS: Column<Sessions['sessions'][number]>[] = [
   { key: 'payer', label: 'Payer', render: (s) => <Hex value={s.payer} /> },
 ];
 
-/** Billing: the receipts of paid calls made on the employer's behalf, and its MPP sessions. */
+/** The credit columns; `action` is the row's refund button (it needs the section's state). */
+const creditColumns = (action: (c: Credit) => ReactNode): Column<Credit>[] => [
+  { key: 'bought', label: 'Bought', render: (c) => formatDate(c.created_at) },
+  { key: 'route', label: 'Route', className: 'more-mono', render: (c) => c.route },
+  { key: 'status', label: 'Status', render: (c) => <Pill tone={creditTone(c.status)}>{c.status}</Pill> },
+  { key: 'funded', label: 'Top-up', num: true, render: (c) => formatUsdExact(c.funded_usd) },
+  { key: 'drawn', label: 'Drawn', num: true, render: (c) => formatUsdExact(c.drawn_usd) },
+  { key: 'left', label: 'Left', num: true, render: (c) => formatUsdExact(c.remaining_usd) },
+  { key: 'refunded', label: 'Refunded', num: true, render: (c) => formatUsdExact(c.refunded_usd) },
+  { key: 'charge', label: 'Card charge', render: (c) => <Hex value={c.payment_intent} /> },
+  { key: 'action', label: 'Refund', render: action },
+];
+
+/** Billing: the receipts of paid calls made on the employer's behalf, its MPP sessions and its card credits. */
 export function Billing() {
   usePageTitle('Billing');
   const employerId = useEmployerId();
@@ -55,6 +70,7 @@ export function Billing() {
         <>
           <ReceiptsSection employerId={employerId} />
           <SessionsSection employerId={employerId} />
+          <CreditsSection employerId={employerId} />
         </>
       ) : (
         <NoEmployer />
@@ -69,6 +85,9 @@ function statusTone(status: string): 'ok' | 'warn' | 'err' | undefined {
   if (['pending', 'open', 'closing'].includes(status)) return 'warn';
   return undefined;
 }
+
+/** Open and refunding credits hold money, as an open session does; refunded is a credit's normal end, not a failure as a refunded receipt is. */
+const creditTone = (status: Credit['status']): 'ok' | 'warn' => (status === 'refunded' ? 'ok' : 'warn');
 
 function ReceiptsSection({ employerId }: { employerId: string }) {
   const [page, setPage] = useState(1);
@@ -127,4 +146,70 @@ function SessionsSection({ employerId }: { employerId: string }) {
       </Async>
     </section>
   );
+}
+
+function CreditsSection({ employerId }: { employerId: string }) {
+  const [page, setPage] = useState(1);
+  const loaded = useApi<Credits>(`/api/employers/${employerId}/card-credits?page=${page}&limit=${LIMIT}`);
+  const refund = useCreditRefund(employerId, loaded.reload);
+  const columns = creditColumns((c) =>
+    c.status === 'open' && usdToUnits(c.remaining_usd) > 0n ? (
+      <button type="button" className="button secondary" disabled={refund.busy !== null} onClick={() => void refund.send(c)}>
+        {refund.busy === c.id ? 'Refunding…' : `Refund ${formatUsdExact(c.remaining_usd)}`}
+      </button>
+    ) : null,
+  );
+  return (
+    <section className="card" aria-labelledby="credits-heading">
+      <h2 id="credits-heading">Card credit</h2>
+      <p className="muted">
+        Where a paid call costs less than the card processor&apos;s $0.50 minimum, paying by card buys a $0.50 credit that later calls draw on; what is left can go back to the card.
+      </p>
+      {refund.notice && (
+        <p className="core-notice" role="status">
+          {refund.notice}
+        </p>
+      )}
+      {refund.error && (
+        <p className="field-error" role="alert">
+          {refund.error}
+        </p>
+      )}
+      <Async loaded={loaded}>
+        {(data) =>
+          data.credits.length === 0 ? (
+            <Empty>No card credits yet.</Empty>
+          ) : (
+            <>
+              <StackedTable caption={`Card credits, page ${data.page}`} columns={columns} rows={data.credits} rowKey={(c) => c.id} />
+              <Pager page={data.page} limit={data.limit} total={data.total} onPage={setPage} label="Card credits" />
+            </>
+          )
+        }
+      </Async>
+    </section>
+  );
+}
+
+/** Sends a credit's remainder back to its card, one at a time; the list reloads after, whatever the answer. */
+function useCreditRefund(employerId: string, reload: () => void) {
+  const [busy, setBusy] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const send = async (credit: Credit) => {
+    setBusy(credit.id);
+    setNotice(null);
+    setError(null);
+    try {
+      const after = await api<Credit>(`/api/employers/${employerId}/card-credits/${credit.id}/refund`, { method: 'POST' });
+      // 202 (`refunding`): the processor has not confirmed yet; the service finishes the refund.
+      setNotice(after.status === 'refunding' ? `Refund on its way: ${formatUsdExact(credit.remaining_usd)} goes back to the card once the processor confirms it.` : `Refunded ${formatUsdExact(after.refunded_usd)} to the card.`);
+    } catch (reason) {
+      setError(reason instanceof ApiError && reason.code === 'CREDIT_EMPTY' ? 'Nothing is left of this credit to refund: a call drew it, or it went back to the card already.' : errorText(reason));
+    } finally {
+      setBusy(null);
+      reload();
+    }
+  };
+  return { busy, notice, error, send };
 }
