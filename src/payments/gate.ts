@@ -7,7 +7,7 @@ import { formatUsd } from '../money.js';
 import { paymentContext } from './attribution.js';
 import { readPaymentProof, type PaymentProof } from './carriers.js';
 import type { SessionCall } from './mpp/session.js';
-import type { PaidRoute, Rail, RouteEffect } from './prices.js';
+import { routeName, type PaidRoute, type Rail, type RouteEffect } from './prices.js';
 import type { PaymentRefunds } from './refunds.js';
 import {
   claimProof,
@@ -181,7 +181,7 @@ async function servePaidCall(call: GateCall, adapter: PaymentRailAdapter, proof:
       proofKey: payment.proofKey,
       rail: payment.rail,
       network: payment.network,
-      route: `${route.method} ${route.path}`,
+      route: routeName(route),
       payer: payment.payer,
       amount: route.price,
       asset: payment.asset,

@@ -85,6 +85,9 @@ export const PRICE_TABLE: readonly PaidRoute[] = Object.values(PAID);
 /** Stripe's minimum charge: a card offer below it cannot be made (RECIPES.md). */
 export const CARD_MINIMUM = usd(50);
 
+/** A paid route as payments, receipts and card credits name it: `METHOD /path`. */
+export const routeName = (route: Pick<PaidRoute, 'method' | 'path'>) => `${route.method} ${route.path}`;
+
 /** The paid route at this method and path, for callers that hold only those (MCP tools). */
 export function findPaidRoute(method: string, path: string): PaidRoute | undefined {
   return PRICE_TABLE.find((r) => r.method === method && r.path === path);

@@ -3,7 +3,7 @@ import type { Db } from '../../db/client.js';
 import type { PaidCaller, PaidCallerResolver } from '../../http/paid-caller.js';
 import { formatUsd } from '../../money.js';
 import type { SettlementOutcome, VerifiedPayment, Verification } from '../gate.js';
-import type { PaidRoute } from '../prices.js';
+import { routeName, type PaidRoute } from '../prices.js';
 import { cardCreditDraws, cardCredits, payments } from '../tables.js';
 
 /**
@@ -42,8 +42,6 @@ export function holderOf(caller: PaidCaller): string | null {
   return null;
 }
 
-const scopeOf = (route: PaidRoute) => `${route.method} ${route.path}`;
-
 export class CardCredits {
   constructor(
     private readonly db: Db,
@@ -60,7 +58,7 @@ export class CardCredits {
   async fund(topUp: { paymentIntent: string; network: string; route: PaidRoute; holder: string; amount: bigint }): Promise<CardCreditRow> {
     const [created] = await this.db
       .insert(cardCredits)
-      .values({ paymentIntent: topUp.paymentIntent, network: topUp.network, route: scopeOf(topUp.route), holder: topUp.holder, funded: topUp.amount, remaining: topUp.amount })
+      .values({ paymentIntent: topUp.paymentIntent, network: topUp.network, route: routeName(topUp.route), holder: topUp.holder, funded: topUp.amount, remaining: topUp.amount })
       .onConflictDoNothing({ target: cardCredits.paymentIntent })
       .returning();
     if (created) return created;
@@ -77,7 +75,7 @@ export class CardCredits {
     const holder = await this.holderFor(request.headers);
     // Someone else's credit answers like a missing one.
     if (!credit || holder === null || credit.holder !== holder) return { ok: false, reason: `no card credit ${creditId} for this caller (send its holder's X-Identity-Token or X-Agent-Key)` };
-    if (credit.route !== scopeOf(route)) return { ok: false, reason: `card credit ${creditId} pays for ${credit.route} only` };
+    if (credit.route !== routeName(route)) return { ok: false, reason: `card credit ${creditId} pays for ${credit.route} only` };
     if (credit.status !== 'open' || credit.remaining < route.price) {
       return { ok: false, reason: `card credit ${creditId} holds ${formatUsd(credit.status === 'open' ? credit.remaining : 0n)} USD, less than ${formatUsd(route.price)}; pay again to top it up` };
     }

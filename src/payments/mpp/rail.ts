@@ -7,7 +7,7 @@ import type { Db } from '../../db/client.js';
 import type { PaymentProof } from '../carriers.js';
 import type { PaymentLookup, PaymentRailAdapter, SettlementOutcome, Verification } from '../gate.js';
 import { cardAmount, routeOffers } from '../offers.js';
-import type { PaidRoute } from '../prices.js';
+import { routeName, type PaidRoute } from '../prices.js';
 import type { PaymentTrace } from '../trace.js';
 import { CREDIT_HEADER, type CardCredits, type RefundCard } from '../card/credit.js';
 import { isChallengeBoundMemo, reasonOf, transferWithMemoEvent } from './embedded-tempo-charge.js';
@@ -99,7 +99,8 @@ export function mppRail(options: MppRailOptions): PaymentRailAdapter {
 
     async verify(route, proof: PaymentProof, request): Promise<Verification> {
       if (proof.kind === 'credit') {
-        if (!card || !cardRequest(card.rail, route)) return { ok: false, reason: 'this route offers no card credit' };
+        // The credit itself says which route it pays for.
+        if (!card) return { ok: false, reason: 'this route offers no card credit' };
         return card.credits.verifyDraw(route, proof.creditId, request, `card-credit:${proof.creditId}:${proof.nonce}`);
       }
       if (proof.kind !== 'mpp') return { ok: false, reason: 'not an MPP credential' };
@@ -158,7 +159,7 @@ function expiryClock(): () => string {
  * The route a charge challenge is for, bound into its opaque part: a credential made for one
  * route never pays for another, even at the same price to the same recipient.
  */
-const scopeOf = (route: PaidRoute) => `${route.method} ${route.path}`;
+const scopeOf = routeName;
 
 /**
  * What the route asks a Tempo payment for; mppx binds challenges and credentials to it. The
@@ -173,7 +174,7 @@ function cardRequest(card: CardRail | undefined, route: PaidRoute) {
   if (!card || !offer) return null;
   const amount = cardAmount(offer);
   const description = offer.credit
-    ? `${route.summary}: a ${formatUsd(offer.amount)} USD card credit; this call draws ${formatUsd(route.price)} and later calls draw the rest (${CREDIT_HEADER} header)`
+    ? `${route.summary}: a ${amount} USD card credit; this call draws ${formatUsd(route.price)} USD and later calls draw the rest (${CREDIT_HEADER} header)`
     : route.summary;
   return { amount, currency: 'usd', decimals: 2, networkId: card.networkId, paymentMethodTypes: ['card'], description };
 }

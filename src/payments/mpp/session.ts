@@ -11,7 +11,7 @@ import type { AppEnv } from '../../http/context.js';
 import { formatUsd } from '../../money.js';
 import { paymentContext } from '../attribution.js';
 import type { PaymentProof } from '../carriers.js';
-import type { PaidRoute } from '../prices.js';
+import { routeName, type PaidRoute } from '../prices.js';
 import { recordSessionUse, type ChannelState, type PgChannelStore } from './session-store.js';
 
 /**
@@ -97,7 +97,7 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
   const result = await deps.handler(probe);
   if (result.status === 402) return call.refuse('PAYMENT_INVALID', await refusalReason(result.challenge));
   const applied = result.withReceipt();
-  const routeName = `${route.method} ${route.path}`;
+  const name = routeName(route);
 
   // Top-ups, closes and vouchers sent to refill a running stream are not calls of the route.
   const management = payload.action === 'topUp' || payload.action === 'close' || original.method !== route.method || !hasContent(original);
@@ -105,7 +105,7 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
     // Deposits and closes change the session's row; a refill voucher (one per tick, for clients that
     // sign as they go) shows in it when the stream records its use.
     const channel = payload.action === 'voucher' ? null : await deps.store.channel(channelId);
-    if (channel) await recordSessionUse(deps.db, channel, { channelId, route: routeName, employerId: null, charged: 0n, units: 0, receipt: {} });
+    if (channel) await recordSessionUse(deps.db, channel, { channelId, route: name, employerId: null, charged: 0n, units: 0, receipt: {} });
     return applied;
   }
 
@@ -122,7 +122,7 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
   c.set('payment', fee.payment);
   /** Gives the charge back, or records it owed once the channel's close has captured it. */
   const giveBack = (httpStatus: number | null) =>
-    deps.store.refund(channelId, price, { route: routeName, httpStatus, requestId: c.var.requestId, employerId: fee.attributedTo() });
+    deps.store.refund(channelId, price, { route: name, httpStatus, requestId: c.var.requestId, employerId: fee.attributedTo() });
   try {
     await call.next();
   } catch (error) {
@@ -138,7 +138,7 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
     if (channel) {
       await recordSessionUse(deps.db, channel, {
         channelId,
-        route: routeName,
+        route: name,
         employerId: fee.attributedTo(),
         charged: price * BigInt(units),
         units,
