@@ -6,7 +6,8 @@ import { errorResponses, jsonContent } from '../../http/validation.js';
 import { formatUsd } from '../../money.js';
 import type { CardCreditRow } from '../../payments/card/credit.js';
 import { PaidIdentityHeaders } from '../employers/index.js';
-import { BilledCreditParams, CardCredit, CardCredits, CreditIdParams, CreditPageQuery } from './schema.js';
+import { PageQuery } from '../mpp-activity/index.js';
+import { BilledCreditParams, CardCredit, CardCredits, CreditIdParams } from './schema.js';
 import type { CardCreditAccess } from './service.js';
 
 const refundAnswers = {
@@ -38,7 +39,7 @@ const billedCredits = createRoute({
   tags: ['Employers'],
   summary: 'Card credits billed to the employer (bought and drawn by calls made for it), newest first',
   security: [{ bearerAuth: [] }],
-  request: { params: BilledCreditParams.pick({ id: true }), query: CreditPageQuery },
+  request: { params: BilledCreditParams.pick({ id: true }), query: PageQuery },
   responses: { 200: jsonContent(CardCredits, 'The card credits.'), ...errorResponses(400, 401, 404) },
 });
 

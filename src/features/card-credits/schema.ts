@@ -4,10 +4,6 @@ import { EmployerIdParams } from '../employers/index.js';
 
 export const CreditIdParams = z.object({ id: z.uuid().openapi({ description: 'The card credit id (the `Payment-Credit` response header).' }) });
 export const BilledCreditParams = EmployerIdParams.extend({ creditId: z.uuid().openapi({ description: 'The card credit id.' }) });
-export const CreditPageQuery = z.object({
-  page: z.coerce.number().int().min(1).default(1).openapi({ description: '1-indexed page.' }),
-  limit: z.coerce.number().int().min(1).max(100).default(25),
-});
 
 export const CardCredit = z
   .object({
