@@ -200,7 +200,7 @@ function PriceTable({ doc }: { doc: OpenApiDocument }) {
                       </abbr>
                     ))}
                     {route.card && (
-                      <abbr title="Card (through the card processor)" className="pill">
+                      <abbr title={route.card.credit ? `Card: a $${route.card.amount} card credit that later calls draw on` : 'Card (through the card processor)'} className="pill">
                         card
                       </abbr>
                     )}

@@ -10,7 +10,13 @@ interface OpenApiOperation {
   summary?: string;
   description?: string;
   operationId?: string;
-  'x-payment'?: { price?: string; currency?: string; unit?: string; rails?: string[]; card?: boolean };
+  'x-payment'?: { price?: string; currency?: string; unit?: string; rails?: string[]; card?: false | CardOffer };
+}
+
+/** The card charge a route offers; `credit`: a card credit of the processor's minimum that later calls draw on. */
+export interface CardOffer {
+  amount: string;
+  credit: boolean;
 }
 
 export interface PricedRoute {
@@ -22,7 +28,7 @@ export interface PricedRoute {
   currency: string;
   unit: string;
   rails: string[];
-  card: boolean;
+  card: false | CardOffer;
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
@@ -54,7 +60,8 @@ export function pricedRoutes(doc: OpenApiDocument): PricedRoute[] {
       const match = op.description ? PAID_DESCRIPTION.exec(op.description) : null;
       if (match) {
         const rails = [...(match[3] ?? '').matchAll(/\b([ABC])\s*=/g)].map((m) => m[1]!);
-        routes.push({ method: method.toUpperCase(), path, summary, price: match[1]!, currency: 'USD', unit: match[2]?.toLowerCase() ?? 'charge', rails, card: /\bcard\b/i.test(match[3] ?? '') });
+        const card = /\bcard\b/i.test(match[3] ?? '') && { amount: match[1]!, credit: false };
+        routes.push({ method: method.toUpperCase(), path, summary, price: match[1]!, currency: 'USD', unit: match[2]?.toLowerCase() ?? 'charge', rails, card });
       }
     }
   }
