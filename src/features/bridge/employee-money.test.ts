@@ -416,6 +416,13 @@ describe('the card fallback on the off-ramp (spec 4.1.5): a card credit', () => 
     const charge = (await sandboxCharges()).at(-1)!;
     expect(charge).toEqual({ amount: '50', amount_refunded: '25' });
 
+    // The holder's own list, newest first: this credit, then the one drawn empty before it.
+    const held = await json<{ credits: { id: string; status: string }[]; total: number }>(await t.request('GET', '/api/card-credits?limit=2', { headers: identity() }));
+    expect(held.credits[0]).toMatchObject({ id: creditId, status: 'refunded' });
+    expect(held.total).toBeGreaterThanOrEqual(2);
+    const strangers = await json<{ credits: unknown[] }>(await t.request('GET', '/api/card-credits', { headers: identity(await t.token('money-stranger-2', 'stranger2@money.example')) }));
+    expect(strangers.credits).toEqual([]);
+
     const draw = await fetch(`${server.url}${OFFRAMP}`, { method: 'POST', headers: { 'content-type': 'application/json', 'Payment-Credit': creditId, ...identity() }, body: JSON.stringify(offrampBody('1')) });
     expect(draw.status).toBe(402);
   });
@@ -426,6 +433,10 @@ describe('the card fallback on the off-ramp (spec 4.1.5): a card credit', () => 
     expect(await json(badId)).toMatchObject({ field: 'id' });
     const anonymous = await t.request('GET', `/api/card-credits/${randomUUID()}`);
     expect(anonymous.status).toBe(401);
+    expect((await t.request('GET', '/api/card-credits')).status).toBe(401);
+    const badLimit = await t.request('GET', '/api/card-credits?limit=0', { headers: identity() });
+    expect(badLimit.status).toBe(400);
+    expect(await json(badLimit)).toMatchObject({ field: 'limit' });
     expect((await t.request('GET', `/api/card-credits/${randomUUID()}`, { headers: identity() })).status).toBe(404);
     const otherOwner = await t.token('money-other-owner', 'other-owner@money.example');
     expect((await t.request('GET', `/api/employers/${employerId}/card-credits`, { token: otherOwner })).status).toBe(404);

@@ -7,13 +7,22 @@ import { formatUsd } from '../../money.js';
 import type { CardCreditRow } from '../../payments/card/credit.js';
 import { PaidIdentityHeaders } from '../employers/index.js';
 import { PageQuery } from '../mpp-activity/index.js';
-import { BilledCreditParams, CardCredit, CardCredits, CreditIdParams } from './schema.js';
+import { BilledCreditParams, CardCredit, CardCredits, CreditIdParams, HeldCardCredits } from './schema.js';
 import type { CardCreditAccess } from './service.js';
 
 const refundAnswers = {
   200: jsonContent(CardCredit, 'Refunded: the remainder went back to the card.'),
   202: jsonContent(CardCredit, 'Refunding: the card processor has not confirmed yet; the service finishes it.'),
 };
+
+const heldCredits = createRoute({
+  method: 'get',
+  path: '/api/card-credits',
+  tags: ['Paid'],
+  summary: "The caller's card credits, newest first (by the identity headers their paid calls sent)",
+  request: { headers: PaidIdentityHeaders, query: PageQuery },
+  responses: { 200: jsonContent(HeldCardCredits, 'The card credits.'), ...errorResponses(400, 401) },
+});
 
 const heldCredit = createRoute({
   method: 'get',
@@ -57,6 +66,11 @@ export function cardCreditRoutes(deps: { access: CardCreditAccess; requireUser: 
   const app = featureApp();
   const { access } = deps;
   const middleware = [deps.requireUser];
+  app.openapi(heldCredits, async (c) => {
+    const query = c.req.valid('query');
+    const { rows, total } = await access.allHeldBy(c.req.raw.headers, query);
+    return c.json({ credits: rows.map(presentCredit), page: query.page, limit: query.limit, total }, 200);
+  });
   app.openapi(heldCredit, async (c) => c.json(presentCredit(await access.heldBy(c.req.raw.headers, c.req.valid('param').id)), 200));
   app.openapi(refundHeld, async (c) => {
     const credit = await access.refund(await access.heldBy(c.req.raw.headers, c.req.valid('param').id));

@@ -20,6 +20,15 @@ export const CardCredit = z
   })
   .openapi('CardCredit');
 
+export const HeldCardCredits = z
+  .object({
+    credits: z.array(CardCredit),
+    page: z.number().int(),
+    limit: z.number().int(),
+    total: z.number().int(),
+  })
+  .openapi('HeldCardCredits');
+
 export const CardCredits = z
   .object({
     employer_id: z.uuid(),

@@ -15,12 +15,23 @@ export class CardCreditAccess {
     private readonly deps: { credits: CardCredits | undefined; employers: EmployersService; paidCallers: PaidCallerResolver; log: Logger },
   ) {}
 
+  /** The caller's credits, newest first (an agent that lost a `Payment-Credit` header finds them here). */
+  async allHeldBy(headers: Headers, page: { page: number; limit: number }) {
+    const holder = await this.holder(headers);
+    if (!this.deps.credits) return { rows: [], total: 0 };
+    return this.deps.credits.heldBy(holder, { offset: (page.page - 1) * page.limit, limit: page.limit });
+  }
+
   async heldBy(headers: Headers, id: string): Promise<CardCreditRow> {
-    const holder = holderOf(await this.deps.paidCallers.resolve(headers));
-    if (holder === null) throw new AppError('UNAUTHENTICATED', 'Send X-Identity-Token or X-Agent-Key: a card credit is shown to the caller that holds it.', { field: 'X-Identity-Token' });
-    const credit = await this.deps.credits?.findHeld(holder, id);
+    const credit = await this.deps.credits?.findHeld(await this.holder(headers), id);
     if (!credit) throw notFound('Card credit');
     return credit;
+  }
+
+  private async holder(headers: Headers): Promise<string> {
+    const holder = holderOf(await this.deps.paidCallers.resolve(headers));
+    if (holder === null) throw new AppError('UNAUTHENTICATED', 'Send X-Identity-Token or X-Agent-Key: card credits are shown to the caller that holds them.', { field: 'X-Identity-Token' });
+    return holder;
   }
 
   async billedTo(caller: Caller, employerId: string, page: { page: number; limit: number }) {

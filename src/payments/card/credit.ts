@@ -207,6 +207,16 @@ export class CardCredits {
     return row ?? null;
   }
 
+  /** A holder's credits, newest first. */
+  async heldBy(holder: string, page: { offset: number; limit: number }): Promise<{ rows: CardCreditRow[]; total: number }> {
+    const where = eq(cardCredits.holder, holder);
+    const [rows, [total]] = await Promise.all([
+      this.db.select().from(cardCredits).where(where).orderBy(desc(cardCredits.createdAt), desc(cardCredits.id)).limit(page.limit).offset(page.offset),
+      this.db.select({ total: sql<number>`count(*)::int` }).from(cardCredits).where(where),
+    ]);
+    return { rows, total: total?.total ?? 0 };
+  }
+
   /** A holder's credit by id; another holder's answers like a missing one. */
   async findHeld(holder: string, id: string): Promise<CardCreditRow | null> {
     const credit = await this.find(id);

@@ -1051,6 +1051,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/card-credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's card credits, newest first (by the identity headers their paid calls sent) */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description 1-indexed page. */
+                    page?: number;
+                };
+                header?: {
+                    /** @description The employer's agent key. */
+                    "x-agent-key"?: string;
+                    /** @description The identity-provider JWT of the employer owner (or the employee, where allowed). */
+                    "x-identity-token"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The card credits. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["HeldCardCredits"];
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid bearer token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/card-credits/{id}": {
         parameters: {
             query?: never;
@@ -10848,6 +10911,12 @@ export interface components {
         Health: {
             /** @enum {string} */
             status: "ok";
+        };
+        HeldCardCredits: {
+            credits: components["schemas"]["CardCredit"][];
+            limit: number;
+            page: number;
+            total: number;
         };
         IssuedAgentAuthorization: components["schemas"]["AgentAuthorization"] & {
             /** @description The HMAC-SHA256 key (its UTF-8 bytes), shown only in this response; null for erc8004 and ed25519 agents. */
