@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { agentProofHeaders } from '../support/agents.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../support/http.js';
-import { railA, railASession } from '../support/pay.js';
+import { card, railA, railASession } from '../support/pay.js';
 import { reportFigure } from './figures.js';
 import {
   fieldIdKind,
@@ -58,8 +58,8 @@ beforeAll(async () => {
   t = await startTestApp({ BRIDGE_SANDBOX_STEP_SECONDS: '0' }, { chains: true });
   server = await serveOnLoopback(t.app.fetch);
   const payer = await railA(t, server.url, '80');
-  A = await seedTenant(t, 'A', { pay: payer.pay });
-  B = await seedTenant(t, 'B', { pay: payer.pay });
+  A = await seedTenant(t, 'A', { pay: payer.pay, card: card(server.url) });
+  B = await seedTenant(t, 'B', { pay: payer.pay, card: card(server.url) });
   pay = (url, init) =>
     payer.pay(url, { method: init.method ?? 'GET', headers: Object.fromEntries(new Headers(init.headers).entries()), ...(typeof init.body === 'string' ? { body: init.body } : {}) });
   const session = await railASession(t, server.url, '0.2');

@@ -434,6 +434,9 @@ describe('the card fallback on the off-ramp (spec 4.1.5): a card credit', () => 
     const anonymous = await t.request('GET', `/api/card-credits/${randomUUID()}`);
     expect(anonymous.status).toBe(401);
     expect((await t.request('GET', '/api/card-credits')).status).toBe(401);
+    // A signed-in person's bearer is the same identity as their X-Identity-Token.
+    const byBearer = await json<{ credits: unknown[] }>(await t.request('GET', '/api/card-credits', { token: employee.token }));
+    expect(byBearer.credits.length).toBeGreaterThan(0);
     const badLimit = await t.request('GET', '/api/card-credits?limit=0', { headers: identity() });
     expect(badLimit.status).toBe(400);
     expect(await json(badLimit)).toMatchObject({ field: 'limit' });

@@ -28,8 +28,14 @@ export class CardCreditAccess {
     return credit;
   }
 
+  /**
+   * The caller as a holder: the identity headers its paid calls sent, or a signed-in person's
+   * bearer (the same identity-provider token as X-Identity-Token).
+   */
   private async holder(headers: Headers): Promise<string> {
-    const holder = holderOf(await this.deps.paidCallers.resolve(headers));
+    const bearer = /^Bearer\s+(.+)$/i.exec(headers.get('authorization') ?? '')?.[1];
+    const identity = headers.has('x-identity-token') || headers.has('x-agent-key') || !bearer ? headers : new Headers({ 'X-Identity-Token': bearer });
+    const holder = holderOf(await this.deps.paidCallers.resolve(identity));
     if (holder === null) throw new AppError('UNAUTHENTICATED', 'Send X-Identity-Token or X-Agent-Key: card credits are shown to the caller that holds them.', { field: 'X-Identity-Token' });
     return holder;
   }

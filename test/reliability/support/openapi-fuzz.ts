@@ -206,7 +206,8 @@ export type IdKind =
   | 'bankAccount'
   | 'announcement'
   | 'agentProfile'
-  | 'reputationSubject';
+  | 'reputationSubject'
+  | 'cardCredit';
 
 /** Kinds that belong to no tenant: announcements (platform-wide), the public agent directory, public reputation. */
 export const GLOBAL_ID_KINDS: ReadonlySet<IdKind> = new Set(['announcement', 'agentProfile', 'reputationSubject']);
@@ -221,6 +222,7 @@ export function pathIdKind(path: string, name: string): IdKind | undefined {
   if (name === 'runId') return 'payrollRun';
   if (name === 'entryId') return 'blocklistEntry';
   if (name === 'authorization_id') return 'authorization';
+  if (name === 'creditId') return 'cardCredit';
   if (name === 'address' && before === 'reputation') return 'reputationSubject';
   if (name !== 'id') return undefined;
   switch (before) {
@@ -236,6 +238,8 @@ export function pathIdKind(path: string, name: string): IdKind | undefined {
       return 'announcement';
     case 'profile':
       return 'agentProfile';
+    case 'card-credits':
+      return 'cardCredit';
     default:
       return undefined;
   }
@@ -506,7 +510,7 @@ const json = async <T>(response: Response, what: string, expected: number[]): Pr
  * entry, a payroll run and an agent decision, a notification, a bank account (if KYC clears in
  * time) and a card, and, with `pay`, an escrow posted by its agent.
  */
-export async function seedTenant(t: TestApp, label: string, options: { pay?: PayingFetch; fundUsd?: string } = {}): Promise<Tenant> {
+export async function seedTenant(t: TestApp, label: string, options: { pay?: PayingFetch; card?: PayingFetch; fundUsd?: string } = {}): Promise<Tenant> {
   const tag = randomBytes(4).toString('hex');
   const owner = { sub: `owner-${label}-${tag}`, email: `owner-${label}-${tag}@tenant-${label}.example`, token: '' };
   owner.token = await t.token(owner.sub, owner.email);
@@ -585,6 +589,7 @@ export async function seedTenant(t: TestApp, label: string, options: { pay?: Pay
   const bankAccountId = await bankAccount(t, owner.token, employees[0]!, label);
   await json(await t.request('POST', `/api/employees/${employees[0]!.id}/card`, { token: owner.token }), 'issue card', [200, 201]);
   const escrow = options.pay ? await postEscrow(t, options.pay, employerId, authorization, label, tag) : null;
+  const cardCredit = options.card && bankAccountId ? await buyCardCredit(t, options.card, employees[0]!, bankAccountId) : null;
 
   const ids: Partial<Record<IdKind, string>> = {
     employer: employerId,
@@ -596,6 +601,7 @@ export async function seedTenant(t: TestApp, label: string, options: { pay?: Pay
     notification: notificationId,
     ...(bankAccountId ? { bankAccount: bankAccountId } : {}),
     ...(escrow ? { escrow: escrow.id } : {}),
+    ...(cardCredit ? { cardCredit } : {}),
   };
   const secrets = [
     ...Object.values(ids),
@@ -643,6 +649,18 @@ async function bankAccount(t: TestApp, ownerToken: string, employee: TenantEmplo
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return null;
+}
+
+/** A card credit held by the employee: an off-ramp of theirs paid by card (a $0.50 top-up; $0.25 left). */
+async function buyCardCredit(t: TestApp, card: PayingFetch, employee: TenantEmployee, bankAccountId: string): Promise<string> {
+  await json(await t.request('POST', '/api/dev/faucet', { body: { network: 'eip155:4217', address: employee.wallet, amount: '5' } }), 'faucet', [200]);
+  const response = await card('/api/mpp/bridge/offramp', {
+    method: 'POST',
+    body: { employeeId: employee.id, amount: '1', destinationType: 'ach', bankAccountId },
+    headers: { 'X-Identity-Token': employee.token },
+  });
+  await json(response, 'off-ramp by card', [200]);
+  return response.headers.get('Payment-Credit')!;
 }
 
 /** An escrow posted (and paid, rail A) by the tenant's own HMAC agent. */
