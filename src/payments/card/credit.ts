@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import type { PaidCaller, PaidCallerResolver } from '../../http/paid-caller.js';
 import { formatUsd } from '../../money.js';
@@ -16,6 +16,8 @@ import { cardCreditDraws, cardCredits, payments } from '../tables.js';
  */
 
 export type CardCreditRow = typeof cardCredits.$inferSelect;
+type Page = { offset: number; limit: number };
+type CreditPage = { rows: CardCreditRow[]; total: number };
 
 /** A part of a card charge to give back, in the processor's minor unit, under its own idempotency key. */
 export interface CardRefundPart {
@@ -208,13 +210,8 @@ export class CardCredits {
   }
 
   /** A holder's credits, newest first. */
-  async heldBy(holder: string, page: { offset: number; limit: number }): Promise<{ rows: CardCreditRow[]; total: number }> {
-    const where = eq(cardCredits.holder, holder);
-    const [rows, [total]] = await Promise.all([
-      this.db.select().from(cardCredits).where(where).orderBy(desc(cardCredits.createdAt), desc(cardCredits.id)).limit(page.limit).offset(page.offset),
-      this.db.select({ total: sql<number>`count(*)::int` }).from(cardCredits).where(where),
-    ]);
-    return { rows, total: total?.total ?? 0 };
+  heldBy(holder: string, page: Page): Promise<CreditPage> {
+    return this.list(eq(cardCredits.holder, holder), page);
   }
 
   /** A holder's credit by id; another holder's answers like a missing one. */
@@ -224,8 +221,12 @@ export class CardCredits {
   }
 
   /** The credits billed to an employer: those any of whose calls were made for it, newest first. */
-  async billedTo(employerId: string, page: { offset: number; limit: number }): Promise<{ rows: CardCreditRow[]; total: number }> {
-    const where = inArray(cardCredits.id, this.billedIds(employerId));
+  billedTo(employerId: string, page: Page): Promise<CreditPage> {
+    return this.list(inArray(cardCredits.id, this.billedIds(employerId)), page);
+  }
+
+  /** One page of credits, newest first, with the count of all that match. */
+  private async list(where: SQL, page: Page): Promise<CreditPage> {
     const [rows, [total]] = await Promise.all([
       this.db.select().from(cardCredits).where(where).orderBy(desc(cardCredits.createdAt), desc(cardCredits.id)).limit(page.limit).offset(page.offset),
       this.db.select({ total: sql<number>`count(*)::int` }).from(cardCredits).where(where),
