@@ -328,7 +328,7 @@ export interface Config {
   /** Solana payroll wallet policy; `allowedPrograms` null = the default set (src/features/payroll/solana-policy.ts). */
   solanaPayrollPolicy: { perTxCap: bigint; allowedPrograms: string[] | null };
   ai: AiConfig;
-  escrow: { judgeMinConfidence: number; ipfsGateway: string; fetchAllowHosts: ReadonlySet<string>; solanaProgramId: string | undefined };
+  escrow: { judgeMinConfidence: number; ipfsGateway: string; fetchAllowHosts: ReadonlySet<string> };
   /** `apiKey` undefined: the sandbox in local mode, no bridge (503) in live mode. */
   bridge: { apiKey: string | undefined; baseUrl: string | undefined; sandboxStepSeconds: number };
   demoAgent: { livePrivateKey: `0x${string}` | undefined; liveSpendCapUsd: bigint };
@@ -359,6 +359,8 @@ export interface Config {
     tempoContracts: z.infer<typeof tempoContractsSchema> | undefined;
     baseUsdcAddress: `0x${string}`;
     solanaUsdcMint: string;
+    /** The deployed escrow program (`npm run escrow-program`); without it escrows are refused (503). */
+    solanaEscrowProgramId: string | undefined;
     solanaNetwork: string;
   };
 }
@@ -430,7 +432,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
           .map((s) => s.trim())
           .filter(Boolean),
       ),
-      solanaProgramId: env.SOLANA_ESCROW_PROGRAM_ID,
     },
     bridge: { apiKey: env.BRIDGE_API_KEY, baseUrl: env.BRIDGE_BASE_URL, sandboxStepSeconds: env.BRIDGE_SANDBOX_STEP_SECONDS },
     demoAgent: {
@@ -532,6 +533,7 @@ function liveSettings(env: Env): Config['live'] {
     tempoContracts: env.TEMPO_CONTRACTS,
     baseUsdcAddress: env.BASE_USDC_ADDRESS as `0x${string}`,
     solanaUsdcMint: env.SOLANA_USDC_MINT,
+    solanaEscrowProgramId: env.SOLANA_ESCROW_PROGRAM_ID,
     solanaNetwork: env.SOLANA_NETWORK,
   };
 }

@@ -1,5 +1,4 @@
 import type { LocalChains } from './chains/embedded/index.js';
-import { LOCAL_ESCROW_PROGRAM_ID } from './chains/embedded/escrow-program.js';
 import type { Chains } from './chains/index.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
@@ -187,7 +186,7 @@ function createChainServices(
       solana,
       reputation,
       ai,
-      ...escrowOptionsFrom(config, LOCAL_ESCROW_PROGRAM_ID),
+      ...escrowOptionsFrom(config),
       log: log.child({ component: 'escrow' }),
     }),
     faucet,

@@ -1,6 +1,6 @@
 import { address as solanaAddress, createKeyPairSignerFromPrivateKeyBytes, type Address as SolanaAddress, type Signature } from '@solana/kit';
 import { createWalletClient, encodePacked, keccak256, pad, parseEventLogs, toHex, zeroHash, type Address, type Hex } from 'viem';
-import { getTokenDecoder } from '@solana-program/token';
+import { findAssociatedTokenPda, getTokenDecoder, getTransferInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveOnLoopback, type LoopbackServer } from '../../test/support/http.js';
@@ -12,6 +12,7 @@ import { Faucet } from '../features/dev/faucet.js';
 import { agentIdentityRegistryAbi, stablecoinAbi } from './evm/abis.js';
 import { ChainRevertError } from './evm/connection.js';
 import { embeddedChainPorts, liveChainPorts, type Chains } from './index.js';
+import { EscrowStatus, LOCAL_ESCROW_PROGRAM_ID } from './solana/escrow-program/index.js';
 import { SolanaTransactionError, type SignedSolanaTransaction } from './solana/solana-chain.js';
 
 const USD = 1_000_000n;
@@ -46,6 +47,7 @@ beforeAll(async () => {
     TEMPO_CONTRACTS: JSON.stringify(tempoContracts),
     BASE_USDC_ADDRESS: embedded.base.contracts.stablecoin,
     SOLANA_USDC_MINT: embedded.solana.mint,
+    SOLANA_ESCROW_PROGRAM_ID: LOCAL_ESCROW_PROGRAM_ID,
     SOLANA_NETWORK: embedded.solana.network,
   });
   ports['live over HTTP'] = await liveChainPorts(config.live, app.database, new SecretRedactor(config.secrets));
@@ -275,27 +277,47 @@ describe.each(['embedded', 'live over HTTP'] as const)('chain ports (%s)', (mode
       expect(await solana.status('1111111111111111111111111111111111111111111111111111111111111111' as Signature)).toEqual({ state: 'unknown' });
     });
 
-    it('holds escrow funds in a vault only the escrow authority moves, released once', async () => {
+    it('holds escrow funds in the escrow program: a vault the service key cannot move, paid out once', async () => {
       const { solana } = chains();
       await faucet.fund(solana.network, solana.serviceAddress, 100n * USD);
       const escrowId = crypto.randomUUID();
-      const { vault } = await solana.fundEscrow(escrowId, 25n * USD);
-      expect(vault).toBe(await solana.escrowVault(escrowId));
-      expect(await solana.escrowBalance(escrowId)).toBe(25n * USD);
-      // One escrow id, one vault: funding it again fails on chain.
-      await expect(solana.fundEscrow(escrowId, 25n * USD)).rejects.toBeInstanceOf(SolanaTransactionError);
-      expect(await solana.escrowBalance(escrowId)).toBe(25n * USD);
-      // The vault belongs to the escrow authority, not to the service wallet that paid into it.
-      const account = app.embeddedChains!.solana.getAccount(solanaAddress(vault));
-      expect(account.exists && getTokenDecoder().decode(account.data).owner).toBe(solana.escrowAuthorityAddress);
-      expect(solana.escrowAuthorityAddress).not.toBe(solana.serviceAddress);
-
       const worker = await randomSolanaAddress();
-      const released = await solana.releaseEscrow(escrowId, worker, 'settle');
-      expect(released.amount).toBe(25n * USD);
+      const terms = { worker, expiresAt: new Date(Date.now() + 3_600_000) };
+      const { state } = await solana.fundEscrow(escrowId, 25n * USD, terms);
+      const { vault } = await solana.escrowAccounts(escrowId);
+      expect(state).toBe((await solana.escrowAccounts(escrowId)).state);
+      expect(await solana.escrowBalance(escrowId)).toBe(25n * USD);
+      expect(await solana.escrowState(escrowId)).toMatchObject({
+        status: EscrowStatus.Funded,
+        amount: 25n * USD,
+        expiresAt: BigInt(Math.floor(terms.expiresAt.getTime() / 1000)),
+        requester: solana.serviceAddress,
+        worker,
+        validator: solana.escrowValidatorAddress,
+        vault,
+      });
+      // One escrow id, one escrow: funding it again fails on chain.
+      await expect(solana.fundEscrow(escrowId, 25n * USD, terms)).rejects.toBeInstanceOf(SolanaTransactionError);
+      expect(await solana.escrowBalance(escrowId)).toBe(25n * USD);
+      // The vault's authority is the state, an address only the program signs for: the service's key cannot move it.
+      const account = app.embeddedChains!.solana.getAccount(solanaAddress(vault));
+      expect(account.exists && getTokenDecoder().decode(account.data).owner).toBe(state);
+      const [serviceTokens] = await findAssociatedTokenPda({ owner: solana.serviceAddress, mint: solana.mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+      const taking = getTransferInstruction({ source: vault, destination: serviceTokens, authority: solana.service, amount: 25n * USD });
+      await expect(solana.sendInstructions([taking])).rejects.toBeInstanceOf(SolanaTransactionError);
+      expect(await solana.escrowBalance(escrowId)).toBe(25n * USD);
+
+      const sha256 = 'ab'.repeat(32);
+      await solana.recordDeliverable(escrowId, sha256);
+      expect(await solana.escrowState(escrowId)).toMatchObject({ status: EscrowStatus.Delivered, deliverable: sha256 });
+      const released = await solana.releaseEscrow(escrowId, 'approved');
+      expect(released).toMatchObject({ released: 'settled' });
+      expect(released.signature).not.toBeNull();
       expect(await solana.tokenBalance(worker)).toBe(25n * USD);
       expect(await solana.escrowBalance(escrowId)).toBe(0n);
-      await expect(solana.releaseEscrow(escrowId, worker, 'settle')).rejects.toBeInstanceOf(SolanaTransactionError);
+      expect(await solana.escrowState(escrowId)).toMatchObject({ status: EscrowStatus.Settled });
+      // Released already: nothing is sent, and the answer says how it ended.
+      expect(await solana.releaseEscrow(escrowId, 'approved')).toEqual({ signature: null, released: 'settled' });
       expect(await solana.tokenBalance(worker)).toBe(25n * USD);
     });
 

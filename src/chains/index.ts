@@ -13,6 +13,7 @@ import { NonceLedger } from './evm/nonces.js';
 import { redactedEvmTransport } from './redacted-transports.js';
 import { TempoChain, type TempoContracts } from './evm/tempo-chain.js';
 import { EvmTokenChain } from './evm/token-chain.js';
+import { LOCAL_ESCROW_PROGRAM_ID } from './solana/escrow-program/index.js';
 import { SolanaChain } from './solana/solana-chain.js';
 
 /** The chain ports features use; local and live mode differ only in how they were opened. */
@@ -34,6 +35,7 @@ export async function embeddedChainPorts(embedded: LocalChains): Promise<Chains>
       network: embedded.solana.network,
       mint: embedded.solana.mint,
       seed: embedded.solana.operatorSeed,
+      escrowProgram: LOCAL_ESCROW_PROGRAM_ID,
       pollingInterval: EMBEDDED_POLLING_MS,
     }),
   };
@@ -58,6 +60,7 @@ export async function liveChainPorts(live: Config['live'], database: Database, r
       network: live.solanaNetwork,
       mint: live.solanaUsdcMint as Address,
       seed: solanaServiceSeed,
+      escrowProgram: (live.solanaEscrowProgramId as Address | undefined) ?? null,
       pollingInterval: 400,
     }),
   };

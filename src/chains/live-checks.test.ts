@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import { startDevnet, type RunningDevnet } from '../devnet/devnet.js';
 import type { DevnetInfo } from '../devnet/server.js';
 import { createLogger } from '../log.js';
+import { LOCAL_ESCROW_PROGRAM_ID } from './solana/escrow-program/index.js';
 import { checkLiveChains, LiveCheckError } from './live-checks.js';
 
 const BOGUS = '0x00000000000000000000000000000000000b0b05';
@@ -45,6 +46,7 @@ describe('live start-up checks', () => {
       },
       baseUsdcAddress: info.base.contracts.stablecoin as `0x${string}`,
       solanaUsdcMint: info.solana.mint,
+      solanaEscrowProgramId: LOCAL_ESCROW_PROGRAM_ID,
       solanaNetwork: info.solana.network,
       ...changes,
     };
@@ -73,6 +75,7 @@ describe('live start-up checks', () => {
       baseUsdcAddress: '0xcA11bde05977b3631167028862bE2a173976CA11',
       solanaNetwork: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', // mainnet's, not the devnet's
       solanaUsdcMint: '11111111111111111111111111111111',
+      solanaEscrowProgramId: info.solana.mint, // an account, but no program
     });
     const error = await checkLiveChains(settings).catch((e: unknown) => e as LiveCheckError);
     expect(error).toBeInstanceOf(LiveCheckError);
@@ -82,6 +85,7 @@ describe('live start-up checks', () => {
     expect(problems.some((p) => p.startsWith('BASE_USDC_ADDRESS 0xcA11bde05977b3631167028862bE2a173976CA11: not the expected interface'))).toBe(true);
     expect(problems.some((p) => p.startsWith('SOLANA_RPC_URL: genesis hash'))).toBe(true);
     expect(problems).toContain('SOLANA_USDC_MINT 11111111111111111111111111111111: not an SPL token mint');
+    expect(problems).toContain(`SOLANA_ESCROW_PROGRAM_ID ${info.solana.mint}: not an executable program`);
     expect(message).not.toContain(devnet.url);
     expect(message).not.toContain('SECRET_KEY');
   });

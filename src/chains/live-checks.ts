@@ -144,7 +144,7 @@ async function checkSelectors(client: PublicClient, setting: string, at: Address
   return missing.length === 0 ? null : `${setting} ${at}: not our contract (lacks ${missing.join(', ')})`;
 }
 
-/** Solana answers with the genesis hash SOLANA_NETWORK names, and the mint is an SPL mint. */
+/** Solana answers with the genesis hash SOLANA_NETWORK names, the mint is an SPL mint, the escrow program is deployed. */
 async function checkSolana(live: Config['live']): Promise<string[]> {
   if (!live.solanaRpcUrl) return ['SOLANA_RPC_URL: not set'];
   const rpc = createSolanaRpc(live.solanaRpcUrl);
@@ -166,7 +166,18 @@ async function checkSolana(live: Config['live']): Promise<string[]> {
   } catch (error) {
     problems.push(`SOLANA_USDC_MINT: getAccountInfo failed (${errorName(error)})`);
   }
+  if (live.solanaEscrowProgramId) problems.push(...(await checkEscrowProgram(rpc, live.solanaEscrowProgramId)));
   return problems;
+}
+
+/** SOLANA_ESCROW_PROGRAM_ID names a deployed program (unset: escrows answer 503, nothing to check). */
+async function checkEscrowProgram(rpc: ReturnType<typeof createSolanaRpc>, programId: string): Promise<string[]> {
+  try {
+    const { value } = await withTimeout(rpc.getAccountInfo(address(programId), { encoding: 'base64' }).send());
+    return value?.executable ? [] : [`SOLANA_ESCROW_PROGRAM_ID ${programId}: ${value ? 'not an executable program' : 'no such account'}`];
+  } catch (error) {
+    return [`SOLANA_ESCROW_PROGRAM_ID: getAccountInfo failed (${errorName(error)})`];
+  }
 }
 
 function withTimeout<T>(promise: Promise<T>): Promise<T> {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   appendTransactionMessageInstructions,
   createTransactionMessage,
@@ -10,11 +11,21 @@ import {
   type Blockhash,
   type KeyPairSigner,
 } from '@solana/kit';
-import { findAssociatedTokenPda, getTransferCheckedInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import { findAssociatedTokenPda, getCreateAssociatedTokenIdempotentInstruction, getTransferCheckedInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabaseTarget, type TestDatabaseTarget } from '../../../test/support/database.js';
 import { openDatabase, type Database } from '../../db/client.js';
 import { migrate } from '../../db/migrate.js';
+import {
+  decodeEscrowState,
+  escrowAccounts,
+  EscrowProgramError,
+  EscrowStatus,
+  initializeInstruction,
+  LOCAL_ESCROW_PROGRAM_ID,
+  releaseInstruction,
+  STATE_SIZE,
+} from '../solana/escrow-program/index.js';
 import { EmbeddedSolana } from './solana.js';
 
 describe('embedded Solana', () => {
@@ -93,5 +104,41 @@ describe('embedded Solana', () => {
     await expect(chain.sendTransaction('bm90IGEgdHJhbnNhY3Rpb24=')).rejects.toThrow();
     const { rows: after } = await database.pool.query("SELECT count(*)::int AS n FROM embedded_chain_journal WHERE chain = 'solana'");
     expect(after[0].n).toBe(before[0].n);
+  });
+
+  it('runs the escrow program at the chain\'s time; an advanced clock and each outcome replay after a reopen', async () => {
+    const chain = await EmbeddedSolana.open(database.db);
+    const wall = BigInt(Math.floor(Date.now() / 1000));
+    await chain.mintTo(chain.operator.address, 10_000_000n);
+    const escrowId = randomUUID();
+    const accounts = await escrowAccounts(LOCAL_ESCROW_PROGRAM_ID, escrowId, chain.mint);
+    const [source] = await findAssociatedTokenPda({ mint: chain.mint, owner: chain.operator.address, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+    const posted = await chain.submit([
+      getCreateAssociatedTokenIdempotentInstruction({ payer: chain.operator, ata: accounts.vault, owner: accounts.state, mint: chain.mint }),
+      initializeInstruction({
+        program: LOCAL_ESCROW_PROGRAM_ID,
+        requester: chain.operator,
+        source,
+        ...accounts,
+        escrowId,
+        amount: 10_000_000n,
+        expiresAt: chain.unixTime() + 100n,
+        stateLamports: chain.minimumBalanceForRentExemption(BigInt(STATE_SIZE)),
+        worker: bob.address,
+        validator: alice.address,
+      }),
+    ]);
+    expect(posted.error).toBeUndefined();
+    const refund = releaseInstruction('refund', { program: LOCAL_ESCROW_PROGRAM_ID, ...accounts, destination: source, requester: chain.operator.address });
+    expect((await chain.submit([refund])).error).toMatch(new RegExp(`code: ${EscrowProgramError.NotExpired}\\b`));
+    await chain.advanceClock(101);
+    expect(chain.unixTime()).toBeGreaterThanOrEqual(wall + 101n);
+    expect((await chain.submit([refund])).error).toBeUndefined();
+
+    const reopened = await EmbeddedSolana.open(database.db);
+    expect(reopened.unixTime()).toBeGreaterThanOrEqual(wall + 101n);
+    const state = reopened.getAccount(accounts.state);
+    expect(state.exists && decodeEscrowState(state.data).status).toBe(EscrowStatus.Refunded);
+    expect(await reopened.tokenBalance(chain.operator.address)).toBe(await chain.tokenBalance(chain.operator.address));
   });
 });

@@ -34,7 +34,7 @@ import {
 import type { Db } from '../../db/client.js';
 import { embeddedChains } from '../tables.js';
 import type { ChainJournal } from './evm.js';
-import { escrowProgramElf, LOCAL_ESCROW_PROGRAM_ID } from './escrow-program.js';
+import { escrowProgram, LOCAL_ESCROW_PROGRAM_ID } from '../solana/escrow-program/index.js';
 import { databaseJournal } from './journal.js';
 import { serialQueue } from '../serial.js';
 
@@ -121,6 +121,9 @@ export class EmbeddedSolana implements LocalSolana {
   private readonly journal: ChainJournal;
   /** Every transaction the chain processed, by signature (LiteSVM keeps only their outcomes). */
   private readonly processed = new Map<string, string>();
+  /** Seconds added to the wall clock (`advanceClock`), and the last unix time a transaction ran at. */
+  private clockOffset = 0n;
+  private lastUnixTime: bigint;
 
   private constructor(
     db: Db,
@@ -131,8 +134,10 @@ export class EmbeddedSolana implements LocalSolana {
     readonly mint: Address,
     /** CAIP-2 id the embedded chain answers to (EMBEDDED_SOLANA_NETWORK). */
     readonly network: string,
+    genesisTime: bigint,
   ) {
     this.journal = databaseJournal(db, CHAIN);
+    this.lastUnixTime = genesisTime;
   }
 
   static async open(db: Db): Promise<EmbeddedSolana> {
@@ -148,17 +153,13 @@ export class EmbeddedSolana implements LocalSolana {
     // A fresh LiteSVM always starts from the same genesis and blockhash, so replaying the journal
     // (set-up included) rebuilds the same chain; failed transactions fail again the same way.
     const svm = new LiteSVM();
-    svm.addProgram(LOCAL_ESCROW_PROGRAM_ID, escrowProgramElf());
+    svm.addProgram(LOCAL_ESCROW_PROGRAM_ID, escrowProgram());
     const network = EMBEDDED_SOLANA_NETWORK;
     const deployment = record.deployment as { mint: string } | null;
     // Until the mint exists its address is unknown; nothing reads it before then.
     const mint = address(deployment?.mint ?? '11111111111111111111111111111111');
-    const chain = new EmbeddedSolana(db, svm, seed, operator, mint, network);
-    for (const entry of await chain.journal.entries()) {
-      const [first, second] = entry.params as string[];
-      if (entry.method === 'sendTransaction') chain.process(decodeWire(String(first)), String(first));
-      if (entry.method === 'airdrop') svm.airdrop(address(String(first)), lamports(BigInt(String(second))));
-    }
+    const chain = new EmbeddedSolana(db, svm, seed, operator, mint, network, record.genesisTime);
+    for (const entry of await chain.journal.entries()) chain.replay(entry.method, entry.params as string[]);
     if (deployment) return chain;
 
     // First start: fund the operator and create the mint, both journaled like everything else.
@@ -177,7 +178,38 @@ export class EmbeddedSolana implements LocalSolana {
     ]);
     if (created.error) throw new Error(`creating the embedded mint failed: ${created.error}`);
     await db.update(embeddedChains).set({ deployment: { mint: mintKey.address, network } }).where(eq(embeddedChains.chain, CHAIN));
-    return new EmbeddedSolana(db, svm, seed, operator, mintKey.address, network);
+    return new EmbeddedSolana(db, svm, seed, operator, mintKey.address, network, record.genesisTime);
+  }
+
+  /** One journal entry again, as it ran: a transaction at its recorded time (older entries: genesis). */
+  private replay(method: string, [first, second]: string[]): void {
+    if (method === 'sendTransaction') this.process(decodeWire(String(first)), String(first), second === undefined ? this.lastUnixTime : BigInt(second));
+    if (method === 'airdrop') this.svm.airdrop(address(String(first)), lamports(BigInt(String(second))));
+    if (method === 'advanceClock') this.clockOffset += BigInt(String(first));
+  }
+
+  /**
+   * Moves the chain's clock forward (tests and the dev clock: an escrow's expiry on chain). The
+   * chain's time is the wall clock plus every advance, and never goes back.
+   */
+  advanceClock(seconds: number): Promise<void> {
+    return this.serialised(async () => {
+      await this.journal.append('advanceClock', [String(seconds)]);
+      this.clockOffset += BigInt(seconds);
+    });
+  }
+
+  /** The chain's unix time now: the next transaction runs at it. */
+  unixTime(): bigint {
+    const wall = BigInt(Math.floor(Date.now() / 1000)) + this.clockOffset;
+    return wall > this.lastUnixTime ? wall : this.lastUnixTime;
+  }
+
+  private setUnixTime(unixTime: bigint): void {
+    const clock = this.svm.getClock();
+    clock.unixTimestamp = unixTime;
+    this.svm.setClock(clock);
+    this.lastUnixTime = unixTime;
   }
 
   latestBlockhash(): string {
@@ -202,6 +234,7 @@ export class EmbeddedSolana implements LocalSolana {
 
   /** Runs a transaction without keeping its effects. */
   simulate(wireBase64: string): { error?: string; logs: string[]; unitsConsumed: bigint } {
+    this.setUnixTime(this.unixTime());
     const outcome = this.svm.simulateTransaction(decodeWire(wireBase64));
     const meta = outcome.meta();
     const result = { logs: meta.logs(), unitsConsumed: meta.computeUnitsConsumed() };
@@ -285,11 +318,13 @@ export class EmbeddedSolana implements LocalSolana {
   }
 
   private async commit(transaction: Transaction, wireBase64: string): Promise<SolanaSendResult> {
-    await this.journal.append('sendTransaction', [wireBase64]);
-    return this.process(transaction, wireBase64);
+    const unixTime = this.unixTime();
+    await this.journal.append('sendTransaction', [wireBase64, unixTime.toString()]);
+    return this.process(transaction, wireBase64, unixTime);
   }
 
-  private process(transaction: Transaction, wireBase64: string): SolanaSendResult {
+  private process(transaction: Transaction, wireBase64: string, unixTime: bigint): SolanaSendResult {
+    this.setUnixTime(unixTime);
     const outcome = this.svm.sendTransaction(transaction);
     const signature = getSignatureFromTransaction(transaction);
     if (!this.processed.has(signature)) this.processed.set(signature, wireBase64);

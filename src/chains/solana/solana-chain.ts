@@ -18,17 +18,18 @@ import {
   type Signature,
 } from '@solana/kit';
 import { getAddMemoInstruction } from '@solana-program/memo';
-import { getCreateAccountInstruction } from '@solana-program/system';
+import { findAssociatedTokenPda, getCreateAssociatedTokenIdempotentInstruction, getTokenDecoder, getTransferCheckedInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import {
-  findAssociatedTokenPda,
-  getCloseAccountInstruction,
-  getCreateAssociatedTokenIdempotentInstruction,
-  getInitializeAccount3Instruction,
-  getTokenDecoder,
-  getTokenSize,
-  getTransferCheckedInstruction,
-  TOKEN_PROGRAM_ADDRESS,
-} from '@solana-program/token';
+  decodeEscrowState,
+  escrowAccounts,
+  EscrowStatus,
+  initializeInstruction,
+  recordVerdictInstruction,
+  releaseInstruction,
+  STATE_SIZE,
+  submitDeliverableInstruction,
+  type EscrowState,
+} from './escrow-program/index.js';
 
 /** SPL Memo (the same program id on every cluster and on LiteSVM). */
 export const MEMO_PROGRAM = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr' as Address;
@@ -49,6 +50,13 @@ export interface SolanaWriteOptions {
 
 export type SolanaTransactionStatus = { state: 'landed' } | { state: 'failed'; error: string } | { state: 'unknown' };
 
+/** Live mode without SOLANA_ESCROW_PROGRAM_ID: there is no program to hold escrows. */
+export class EscrowProgramMissingError extends Error {
+  constructor() {
+    super('no escrow program is configured (SOLANA_ESCROW_PROGRAM_ID)');
+  }
+}
+
 /** The chain refused a transaction. */
 export class SolanaTransactionError extends Error {
   constructor(
@@ -64,7 +72,7 @@ export type Attestation = Record<string, unknown> & { type: string };
 
 /**
  * The Solana port: stablecoin (SPL, 6 decimals) transfers from the service wallet, escrow
- * custody in per-escrow vault accounts only the escrow authority can move, and attestations
+ * custody in the escrow program (vaults only the program can move), and attestations
  * written as signed memos. One code path over @solana/kit's RPC; the embedded chain and a live
  * cluster differ only in the transport.
  */
@@ -78,28 +86,24 @@ export class SolanaChain {
     readonly mint: Address,
     /** Pays fees, holds the service's stablecoin and signs attestations. */
     readonly service: KeyPairSigner,
-    /** Owns every escrow vault; used only by the escrow methods below. */
-    private readonly escrowAuthority: KeyPairSigner,
-    private readonly seed: Uint8Array,
+    /** Records verdicts on the escrow program; used only by the escrow methods below. */
+    private readonly escrowValidator: KeyPairSigner,
+    /** The escrow program (null: live mode without SOLANA_ESCROW_PROGRAM_ID, no escrow custody). */
+    readonly escrowProgram: Address | null,
     private readonly pollingInterval: number,
   ) {
     this.rpc = createSolanaRpcFromTransport(transport);
   }
 
-  /** `seed`: the service's 32-byte Ed25519 private key; the escrow authority is derived from it. */
-  static async create(options: { transport: RpcTransport; network: string; mint: Address; seed: Uint8Array; pollingInterval: number }) {
+  /** `seed`: the service's 32-byte Ed25519 private key; the escrow validator's key is derived from it. */
+  static async create(options: { transport: RpcTransport; network: string; mint: Address; seed: Uint8Array; escrowProgram: Address | null; pollingInterval: number }) {
     const service = await createKeyPairSignerFromPrivateKeyBytes(options.seed);
-    const escrowAuthority = await createKeyPairSignerFromPrivateKeyBytes(derive(options.seed, 'escrow-authority'));
-    return new SolanaChain(options.transport, options.network, options.mint, service, escrowAuthority, options.seed, options.pollingInterval);
+    const validator = await createKeyPairSignerFromPrivateKeyBytes(derive(options.seed, 'escrow-validator'));
+    return new SolanaChain(options.transport, options.network, options.mint, service, validator, options.escrowProgram, options.pollingInterval);
   }
 
   get serviceAddress(): Address {
     return this.service.address;
-  }
-
-  /** The owner of every escrow vault. */
-  get escrowAuthorityAddress(): Address {
-    return this.escrowAuthority.address;
   }
 
   /** An explorer link for a signature: mainnet and devnet by name, any other cluster as custom. */
@@ -143,67 +147,99 @@ export class SolanaChain {
     return this.send(instructions, options);
   }
 
-  // ---- escrow custody ------------------------------------------------------------------------
+  // ---- escrow custody: the escrow program (src/chains/solana/escrow-program) -------------------
 
-  /** The escrow's vault: a token account at an address derived from the escrow id. */
-  async escrowVault(escrowId: string): Promise<Address> {
-    return (await this.vaultSigner(escrowId)).address;
+  /** The key that records verdicts, and deliveries of workers without keys: the judge's. */
+  get escrowValidatorAddress(): Address {
+    return this.escrowValidator.address;
+  }
+
+  /** The escrow's state account (its `escrow_pda`) and vault (the state's token account). */
+  escrowAccounts(escrowId: string): Promise<{ state: Address; bump: number; vault: Address }> {
+    if (!this.escrowProgram) throw new EscrowProgramMissingError();
+    return escrowAccounts(this.escrowProgram, escrowId, this.mint);
   }
 
   async escrowBalance(escrowId: string): Promise<bigint> {
-    return this.tokenAccountBalance(await this.escrowVault(escrowId));
+    return this.tokenAccountBalance((await this.escrowAccounts(escrowId)).vault);
+  }
+
+  /** The escrow as the program recorded it; null before it is initialized. */
+  async escrowState(escrowId: string): Promise<EscrowState | null> {
+    const { value } = await this.rpc.getAccountInfo((await this.escrowAccounts(escrowId)).state, { encoding: 'base64', commitment: 'confirmed' }).send();
+    return value ? decodeEscrowState(Buffer.from(value.data[0], 'base64')) : null;
   }
 
   /**
-   * Moves `amount` from the service wallet into a new vault owned by the escrow authority. The
-   * vault is created in the same transaction, so one escrow can never be funded twice.
+   * Moves `amount` from the service wallet into the escrow's vault and records the terms (the
+   * program's initialize). The state is created by it, so one escrow is never funded twice.
    */
-  async fundEscrow(escrowId: string, amount: bigint, options?: SolanaWriteOptions): Promise<{ vault: Address; signature: Signature }> {
-    const vault = await this.vaultSigner(escrowId);
-    const space = BigInt(getTokenSize());
-    const rent = await this.rpc.getMinimumBalanceForRentExemption(space).send();
+  async fundEscrow(escrowId: string, amount: bigint, terms: { worker: Address; expiresAt: Date }, options?: SolanaWriteOptions): Promise<{ state: Address; signature: Signature }> {
+    const accounts = await this.escrowAccounts(escrowId);
+    const stateLamports = await this.rpc.getMinimumBalanceForRentExemption(BigInt(STATE_SIZE)).send();
     const { signature } = await this.send(
       [
-        getCreateAccountInstruction({ payer: this.service, newAccount: vault, lamports: rent, space, programAddress: TOKEN_PROGRAM_ADDRESS }),
-        getInitializeAccount3Instruction({ account: vault.address, mint: this.mint, owner: this.escrowAuthority.address }),
-        getTransferCheckedInstruction({
+        getCreateAssociatedTokenIdempotentInstruction({ payer: this.service, ata: accounts.vault, owner: accounts.state, mint: this.mint }),
+        initializeInstruction({
+          program: this.escrowProgram!,
+          requester: this.service,
           source: await this.tokenAccount(this.service.address),
-          mint: this.mint,
-          destination: vault.address,
-          authority: this.service,
+          ...accounts,
+          escrowId,
           amount,
-          decimals: DECIMALS,
+          expiresAt: BigInt(Math.floor(terms.expiresAt.getTime() / 1000)),
+          stateLamports,
+          worker: terms.worker,
+          validator: this.escrowValidator.address,
         }),
-        this.memo(`escrow:${escrowId}:fund`),
       ],
       options,
     );
-    return { vault: vault.address, signature };
+    return { state: accounts.state, signature };
   }
 
   /**
-   * Pays the whole vault to `to` (the worker on settlement, the employer on refund) and closes
-   * it in the same transaction, so an escrow is released at most once.
+   * Puts a delivered escrow's content hash on chain: the program records it (signed by the
+   * validator) unless the worker's own submit_deliverable already did, then it goes in a memo.
    */
-  async releaseEscrow(escrowId: string, to: Address, reason: 'settle' | 'refund', options?: SolanaWriteOptions): Promise<{ amount: bigint; signature: Signature }> {
-    const vault = await this.escrowVault(escrowId);
-    const amount = await this.tokenAccountBalance(vault);
-    const destination = await this.tokenAccount(to);
+  async recordDeliverable(escrowId: string, sha256: string, options?: SolanaWriteOptions): Promise<{ signature: Signature }> {
+    const state = await this.escrowState(escrowId);
+    if (state?.status !== EscrowStatus.Funded) return this.send([this.memo(`escrow:${escrowId}:deliverable:sha256:${sha256}`)], options);
+    const { state: address } = await this.escrowAccounts(escrowId);
+    const hash = Buffer.from(sha256, 'hex');
+    if (hash.length !== 32) throw new TypeError(`not a SHA-256 in hex: ${sha256}`);
+    return this.send([submitDeliverableInstruction({ program: this.escrowProgram!, deliverer: this.escrowValidator, state: address, escrowId, hash })], options);
+  }
+
+  /**
+   * Pays out the vault: to the worker after `approved` (the verdict and the settle in one
+   * transaction), back to the service wallet after `rejected` or at expiry. Settle and refund
+   * close the vault, so it is paid once. Anyone may release an escrow: one released already says
+   * how (`signature` null), which can differ from `outcome` when a stranger refunded an expired
+   * escrow before its verdict reached the chain.
+   */
+  async releaseEscrow(escrowId: string, outcome: 'approved' | 'rejected' | 'expired', options?: SolanaWriteOptions): Promise<{ signature: Signature | null; released: 'settled' | 'refunded' }> {
+    const state = await this.escrowState(escrowId);
+    if (!state) throw new Error(`escrow ${escrowId} has no state on chain`);
+    if (state.status === EscrowStatus.Settled) return { signature: null, released: 'settled' };
+    if (state.status === EscrowStatus.Refunded) return { signature: null, released: 'refunded' };
+    const settle = outcome === 'approved';
+    const { state: address, vault } = await this.escrowAccounts(escrowId);
+    const owner = settle ? state.worker : state.requester;
+    const destination = await this.tokenAccount(owner);
+    const verdict =
+      state.status === EscrowStatus.Delivered && outcome !== 'expired'
+        ? [recordVerdictInstruction({ program: this.escrowProgram!, validator: this.escrowValidator, state: address, approved: settle })]
+        : [];
     const { signature } = await this.send(
       [
-        getCreateAssociatedTokenIdempotentInstruction({ payer: this.service, ata: destination, owner: to, mint: this.mint }),
-        getTransferCheckedInstruction({ source: vault, mint: this.mint, destination, authority: this.escrowAuthority, amount, decimals: DECIMALS }),
-        getCloseAccountInstruction({ account: vault, destination: this.service.address, owner: this.escrowAuthority }),
-        this.memo(`escrow:${escrowId}:${reason}`),
+        getCreateAssociatedTokenIdempotentInstruction({ payer: this.service, ata: destination, owner, mint: this.mint }),
+        ...verdict,
+        releaseInstruction(settle ? 'settle' : 'refund', { program: this.escrowProgram!, state: address, vault, destination, requester: state.requester }),
       ],
       options,
     );
-    return { amount, signature };
-  }
-
-  /** Puts a delivered escrow's content hash on chain, signed by the service. */
-  recordDeliverable(escrowId: string, sha256: string, options?: SolanaWriteOptions): Promise<{ signature: Signature }> {
-    return this.send([this.memo(`escrow:${escrowId}:deliverable:sha256:${sha256}`)], options);
+    return { signature, released: settle ? 'settled' : 'refunded' };
   }
 
   /**
@@ -324,9 +360,6 @@ export class SolanaChain {
     return getTokenDecoder().decode(Buffer.from(value.data[0], 'base64')).amount;
   }
 
-  private vaultSigner(escrowId: string): Promise<KeyPairSigner> {
-    return createKeyPairSignerFromPrivateKeyBytes(derive(this.seed, `escrow-vault:${escrowId}`));
-  }
 }
 
 /** A 32-byte key derived from the service seed for one purpose. */

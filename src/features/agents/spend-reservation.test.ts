@@ -8,7 +8,6 @@ import { agentProofHeaders } from '../../../test/support/agents.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { railA, type PayingFetch } from '../../../test/support/pay.js';
-import { LOCAL_ESCROW_PROGRAM_ID } from '../../chains/embedded/escrow-program.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import { escrows } from '../escrow/tables.js';
 import { agentPayCalls } from './tables.js';
@@ -221,7 +220,7 @@ describe('reconcilers own nothing in flight', () => {
     const stalled = stalledTempo();
     const log = createLogger('silent');
     const reputation = new ReputationService({ database: t.database, chains: t.chains!, serviceSlug: t.config.serviceSlug });
-    const options = escrowOptionsFrom(t.config, LOCAL_ESCROW_PROGRAM_ID);
+    const options = escrowOptionsFrom(t.config);
     const service = (tempo: TempoChain) =>
       new EscrowService({ database: t.database, verifier: verifier(), employers: t.services.employers, tempo, solana: t.chains!.solana, reputation, ai: createAiProvider(t.config.ai, log), ...options, log });
     const body = { employer_id: employerId, worker_wallet_address: worker, worker_agent_identifier: `solana:${worker}`, amount_usdc: '4', rubric_prompt: 'must include: ledger' };

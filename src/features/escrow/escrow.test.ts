@@ -6,6 +6,7 @@ import {
   createKeyPairSignerFromPrivateKeyBytes,
   createSolanaRpcFromTransport,
   createTransactionMessage,
+  generateKeyPairSigner,
   getBase58Decoder,
   getBase64EncodedWireTransaction,
   pipe,
@@ -16,6 +17,7 @@ import {
   type KeyPairSigner,
   type Signature,
 } from '@solana/kit';
+import { findAssociatedTokenPda, getCreateAssociatedTokenIdempotentInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { erc20Abi, getAddress, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { and, eq } from 'drizzle-orm';
@@ -24,7 +26,7 @@ import { agentProofHeaders, type AgentSigner } from '../../../test/support/agent
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { serveOnLoopback, type LoopbackServer } from '../../../test/support/http.js';
 import { loseAnswer, proofMaker, railA, type PayingFetch } from '../../../test/support/pay.js';
-import { LOCAL_ESCROW_PROGRAM_ID } from '../../chains/embedded/escrow-program.js';
+import { EscrowStatus, LOCAL_ESCROW_PROGRAM_ID, releaseInstruction, submitDeliverableInstruction } from '../../chains/solana/escrow-program/index.js';
 import { embeddedSolanaTransport } from '../../chains/embedded/solana-transport.js';
 import type { SolanaChain } from '../../chains/solana/solana-chain.js';
 import { notifications } from '../notifications/tables.js';
@@ -38,7 +40,7 @@ import { AgentsService } from '../agents/service.js';
 import { ReputationService } from '../reputation/service.js';
 import { TreasuryService } from '../treasury/service.js';
 import { EscrowService, escrowOptionsFrom } from './service.js';
-import { inspectSignedDeliverable, submitDeliverableInstruction, uriHash } from './signed-deliverable.js';
+import { inspectSignedDeliverable, uriHash } from './signed-deliverable.js';
 
 /**
  * The escrow end to end on the embedded chains (spec 2.1, 3.1, 4.4): post (treasury -> vault),
@@ -47,6 +49,7 @@ import { inspectSignedDeliverable, submitDeliverableInstruction, uriHash } from 
  * own signed delivery, and a crash between verdict and payout that pays exactly once.
  */
 const USD = 1_000_000n;
+const LEDGER_SHA256 = createHash('sha256').update('ledger').digest('hex');
 let t: TestApp;
 let server: LoopbackServer;
 let files: LoopbackServer & { hits: number };
@@ -141,7 +144,7 @@ function restartedService(solanaPort: SolanaChain = solana) {
     solana: solanaPort,
     reputation: new ReputationService({ database: t.database, chains: t.chains!, serviceSlug: t.config.serviceSlug }),
     ai: createAiProvider(t.config.ai, log),
-    ...escrowOptionsFrom(t.config, LOCAL_ESCROW_PROGRAM_ID),
+    ...escrowOptionsFrom(t.config),
     log,
   });
 }
@@ -210,8 +213,16 @@ describe('POST /api/mpp/escrow/post', () => {
     const hours = (Date.parse(body.expires_at as string) - Date.now()) / 3_600_000;
     expect(hours).toBeGreaterThan(47.9);
     expect(hours).toBeLessThanOrEqual(48);
-    expect(body.escrow_pda).toBe(await solana.escrowVault(body.escrow_id));
+    expect(body.escrow_pda).toBe((await solana.escrowAccounts(body.escrow_id)).state);
     expect(await solana.escrowBalance(body.escrow_id)).toBe(12_500_000n);
+    // The program holds the terms: who is paid, how much, until when; the service's key only validates.
+    expect(await solana.escrowState(body.escrow_id)).toMatchObject({
+      status: EscrowStatus.Funded,
+      amount: 12_500_000n,
+      worker: worker.wallet,
+      expiresAt: BigInt(Math.floor(Date.parse(body.expires_at as string) / 1000)),
+      validator: solana.escrowValidatorAddress,
+    });
     expect(before - (await available())).toBe(12_500_000n);
     expect((body.solana_explorer_urls as Json).initialize).toContain(body.initialize_signature as string);
   });
@@ -306,6 +317,8 @@ describe('deliver, judge, settle or refund', () => {
     expect(settled.status).toBe('settled');
     expect(await solana.tokenBalance(worker.wallet)).toBe(7_250_000n);
     expect(await solana.escrowBalance(escrow.escrow_id)).toBe(0n);
+    // On chain: the content's hash (recorded by the validator for a worker without keys), then settled.
+    expect(await solana.escrowState(escrow.escrow_id)).toMatchObject({ status: EscrowStatus.Settled, deliverable: delivered.content_sha256 });
     expect(await available()).toBe(treasuryBefore);
     const writes = await t.database.db.select().from(reputationWrites).where(eq(reputationWrites.sourceId, escrow.escrow_id));
     // The employer paid the worker: one party that vouches for it (its tier counts distinct payers).
@@ -348,8 +361,9 @@ describe('deliver, judge, settle or refund', () => {
     const worker = await newWorker();
     const before = await available();
     const escrow = await posted(poster, worker, { expiry_hours: 1 });
-    // An hour later (the clock moved by rewriting the deadline).
+    // An hour later: the service's clock moved by rewriting the deadline, the chain's by advancing it.
     await t.database.db.update(escrows).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(escrows.id, escrow.escrow_id));
+    await expireOnChain(escrow.escrow_id);
     const late = await deliver(worker, escrow.escrow_id, dataUri('ledger'));
     expect({ status: late.status, code: (await json(late)).code }).toEqual({ status: 403, code: 'ESCROW_EXPIRED' });
     const service = restartedService();
@@ -358,6 +372,42 @@ describe('deliver, judge, settle or refund', () => {
     expect((await row(escrow.escrow_id)).status).toBe('expired_refunded');
     expect(await available()).toBe(before);
     expect(await solana.escrowBalance(escrow.escrow_id)).toBe(0n);
+  });
+
+  it('expired: a stranger refunds on chain first; the service still credits the treasury, once', async () => {
+    const worker = await newWorker();
+    const before = await available();
+    const escrow = await posted(await authorize(), worker, { expiry_hours: 1 });
+    await t.database.db.update(escrows).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(escrows.id, escrow.escrow_id));
+    await expireOnChain(escrow.escrow_id);
+    expect((await strangerReleases(escrow.escrow_id, 'refund')).error).toBeUndefined();
+    expect(await solana.escrowState(escrow.escrow_id)).toMatchObject({ status: EscrowStatus.Refunded });
+    const service = restartedService();
+    await service.reconcile();
+    await service.reconcile();
+    const done = await row(escrow.escrow_id);
+    expect(done.status).toBe('expired_refunded');
+    expect(await available()).toBe(before);
+    // The vault's refund was the stranger's transaction; the treasury's credit is ours.
+    expect(Object.keys(done.signatures as Json).sort()).toEqual(['initialize', 'treasury_debit', 'treasury_refund']);
+  });
+
+  it('an approval that reaches the chain after a stranger refunded the expired escrow ends refunded', async () => {
+    const worker = await newWorker();
+    const before = await available();
+    // Longer than the hours the tests above moved the chain's clock, so it can be delivered on chain.
+    const escrow = await posted(await authorize(), worker, { expiry_hours: 6, rubric_prompt: 'Make it delightful.' });
+    expect((await deliver(worker, escrow.escrow_id, dataUri('A delightful ledger.'))).status).toBe(200);
+    await until(escrow.escrow_id, ['escalated']);
+    // The chain's clock passes the expiry before the owner decides (the service's has not yet).
+    await expireOnChain(escrow.escrow_id);
+    expect((await strangerReleases(escrow.escrow_id, 'settle')).error).toMatch(/code: 8\b/); // no verdict on chain: not settleable
+    expect((await strangerReleases(escrow.escrow_id, 'refund')).error).toBeUndefined();
+    const decided = await t.request('POST', `/api/employers/${employerId}/escrows/${escrow.escrow_id}/decision`, { token: owner, body: { verdict: 'approved', reasoning: 'Late.' } });
+    expect(decided.status).toBe(200);
+    expect((await until(escrow.escrow_id, ['expired_refunded'])).status).toBe('expired_refunded');
+    expect(await solana.tokenBalance(worker.wallet)).toBe(0n);
+    expect(await available()).toBe(before);
   });
 
   it('refuses another agent (403), an unknown escrow (404) and a second delivery (409)', async () => {
@@ -438,16 +488,16 @@ describe('a crash between verdict and payout', () => {
       get(target, property, receiver) {
         if (property !== 'releaseEscrow') return Reflect.get(target, property, receiver) as unknown;
         return async (...args: Parameters<SolanaChain['releaseEscrow']>) => {
-          const [escrowId, to, reason, options] = args;
+          const [escrowId, outcome, options] = args;
           if (when === 'before-send') {
-            await target.releaseEscrow(escrowId, to, reason, {
+            await target.releaseEscrow(escrowId, outcome, {
               beforeSend: async (signed) => {
                 await options?.beforeSend?.(signed);
                 throw new Error('killed after recording the signature');
               },
             });
           }
-          await target.releaseEscrow(escrowId, to, reason, options);
+          await target.releaseEscrow(escrowId, outcome, options);
           throw new Error('killed after the payout landed');
         };
       },
@@ -458,7 +508,7 @@ describe('a crash between verdict and payout', () => {
     const worker = await newWorker();
     const escrow = await posted(await authorize(), worker, { amount_usdc: '3.00' });
     // The judged verdict is in the row; the payout dies with the process.
-    await t.database.db.update(escrows).set({ deliverableUri: 'data:,ledger', deliverableSha256: 'x', deliverableContent: Buffer.from('ledger'), status: 'delivered' }).where(eq(escrows.id, escrow.escrow_id));
+    await t.database.db.update(escrows).set({ deliverableUri: 'data:,ledger', deliverableSha256: LEDGER_SHA256, deliverableContent: Buffer.from('ledger'), status: 'delivered' }).where(eq(escrows.id, escrow.escrow_id));
     const dying = restartedService(crashing(when));
     await expect(dying.advance(escrow.escrow_id)).rejects.toThrow(/killed/);
     const stuck = await row(escrow.escrow_id);
@@ -477,7 +527,7 @@ describe('a crash between verdict and payout', () => {
   it('two services advancing the same escrow at once pay it once', async () => {
     const worker = await newWorker();
     const escrow = await posted(await authorize(), worker, { amount_usdc: '4.00' });
-    await t.database.db.update(escrows).set({ deliverableUri: 'data:,ledger', deliverableSha256: 'x', deliverableContent: Buffer.from('ledger'), status: 'delivered' }).where(eq(escrows.id, escrow.escrow_id));
+    await t.database.db.update(escrows).set({ deliverableUri: 'data:,ledger', deliverableSha256: LEDGER_SHA256, deliverableContent: Buffer.from('ledger'), status: 'delivered' }).where(eq(escrows.id, escrow.escrow_id));
     const [a, b] = [restartedService(), restartedService()];
     await Promise.all([a.advance(escrow.escrow_id), b.advance(escrow.escrow_id), a.reconcile(), b.reconcile()]);
     await a.reconcile();
@@ -488,13 +538,44 @@ describe('a crash between verdict and payout', () => {
 
 const rpc = () => createSolanaRpcFromTransport(embeddedSolanaTransport(t.embeddedChains!.rpc.solana));
 
+/** Moves the chain's clock past the escrow's expiry (for the rest of the file too: it never goes back). */
+async function expireOnChain(escrowId: string) {
+  const behind = (await solana.escrowState(escrowId))!.expiresAt - t.embeddedChains!.solana.unixTime();
+  if (behind >= 0n) await t.embeddedChains!.solana.advanceClock(Number(behind) + 1);
+}
+
+/** settle or refund sent by someone with no part in the escrow: the program lets anyone release it. */
+async function strangerReleases(escrowId: string, kind: 'settle' | 'refund') {
+  const stranger = await generateKeyPairSigner();
+  await t.embeddedChains!.solana.airdrop(stranger.address, 1_000_000_000n);
+  const state = (await solana.escrowState(escrowId))!;
+  const { state: address, vault } = await solana.escrowAccounts(escrowId);
+  const owner = kind === 'settle' ? state.worker : state.requester;
+  const [destination] = await findAssociatedTokenPda({ owner, mint: solana.mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+  const { value: lifetime } = await rpc().getLatestBlockhash().send();
+  const message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayerSigner(stranger, m),
+    (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
+    (m) =>
+      appendTransactionMessageInstructions(
+        [
+          getCreateAssociatedTokenIdempotentInstruction({ payer: stranger, ata: destination, owner, mint: solana.mint }),
+          releaseInstruction(kind, { program: LOCAL_ESCROW_PROGRAM_ID, state: address, vault, destination, requester: state.requester }),
+        ],
+        m,
+      ),
+  );
+  return t.embeddedChains!.solana.sendTransaction(getBase64EncodedWireTransaction(await signTransactionMessageWithSigners(message)));
+}
+
 async function signedDelivery(worker: Worker, escrow: Json & { escrow_id: string }, uri: string, options: { feePayer?: KeyPairSigner; hash?: Uint8Array } = {}) {
   const instruction = submitDeliverableInstruction({
-    programAddress: LOCAL_ESCROW_PROGRAM_ID,
-    worker: worker.kit,
-    escrowAccount: escrow.escrow_pda as SolanaAddress,
+    program: LOCAL_ESCROW_PROGRAM_ID,
+    deliverer: worker.kit,
+    state: escrow.escrow_pda as SolanaAddress,
     escrowId: escrow.escrow_id,
-    uriHash: options.hash ?? uriHash(uri),
+    hash: options.hash ?? uriHash(uri),
   });
   const { value: lifetime } = await rpc().getLatestBlockhash().send();
   const message = pipe(

@@ -32,19 +32,16 @@ export interface EscrowOptions {
   /** The judge's model name, recorded with the verdict (never shown on the status route). */
   model: string;
   fetch: Omit<FetchDeliverableOptions, 'maxBytes'>;
-  /** The program a deliver-signed instruction must call; null: deliver-signed is unavailable (503). */
-  escrowProgram: SolanaAddress | null;
   /** How long one worker holds an escrow per step (default LEASE_SECONDS; local crash tests shorten it). */
   leaseSeconds?: number;
 }
 
-/** The escrow settings of the configuration; local mode's escrow program runs on the embedded chain. */
-export function escrowOptionsFrom(config: Config, localEscrowProgram: SolanaAddress): EscrowOptions {
+/** The escrow settings of the configuration. */
+export function escrowOptionsFrom(config: Config): EscrowOptions {
   return {
     judgeMinConfidence: config.escrow.judgeMinConfidence,
     model: config.ai.model,
     fetch: { ipfsGateway: config.escrow.ipfsGateway, allowHosts: config.escrow.fetchAllowHosts },
-    escrowProgram: (config.escrow.solanaProgramId as SolanaAddress | undefined) ?? (config.mode === 'local' ? localEscrowProgram : null),
     leaseSeconds: config.faults.takeoverSeconds,
   };
 }
@@ -191,10 +188,10 @@ export class EscrowService {
       await store.transition(this.database.db, row.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() });
       throw insufficientTreasury(account?.available ?? 0n, row.amount);
     }
-    // Custody is funded from the service's Solana float: without enough of it, nothing is debited.
-    if ((await this.solana.tokenBalance(this.solana.serviceAddress)) < row.amount) {
+    // Custody is the escrow program, funded from the service's Solana float: without either, nothing is debited.
+    if (!this.solana.escrowProgram || (await this.solana.tokenBalance(this.solana.serviceAddress)) < row.amount) {
       await store.transition(this.database.db, row.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() });
-      this.log.error({ escrowId: row.id }, 'escrow custody float on Solana is short; top up the service wallet');
+      this.log.error({ escrowId: row.id }, 'escrow custody unavailable: no escrow program (SOLANA_ESCROW_PROGRAM_ID), or the Solana float is short');
       throw new AppError('ESCROW_CUSTODY_UNAVAILABLE', 'Escrow custody cannot take this amount right now; nothing was debited. Retry later.');
     }
     try {
@@ -228,12 +225,15 @@ export class EscrowService {
     // Funded already (a resumed attempt that had sent it): the vault exists and holds the amount.
     let initialize = pendingOf(current, 'pending_initialize')?.signature as string | undefined;
     if (!(initialize && (await this.solana.status(initialize as Signature)).state === 'landed')) {
-      ({ signature: initialize } = await this.solana.fundEscrow(row.id, row.amount, { beforeSend: (signed) => this.recordSolanaSend(row.id, lease, 'pending_initialize', signed) }));
+      const terms = { worker: row.workerWalletAddress as SolanaAddress, expiresAt: row.expiresAt };
+      ({ signature: initialize } = await this.solana.fundEscrow(row.id, row.amount, terms, {
+        beforeSend: (signed) => this.recordSolanaSend(row.id, lease, 'pending_initialize', signed),
+      }));
     }
-    const vault = await this.solana.escrowVault(row.id);
+    const { state } = await this.solana.escrowAccounts(row.id);
     return this.database.transaction(async (tx) => {
       await store.mergeSignatures(tx.db, row.id, { initialize, treasury_debit: debit?.hash ?? null, pending_initialize: null, pending_treasury_debit: null });
-      const posted = await store.transition(tx.db, row.id, ['funding'], { status: 'posted', escrowPda: vault });
+      const posted = await store.transition(tx.db, row.id, ['funding'], { status: 'posted', escrowPda: state });
       return posted ?? (await store.findEscrow(tx.db, row.id))!;
     });
   }
@@ -262,10 +262,11 @@ export class EscrowService {
    * uri_hash, escrow, fee payer, signatures), broadcast, and then the same delivery as `deliver`.
    */
   async deliverSigned(request: DeliverRequest & { signedTransaction: string }): Promise<EscrowRow> {
-    if (!this.options.escrowProgram) throw new AppError('DELIVER_SIGNED_UNAVAILABLE', 'No escrow program is configured (SOLANA_ESCROW_PROGRAM_ID).');
+    const program = this.solana.escrowProgram;
+    if (!program) throw new AppError('DELIVER_SIGNED_UNAVAILABLE', 'No escrow program is configured (SOLANA_ESCROW_PROGRAM_ID).');
     const earlier = await this.redeemedDelivery(request);
     if (earlier) return earlier;
-    const inspected = inspectSignedDeliverable(request.signedTransaction, { programAddress: this.options.escrowProgram });
+    const inspected = inspectSignedDeliverable(request.signedTransaction, { programAddress: program });
     if (!inspected.ok) throw new AppError(inspected.code, inspected.message, { field: inspected.field });
     const escrow = await this.openForWorker(request.escrowId, request.identifier);
     if (inspected.feePayer !== escrow.workerWalletAddress || inspected.worker !== escrow.workerWalletAddress) {
@@ -479,23 +480,32 @@ export class EscrowService {
 
   /** approved: the vault pays the worker (at most once: the release closes the vault). */
   private async settle(escrow: EscrowRow, lease: string): Promise<EscrowRow> {
-    const signature = await this.sendOnce(escrow, 'settle', () =>
-      this.solana.releaseEscrow(escrow.id, escrow.workerWalletAddress as SolanaAddress, 'settle', {
+    let released = 'settled';
+    const signature = await this.sendOnce(escrow, 'settle', async () => {
+      const release = await this.solana.releaseEscrow(escrow.id, 'approved', {
         beforeSend: async (signed) => {
           await this.recordSolanaSend(escrow.id, lease, 'pending_settle', signed);
           crashPoint('escrow.settle.before-send');
         },
-      }),
-    );
+      });
+      released = release.released;
+      return release;
+    });
     crashPoint('escrow.settle.after-send');
+    // Refund is anyone's at expiry: a stranger's landed before this verdict reached the chain.
+    if (released === 'refunded') return this.refund(escrow, 'expired_refunded', lease);
     return this.finish(escrow, 'settled', { settle: signature, pending_settle: null });
   }
 
   /** rejected or expired: the vault back to the service wallet, then the same amount into the employer's treasury. */
   private async refund(escrow: EscrowRow, outcome: 'rejected_refunded' | 'expired_refunded', lease: string): Promise<EscrowRow> {
-    const vaultRefund = await this.sendOnce(escrow, 'refund', () =>
-      this.solana.releaseEscrow(escrow.id, this.solana.serviceAddress, 'refund', { beforeSend: (signed) => this.recordSolanaSend(escrow.id, lease, 'pending_refund', signed) }),
-    );
+    const vaultRefund = await this.sendOnce(escrow, 'refund', async () => {
+      const release = await this.solana.releaseEscrow(escrow.id, outcome === 'rejected_refunded' ? 'rejected' : 'expired', {
+        beforeSend: (signed) => this.recordSolanaSend(escrow.id, lease, 'pending_refund', signed),
+      });
+      if (release.released !== 'refunded') throw new Error(`escrow ${escrow.id} was settled on chain; it cannot be refunded`);
+      return release;
+    });
     await store.mergeSignatures(this.database.db, escrow.id, { refund: vaultRefund, pending_refund: null });
     const treasuryRefund = await this.creditTreasuryOnce((await store.findEscrow(this.database.db, escrow.id))!, lease);
     return this.finish(escrow, outcome, { treasury_refund: treasuryRefund, pending_treasury_refund: null });
@@ -552,7 +562,7 @@ export class EscrowService {
    * Runs a Solana step at most once: a signature recorded before sending is looked up first, and
    * re-sent while it can still land. Returns the landed signature.
    */
-  private async sendOnce(escrow: EscrowRow, step: string, send: () => Promise<{ signature: Signature }>): Promise<string> {
+  private async sendOnce(escrow: EscrowRow, step: string, send: () => Promise<{ signature: Signature | null }>): Promise<string | null> {
     const done = (escrow.signatures as Record<string, unknown>)[step];
     if (typeof done === 'string') return done;
     const pending = pendingOf(escrow, `pending_${step}`);

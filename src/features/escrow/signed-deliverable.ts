@@ -1,49 +1,20 @@
 import { createHash } from 'node:crypto';
-import {
-  AccountRole,
-  getBase58Decoder,
-  getBase58Encoder,
-  getCompiledTransactionMessageDecoder,
-  getTransactionDecoder,
-  type Address,
-  type Instruction,
-  type TransactionSigner,
-} from '@solana/kit';
+import { getBase58Decoder, getBase58Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, type Address } from '@solana/kit';
+import { DISCRIMINATORS, uuidString } from '../../chains/solana/escrow-program/index.js';
 import { ed25519Verify } from '../agents/index.js';
 
 /**
- * The worker's submit-deliverable instruction (spec 4.4 deliver-signed), Anchor-style:
- * data = sha256("global:submit_deliverable")[0..8] || escrow id (16 UUID bytes) || uri_hash (32);
- * accounts = [worker (signer, writable), escrow account (read-only)]. docs/api.md shows the format.
+ * deliver-signed (spec 4.4): the worker's own submit_deliverable for the escrow program
+ * (src/chains/solana/escrow-program): data = sha256("global:submit_deliverable")[0..8] || escrow id
+ * (16 UUID bytes) || uri_hash (32); accounts = [worker (signer), escrow state (writable)].
+ * docs/api.md shows the format.
  */
-export const SUBMIT_DELIVERABLE_DISCRIMINATOR = new Uint8Array(createHash('sha256').update('global:submit_deliverable').digest().subarray(0, 8));
 const DATA_LENGTH = 8 + 16 + 32;
 // Solana's packet limit: a larger "transaction" can never land, so it is refused before any work.
 const MAX_TRANSACTION_BYTES = 1232;
 
 export function uriHash(uri: string): Uint8Array {
   return new Uint8Array(createHash('sha256').update(uri, 'utf8').digest());
-}
-
-export function submitDeliverableInstruction(input: {
-  programAddress: Address;
-  worker: TransactionSigner;
-  escrowAccount: Address;
-  escrowId: string;
-  uriHash: Uint8Array;
-}): Instruction {
-  const data = new Uint8Array(DATA_LENGTH);
-  data.set(SUBMIT_DELIVERABLE_DISCRIMINATOR, 0);
-  data.set(uuidBytes(input.escrowId), 8);
-  data.set(input.uriHash, 24);
-  return {
-    programAddress: input.programAddress,
-    accounts: [
-      { address: input.worker.address, role: AccountRole.WRITABLE_SIGNER, signer: input.worker } as never,
-      { address: input.escrowAccount, role: AccountRole.READONLY },
-    ],
-    data,
-  };
 }
 
 export type SignedDeliverableFailure = 'TRANSACTION_INVALID' | 'SIGNATURE_MISSING' | 'SIGNATURE_INVALID' | 'INSTRUCTION_MISSING' | 'INSTRUCTION_INVALID';
@@ -107,13 +78,17 @@ export function inspectSignedDeliverable(base64: string, options: { programAddre
   if (ours.length > 1) return refuse('INSTRUCTION_INVALID', 'The transaction has more than one escrow-program instruction.');
   const [instruction] = ours as [(typeof ours)[number]];
   const data = instruction.data ?? new Uint8Array();
-  if (data.length !== DATA_LENGTH || !Buffer.from(data.subarray(0, 8)).equals(Buffer.from(SUBMIT_DELIVERABLE_DISCRIMINATOR))) {
+  if (data.length !== DATA_LENGTH || !Buffer.from(data.subarray(0, 8)).equals(DISCRIMINATORS.submit_deliverable)) {
     return refuse('INSTRUCTION_INVALID', 'The escrow-program instruction is not submit_deliverable (discriminator, escrow id, uri_hash: 56 bytes).');
   }
   const [workerIndex, escrowIndex] = instruction.accountIndices ?? [];
   if (workerIndex === undefined || workerIndex >= signers || escrowIndex === undefined || accounts[escrowIndex] === undefined) {
     return refuse('INSTRUCTION_INVALID', "submit_deliverable's accounts must be [worker (a signer), escrow account].");
   }
+  // The program writes the delivery into the escrow's state: a read-only one could never land.
+  const { numReadonlyNonSignerAccounts: readonlyUnsigned = 0, numReadonlySignerAccounts: readonlySigned = 0 } = message.header;
+  const escrowWritable = escrowIndex < signers ? escrowIndex < signers - readonlySigned : escrowIndex < accounts.length - readonlyUnsigned;
+  if (!escrowWritable) return refuse('INSTRUCTION_INVALID', "submit_deliverable's escrow account must be writable.");
   const feePayer = accounts[0]!;
   return {
     ok: true,
@@ -125,15 +100,4 @@ export function inspectSignedDeliverable(base64: string, options: { programAddre
     signature: getBase58Decoder().decode(transaction.signatures[feePayer]!),
     wire,
   };
-}
-
-function uuidBytes(uuid: string): Uint8Array {
-  const hex = uuid.replace(/-/g, '');
-  if (!/^[0-9a-fA-F]{32}$/.test(hex)) throw new TypeError(`not a UUID: ${uuid}`);
-  return new Uint8Array(Buffer.from(hex, 'hex'));
-}
-
-function uuidString(bytes: Uint8Array): string {
-  const hex = Buffer.from(bytes).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
