@@ -68,7 +68,7 @@ const postEscrowRoute = (gate: Gate) =>
         403: jsonContent(ErrorSchema, '`AGENT_NOT_AUTHORIZED`, `AGENT_PAUSED`, `PER_TX_CAP_EXCEEDED`, `PER_DAY_CAP_EXCEEDED`, `VELOCITY_EXCEEDED`. The fee is kept.'),
         422: jsonContent(ErrorSchema, '`INSUFFICIENT_TREASURY_BALANCE` or `TREASURY_NOT_DELEGATED`: nothing was locked.'),
         502: jsonContent(ErrorSchema, '`ESCROW_FUNDING_FAILED` (nothing locked) or `ESCROW_FUNDING_PENDING` (finishes within minutes; `escrow_id` in the body). Not charged.'),
-        503: jsonContent(ErrorSchema, '`ESCROW_CUSTODY_UNAVAILABLE`: the service cannot take this amount into custody now; nothing was debited. Not charged.'),
+        503: jsonContent(ErrorSchema, '`ESCROW_CUSTODY_UNAVAILABLE`: the service cannot take this amount into custody now (its Solana float, or live mode without SOLANA_ESCROW_PROGRAM_ID); nothing was debited. Not charged.'),
       },
     }),
   );

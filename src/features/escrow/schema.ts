@@ -52,7 +52,7 @@ const explorerUrls = z.record(z.string(), z.string()).openapi({ description: 'An
 export const PostEscrowResult = z
   .object({
     escrow_id: z.uuid(),
-    escrow_pda: z.string().openapi({ description: 'The Solana account holding the funds.' }),
+    escrow_pda: z.string().openapi({ description: "The escrow program's state account for this escrow (PDA of \"escrow\" and the escrow id); its associated token account is the vault that holds the funds." }),
     status: z.literal('posted'),
     expires_at: z.string().openapi({ format: 'date-time' }),
     initialize_signature: z.string(),

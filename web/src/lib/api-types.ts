@@ -7699,7 +7699,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description `ESCROW_CUSTODY_UNAVAILABLE`: the service cannot take this amount into custody now; nothing was debited. Not charged. */
+                /** @description `ESCROW_CUSTODY_UNAVAILABLE`: the service cannot take this amount into custody now (its Solana float, or live mode without SOLANA_ESCROW_PROGRAM_ID); nothing was debited. Not charged. */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10868,7 +10868,7 @@ export interface components {
             applied_expiry_hours: number;
             /** Format: uuid */
             escrow_id: string;
-            /** @description The Solana account holding the funds. */
+            /** @description The escrow program's state account for this escrow (PDA of "escrow" and the escrow id); its associated token account is the vault that holds the funds. */
             escrow_pda: string;
             /** Format: date-time */
             expires_at: string;
