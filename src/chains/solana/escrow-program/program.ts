@@ -139,7 +139,16 @@ function macros(a: Assembler) {
     else a.mov(r4, 0).mov(r5, 0);
     a.syscall('sol_invoke_signed_c').jump('ne', r0, 0, fail(EscrowProgramError.InvocationFailed));
   };
-  return { account, fail, requireEqual, requireKey, requireConstantKey, copy, succeed, requireLength, requireState, requireSigner, now, meta, accountInfo, pass, instruction, stateSeeds, invoke };
+  /** A token program call on [from, to (both writable), authority (signer)], its data in cpiData. */
+  const tokenCall = (accounts: { from: number; to: number; authority: number; tokenProgram: number }, dataLength: number, signedByState: boolean) => {
+    pass(0, accounts.from, { writable: 1, signer: 0 });
+    pass(1, accounts.to, { writable: 1, signer: 0 });
+    pass(2, accounts.authority, { writable: 0, signer: 1 });
+    pass(3, accounts.tokenProgram);
+    instruction(accounts.tokenProgram, 3, dataLength);
+    invoke(4, signedByState);
+  };
+  return { account, fail, requireEqual, requireKey, requireConstantKey, copy, succeed, requireLength, requireState, requireSigner, now, pass, instruction, stateSeeds, invoke, tokenCall };
 }
 
 /** Records where each account starts, the instruction data and the program id; dispatches. */
@@ -167,7 +176,7 @@ function parseInput(a: Assembler, { fail }: Macros) {
  * accounts: 0 requester (signer, writable), 1 state (writable), 2 vault (writable), 3 source token
  * account (writable), 4 system program, 5 token program. data: see client.ts initializeInstruction.
  */
-function initialize(a: Assembler, { account, fail, requireKey, requireConstantKey, copy, succeed, requireLength, pass, instruction, stateSeeds, invoke }: Macros) {
+function initialize(a: Assembler, { account, fail, requireKey, requireConstantKey, copy, succeed, requireLength, pass, instruction, stateSeeds, invoke, tokenCall }: Macros) {
   a.label('initialize');
   requireLength(113, 6);
   a.ldx('dw', r5, r10, FRAME.data).ldx('dw', r8, r5, 24).jump('eq', r8, 0, fail(EscrowProgramError.ZeroAmount));
@@ -204,12 +213,7 @@ function initialize(a: Assembler, { account, fail, requireKey, requireConstantKe
   // Token Transfer (3) of `amount` from the source into the vault, under the requester's signature.
   a.ldx('dw', r5, r10, FRAME.data);
   a.st('b', r10, FRAME.cpiData, 3).ldx('dw', r8, r5, 24).st('dw', r10, FRAME.cpiData + 1, r8);
-  pass(0, 3, { writable: 1, signer: 0 });
-  pass(1, 2, { writable: 1, signer: 0 });
-  pass(2, 0, { writable: 0, signer: 1 });
-  pass(3, 5);
-  instruction(5, 3, 9);
-  invoke(4, false);
+  tokenCall({ from: 3, to: 2, authority: 0, tokenProgram: 5 }, 9, false);
 
   account(r7, 1);
   a.add(r7, ACCOUNT_LAYOUT.data);
@@ -276,7 +280,7 @@ function recordVerdict(a: Assembler, { account, fail, requireKey, succeed, requi
  * settle and refund. accounts: 0 state (writable), 1 vault (writable), 2 destination token account
  * (writable), 3 requester (writable: the vault's rent), 4 token program.
  */
-function release(a: Assembler, { account, fail, requireKey, requireConstantKey, succeed, requireLength, requireState, now, pass, instruction, stateSeeds, invoke }: Macros) {
+function release(a: Assembler, { account, fail, requireKey, requireConstantKey, succeed, requireLength, requireState, now, stateSeeds, tokenCall }: Macros) {
   a.label('settle');
   requireLength(8, 5);
   account(r7, 0);
@@ -316,19 +320,9 @@ function release(a: Assembler, { account, fail, requireKey, requireConstantKey, 
   // Token Transfer (3) of the whole vault, then CloseAccount (9); both signed for the state.
   account(r1, 1);
   a.st('b', r10, FRAME.cpiData, 3).ldx('dw', r8, r1, ACCOUNT_LAYOUT.data + TOKEN_ACCOUNT.amount).st('dw', r10, FRAME.cpiData + 1, r8);
-  pass(0, 1, { writable: 1, signer: 0 });
-  pass(1, 2, { writable: 1, signer: 0 });
-  pass(2, 0, { writable: 0, signer: 1 });
-  pass(3, 4);
-  instruction(4, 3, 9);
-  invoke(4, true);
+  tokenCall({ from: 1, to: 2, authority: 0, tokenProgram: 4 }, 9, true);
   a.st('b', r10, FRAME.cpiData, 9);
-  pass(0, 1, { writable: 1, signer: 0 });
-  pass(1, 3, { writable: 1, signer: 0 });
-  pass(2, 0, { writable: 0, signer: 1 });
-  pass(3, 4);
-  instruction(4, 3, 1);
-  invoke(4, true);
+  tokenCall({ from: 1, to: 3, authority: 0, tokenProgram: 4 }, 1, true);
 
   a.mov(r8, r7).add(r8, STATE.worker).jump('eq', r6, r8, 'settled');
   a.st('b', r7, STATE.status, EscrowStatus.Refunded);
