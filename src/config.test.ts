@@ -172,6 +172,15 @@ describe('virtual inflow settings', () => {
   });
 });
 
+describe('SANCTIONS_SDN_URL', () => {
+  it('refreshes from OFAC in live mode by default, never by default in local mode, from a mirror when set', () => {
+    expect(loadConfig({ ...LIVE, AI_PROVIDER: 'anthropic', AI_API_KEY: 'sk-ant' }).sanctions.sdnUrl).toMatch(/^https:\/\/sanctionslistservice\.ofac\.treas\.gov\//);
+    expect(loadConfig({}).sanctions.sdnUrl).toBeUndefined();
+    expect(loadConfig({ SANCTIONS_SDN_URL: 'https://mirror.example/sdn_advanced.xml' }).sanctions.sdnUrl).toBe('https://mirror.example/sdn_advanced.xml');
+    expect(() => loadConfig({ SANCTIONS_SDN_URL: 'not a url' })).toThrow(/SANCTIONS_SDN_URL/);
+  });
+});
+
 describe('README settings table', () => {
   it('lists every setting the service reads', () => {
     const readme = fs.readFileSync(new URL('../README.md', import.meta.url), 'utf8');

@@ -16,6 +16,8 @@ const optionalString = z
   .transform((s) => (s === '' ? undefined : s))
   .optional();
 const optionalUrl = optionalString.pipe(z.url().optional());
+/** OFAC's Sanctions List Service: the SDN list in the advanced XML format. */
+const OFAC_SDN_ADVANCED_URL = 'https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports/SDN_ADVANCED.XML';
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, '0x and 40 hex characters');
 const jsonObject = z.string().transform((text, ctx) => {
   try {
@@ -171,6 +173,7 @@ const envSchema = z.object({
   // local mode runs a sandbox whose KYC and transfers move on every BRIDGE_SANDBOX_STEP_SECONDS.
   BRIDGE_API_KEY: optionalString,
   BRIDGE_BASE_URL: optionalUrl,
+  SANCTIONS_SDN_URL: optionalUrl,
   BRIDGE_SANDBOX_STEP_SECONDS: z.coerce.number().int().min(0).max(3600).default(5),
   // The demo agent (POST /api/demo/run-agent) in live mode: its own wallet and a spending cap.
   DEMO_AGENT_LIVE_PRIVATE_KEY: optionalString.pipe(z.string().regex(/^0x[0-9a-fA-F]{64}$/, '0x and 64 hex characters').optional()),
@@ -331,6 +334,8 @@ export interface Config {
   escrow: { judgeMinConfidence: number; ipfsGateway: string; fetchAllowHosts: ReadonlySet<string> };
   /** `apiKey` undefined: the sandbox in local mode, no bridge (503) in live mode. */
   bridge: { apiKey: string | undefined; baseUrl: string | undefined; sandboxStepSeconds: number };
+  /** Where the sanctions refresh downloads OFAC's sdn_advanced.xml (live default: OFAC's; local: none). */
+  sanctions: { sdnUrl: string | undefined };
   demoAgent: { livePrivateKey: `0x${string}` | undefined; liveSpendCapUsd: bigint };
   /** Points per window of the named limits the settings override; the rest keep their defaults. */
   rateLimits: Partial<Record<LimitName, number>>;
@@ -434,6 +439,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       ),
     },
     bridge: { apiKey: env.BRIDGE_API_KEY, baseUrl: env.BRIDGE_BASE_URL, sandboxStepSeconds: env.BRIDGE_SANDBOX_STEP_SECONDS },
+    sanctions: { sdnUrl: env.SANCTIONS_SDN_URL ?? (mode === 'live' ? OFAC_SDN_ADVANCED_URL : undefined) },
     demoAgent: {
       livePrivateKey: env.DEMO_AGENT_LIVE_PRIVATE_KEY as `0x${string}` | undefined,
       liveSpendCapUsd: parseUsd(env.DEMO_AGENT_LIVE_SPEND_CAP_USD)!,

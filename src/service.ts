@@ -90,13 +90,14 @@ export async function startService(config: Config, log: Logger): Promise<Running
       paymentReconciler: payments.reconciler,
       evmConnections: [chains.tempo.connection, chains.base.connection],
       events,
+      sanctionsSdnUrl: config.sanctions.sdnUrl,
     });
     // A process that died between recording a payroll batch and broadcasting it left those bytes
     // unsent: send them before this process signs anything else with that wallet and takes their nonce.
     await onChain.payroll.reconcileStale(0);
     if (config.jobsEnabled) await jobs.start();
 
-    log.info(await onChain.compliance.syncSanctionsList(), 'sanctions list synced');
+    log.info(await onChain.compliance.loadSanctionsSnapshot(), 'sanctions list in force');
     if (config.mode === 'local') {
       const { employerId } = await seedDemo(services, database);
       if (onChain.faucet) await fundDemo(employerId, onChain.treasury, chains, onChain.faucet);

@@ -1,3 +1,4 @@
+import { defineComplianceJobs } from '../features/compliance/jobs.js';
 import type { EvmConnection } from '../chains/evm/connection.js';
 import type { Database } from '../db/client.js';
 import { defineAgentJobs } from '../features/agents/jobs.js';
@@ -28,6 +29,8 @@ export interface JobSettings {
   evmConnections?: EvmConnection[] | undefined;
   /** Metrics: what the reconcilers resolved. */
   events?: Pick<BusinessEvents, 'reconciled'> | undefined;
+  /** Where `refresh-sanctions` downloads the SDN list (unset: no refresh). */
+  sanctionsSdnUrl?: string | undefined;
 }
 
 /** Every durable job and schedule of the service: the platform's and each feature's. */
@@ -45,6 +48,7 @@ export function defineJobs(jobs: JobRunner, services: Services, settings: JobSet
   defineEscrowJobs(jobs, { escrow: on.escrow, events });
   defineVirtualAddressJobs(jobs, { indexer: on.inflowIndexer });
   defineTreasuryJobs(jobs, { history: on.treasuryHistory });
+  defineComplianceJobs(jobs, { compliance: on.compliance, sdnUrl: settings.sanctionsSdnUrl });
 }
 
 /** The jobs no feature owns: idempotency-key expiry, chain nonces, fee-payment reconciliation. */

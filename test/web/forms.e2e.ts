@@ -197,6 +197,8 @@ describe('forms', () => {
     const { page } = tab;
     const blocks = sentRequests(page, 'POST', /\/blocklist$/);
     await visit(page, FLOW, '/dashboard/compliance');
+    // What every check screens against: the OFAC snapshot the service started with.
+    await expect.poll(() => page.getByTestId('sanctions-list').textContent()).toMatch(/OFAC's SDN list of 2024-09-27: 156 wallet addresses/);
     await page.getByLabel('Wallet address').fill('0x12');
     await page.getByLabel('Reason (optional)').fill('x'.repeat(501));
     await page.getByRole('button', { name: 'Block wallet' }).click();

@@ -49,6 +49,17 @@ export const AdminOverview = z
       emails: statusCounts('Outbox emails per status.'),
       reputation_writes: statusCounts('Queued reputation writes (attestations, ERC-8004 feedback) per status.'),
     }),
+    sanctions_list: z
+      .object({
+        source: z.string().openapi({ description: 'The snapshot shipped with the service, or the URL the last refresh downloaded.' }),
+        list_date: z.string().nullable().openapi({ description: 'The publication date the list carries (YYYY-MM-DD), when it says.' }),
+        entries: z.number().int().openapi({ description: 'EVM-format addresses screened against.' }),
+        synced_at: timestamp.openapi({ description: 'When this list was put in force.' }),
+        last_attempt_at: timestamp,
+        last_error: z.string().nullable().openapi({ description: 'Why the last refresh failed (the list in force stayed); null after a success.' }),
+      })
+      .nullable()
+      .openapi({ description: 'The sanctions list in force (docs/operations.md, "Sanctions list"); null before the first sync.' }),
   })
   .openapi('AdminOverview');
 

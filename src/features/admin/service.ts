@@ -1,5 +1,6 @@
 import type { Database, Db } from '../../db/client.js';
 import type { OffsetPage } from '../../db/paging.js';
+import { sanctionsState } from '../compliance/index.js';
 import { outboxCounts, outboxPage, type OutboxRow } from '../email/index.js';
 import { EMPLOYEE_STATUSES, employerCounts, employerNames, employersPage, type EmployerWithHeadcount } from '../employers/index.js';
 import { escrowMetadataPage, type EscrowMetadataRow } from '../escrow/index.js';
@@ -170,12 +171,13 @@ const presentAudit = (a: store.AuditRow) => ({
 
 /** scope=overview: counts, each status listed even at zero. */
 async function overview(db: Db) {
-  const [employers, runs, payments, emails, reputationWrites] = await Promise.all([
+  const [employers, runs, payments, emails, reputationWrites, sanctions] = await Promise.all([
     employerCounts(db),
     payrollRunCounts(db),
     store.paymentCounts(db),
     outboxCounts(db),
     reputationWriteCounts(db),
+    sanctionsState(db),
   ]);
   return {
     scope: 'overview' as const,
@@ -187,6 +189,14 @@ async function overview(db: Db) {
       payments: payments.map((p) => ({ rail: p.rail, status: p.status, count: p.count, amount_usd: formatUsd(p.amount) })),
       emails: byStatus(EMAIL_STATUSES, emails),
       reputation_writes: byStatus(REPUTATION_WRITE_STATUSES, reputationWrites),
+    },
+    sanctions_list: sanctions && {
+      source: sanctions.source,
+      list_date: sanctions.listDate,
+      entries: sanctions.entries,
+      synced_at: sanctions.syncedAt.toISOString(),
+      last_attempt_at: sanctions.lastAttemptAt.toISOString(),
+      last_error: sanctions.lastError,
     },
   };
 }

@@ -8,7 +8,8 @@ import type { Caller } from '../../http/context.js';
 import { createLogger } from '../../log.js';
 import { parseUsd } from '../../money.js';
 import { OfflineAiProvider, type AiProvider, type AiRequest } from '../../providers/ai/index.js';
-import { BUILTIN_SANCTIONS, ComplianceService } from '../compliance/service.js';
+import { ComplianceService } from '../compliance/service.js';
+import { sanctionsSnapshot } from '../compliance/sanctions-list.js';
 import { CreateEmployeeBody } from '../employers/schema.js';
 import * as payrollStore from '../payroll/store.js';
 import { mapColumns } from './column-mapping.js';
@@ -25,6 +26,7 @@ import { CSV_FIELDS } from './schema.js';
 let t: TestApp;
 /** What the scripted model answers next; null is "no answer", as the offline provider. */
 let reply: (request: AiRequest) => string | null = () => null;
+const SNAPSHOT = sanctionsSnapshot();
 const asked: AiRequest[] = [];
 const scripted: AiProvider = {
   name: 'openai',
@@ -350,7 +352,7 @@ describe('POST /api/ai/compliance-explain', () => {
   const BLOCKLISTED = wallet('bb');
   const TIP_REFUSED = wallet('cc');
   const LISTED_LATER = wallet('dd');
-  const sanctioned = BUILTIN_SANCTIONS.entries[0]!.address;
+  const sanctioned = SNAPSHOT.entries[0]!.address;
   let entryId: string;
 
   beforeAll(async () => {
@@ -399,7 +401,7 @@ describe('POST /api/ai/compliance-explain', () => {
   it('explains a sanctions match and a TIP-403 refusal', async () => {
     const sanctions = await json<Explanation>(await explain({ employerId, walletAddress: sanctioned }));
     expect(sanctions.status).toBe('BLOCKED');
-    expect(sanctions.reasons[0]).toMatch(/^On the built-in sanctions list: .+\.$/);
+    expect(sanctions.reasons[0]).toMatch(/^On the sanctions list: OFAC SDN: .+\.$/);
     expect(sanctions.recommended_actions[0]).toMatch(/^Do not pay this wallet\. A sanctions match cannot be overridden/);
 
     const tip = await json<Explanation>(await explain({ employerId, walletAddress: TIP_REFUSED }));

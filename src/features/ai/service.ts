@@ -292,7 +292,7 @@ const StoredReason = z.object({ code: z.string(), source: z.string(), detail: z.
 type StoredReason = z.infer<typeof StoredReason>;
 
 const BUILTIN_SANCTIONS_SOURCE = 'sanctions:builtin';
-const listName = (source: string) => (source === BUILTIN_SANCTIONS_SOURCE ? 'the built-in sanctions list' : `the sanctions list "${source}"`);
+const listName = (source: string) => (source === BUILTIN_SANCTIONS_SOURCE ? 'the sanctions list' : `the sanctions list "${source}"`);
 
 function reasonSentence(reason: StoredReason, policyId: bigint): string {
   const detail = reason.detail ?? null;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import { getAddress, type Address } from 'viem';
@@ -10,7 +11,8 @@ import { railA, x402, type PayingFetch } from '../../../test/support/pay.js';
 import { payments } from '../../payments/tables.js';
 import { auditLog } from '../../audit/tables.js';
 import { complianceEvents, walletBlocklist } from './tables.js';
-import { BUILTIN_SANCTIONS, ComplianceService } from './service.js';
+import { ComplianceService } from './service.js';
+import { sanctionsSnapshot } from './sanctions-list.js';
 import { BUILTIN_SANCTIONS_SOURCE } from './store.js';
 
 /**
@@ -35,9 +37,10 @@ let payCheck: PayingFetch;
 let payList: PayingFetch;
 let payMisc: PayingFetch;
 
+const SNAPSHOT = sanctionsSnapshot();
 const CHECK = '/api/mpp/compliance/check';
 const LIST = (employerId: string, query = '') => `/api/mpp/marketplace/compliance-list/${employerId}${query}`;
-const SANCTIONED = getAddress(BUILTIN_SANCTIONS.entries[0]!.address);
+const SANCTIONED = getAddress(SNAPSHOT.entries[0]!.address);
 
 const wallet = () => privateKeyToAccount(generatePrivateKey()).address;
 const json = async <T = Record<string, unknown>>(response: Response) => (await response.json()) as T;
@@ -101,7 +104,7 @@ const addToBlocklist = (tenant: Tenant, body: unknown, token = tenant.token) =>
   t.request('POST', `/api/employers/${tenant.employerId}/blocklist`, { token, body });
 
 beforeAll(async () => {
-  t = await startTestApp({}, { chains: true });
+  t = await startTestApp({ ADMIN_USER_IDS: 'compliance-admin' }, { chains: true });
   server = await serveOnLoopback(t.app.fetch);
   compliance = new ComplianceService({ database: t.database, employers: t.services.employers, tempo: t.chains!.tempo, serviceSlug: t.config.serviceSlug });
   await compliance.syncSanctionsList();
@@ -157,7 +160,7 @@ describe('POST /api/mpp/compliance/check', () => {
     const result = await checked({ walletAddress: SANCTIONED });
     // `authorized` answers "may it be paid": never true for a BLOCKED wallet (issue 26, item 7).
     expect(result).toMatchObject({ wallet_address: SANCTIONED.toLowerCase(), result: 'BLOCKED', risk_score: 100, authorized: false });
-    expect(result.reasons).toEqual([{ code: 'SANCTIONED', source: BUILTIN_SANCTIONS_SOURCE, detail: BUILTIN_SANCTIONS.entries[0]!.reason, risk_score: 100 }]);
+    expect(result.reasons).toEqual([{ code: 'SANCTIONED', source: BUILTIN_SANCTIONS_SOURCE, detail: SNAPSHOT.entries[0]!.reason, risk_score: 100 }]);
     const [event] = await eventsOf(SANCTIONED);
     expect(event).toMatchObject({ result: 'BLOCKED', riskScore: 100, eventType: 'compliance_check' });
     expect(event!.checkedAt.toISOString()).toBe(result.checked_at);
@@ -472,19 +475,19 @@ describe('ComplianceService.syncSanctionsList', () => {
       .where(and(isNull(walletBlocklist.employerId), eq(walletBlocklist.source, BUILTIN_SANCTIONS_SOURCE)))
       .orderBy(walletBlocklist.walletAddress);
   const expected = () =>
-    BUILTIN_SANCTIONS.entries.map((e) => ({ walletAddress: e.address.toLowerCase(), reason: e.reason })).sort((a, b) => a.walletAddress.localeCompare(b.walletAddress));
+    SNAPSHOT.entries.map((e) => ({ walletAddress: e.address.toLowerCase(), reason: e.reason })).sort((a, b) => a.walletAddress.localeCompare(b.walletAddress));
 
   it('mirrors the file, idempotently, leaving other lists alone', async () => {
     expect(await builtinRows()).toEqual(expected());
-    expect(await compliance.syncSanctionsList()).toMatchObject({ entries: BUILTIN_SANCTIONS.entries.length, inserted: 0, updated: 0, removed: 0 });
+    expect(await compliance.syncSanctionsList()).toMatchObject({ entries: SNAPSHOT.entries.length, inserted: 0, updated: 0, removed: 0 });
     expect(await builtinRows()).toEqual(expected());
 
     // Another global source and employer rows survive; a changed file converges in one run.
     const manual = wallet().toLowerCase();
     await t.database.db.insert(walletBlocklist).values({ employerId: null, walletAddress: manual, source: 'sanctions:manual', reason: 'operator' });
-    const [kept, changed, ...rest] = BUILTIN_SANCTIONS.entries;
+    const [kept, changed, ...rest] = SNAPSHOT.entries;
     const added = wallet();
-    const edited = { ...BUILTIN_SANCTIONS, entries: [kept!, { ...changed!, reason: 'new reason' }, { address: added, reason: 'added' }] };
+    const edited = { ...SNAPSHOT, entries: [kept!, { ...changed!, reason: 'new reason' }, { address: added, reason: 'added' }] };
     expect(await compliance.syncSanctionsList(edited)).toMatchObject({ inserted: 1, updated: 1, removed: rest.length });
     expect(await compliance.syncSanctionsList(edited)).toMatchObject({ inserted: 0, updated: 0, removed: 0 });
     expect((await builtinRows()).map((r) => r.walletAddress).sort()).toEqual([kept!.address, changed!.address, added].map((a) => a.toLowerCase()).sort());
@@ -493,7 +496,103 @@ describe('ComplianceService.syncSanctionsList', () => {
     expect(await builtinRows()).toEqual(expected());
     const [{ n }] = (await t.database.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM wallet_blocklist WHERE wallet_address = ${manual}`)).rows as [{ n: number }];
     expect(n).toBe(1);
-    expect((await builtinRows()).length).toBe(BUILTIN_SANCTIONS.entries.length);
+    expect((await builtinRows()).length).toBe(SNAPSHOT.entries.length);
+  });
+});
+
+describe('the sanctions list: the OFAC snapshot, and refreshes from the official format', () => {
+  /** The snapshot's rows as published: asset and mixed-case address. */
+  const csvRows = () =>
+    readFileSync(new URL('./ofac-sdn-evm-addresses-2024-09-27.csv', import.meta.url), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((row) => ({ asset: row.split(',')[0]!, address: row.split(',')[1]!.trim() }));
+  const csvAddresses = () => csvRows().map((row) => row.address);
+
+  /** A file in the shape of OFAC's sdn_advanced.xml, carrying `listed` as ETH and USDT addresses. */
+  const sdnAdvanced = (listed: string[], date = { year: 2026, month: 11, day: 20 }) => `<?xml version="1.0" encoding="utf-8"?>
+<Sanctions xmlns="https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports/ADVANCED_XML">
+  <DateOfIssue><Year>${date.year}</Year><Month>${date.month}</Month><Day>${date.day}</Day></DateOfIssue>
+  <ReferenceValueSets>
+    <FeatureTypeValues>
+      <FeatureType ID="344" FeatureTypeGroupID="26">Digital Currency Address - XBT</FeatureType>
+      <FeatureType ID="345" FeatureTypeGroupID="26">Digital Currency Address - ETH</FeatureType>
+      <FeatureType ID="887" FeatureTypeGroupID="26">Digital Currency Address - USDT</FeatureType>
+      <FeatureType ID="25">Vessel Call Sign</FeatureType>
+    </FeatureTypeValues>
+  </ReferenceValueSets>
+  <DistinctParties>
+    <DistinctParty FixedRef="1"><Profile ID="1">
+      <Feature ID="1" FeatureTypeID="344"><FeatureVersion ID="1"><VersionDetail DetailTypeID="1432">1AjZPMsnmpdK2Rv9KQNfMurTXinscVro9V</VersionDetail></FeatureVersion></Feature>
+      <Feature ID="2" FeatureTypeID="25"><FeatureVersion ID="2"><VersionDetail DetailTypeID="1432">0x0000000000000000000000000000000000000025</VersionDetail></FeatureVersion></Feature>
+${listed.map((address, i) => `      <Feature ID="${10 + i}" FeatureTypeID="${i % 2 ? 887 : 345}"><FeatureVersion ID="${10 + i}"><VersionDetail DetailTypeID="1432">${address}</VersionDetail></FeatureVersion></Feature>`).join('\n')}
+    </Profile></DistinctParty>
+  </DistinctParties>
+</Sanctions>`;
+
+  let file = '';
+  let served: LoopbackServer;
+  beforeAll(async () => {
+    served = await serveOnLoopback(async () => new Response(file, { headers: { 'content-type': 'application/xml' } }));
+  });
+  afterAll(async () => {
+    await served.close();
+    await compliance.syncSanctionsList(); // the snapshot again, for the tests after
+  });
+
+  it('the snapshot blocks every one of its 156 distinct EVM addresses, whatever asset listed it', async () => {
+    const addresses = csvAddresses();
+    expect(addresses).toHaveLength(165);
+    expect(new Set(addresses.map((a) => a.toLowerCase())).size).toBe(156);
+    const blocked = await compliance.blockedWallets(acme.employerId, addresses);
+    expect(blocked.size).toBe(156);
+    expect([...blocked.values()].every((why) => why.startsWith('sanctioned: OFAC SDN: Digital Currency Address - '))).toBe(true);
+    const usdt = csvRows().find((row) => row.asset === 'USDT')!.address;
+    expect((await compliance.check({ walletAddress: usdt })).result).toBe('BLOCKED');
+    expect(await compliance.sanctionsListState()).toMatchObject({ listDate: '2024-09-27', entries: 156, lastError: null });
+    // The owner's compliance page says what the checks screen against.
+    const page = await json<{ sanctions_list: unknown }>(await t.request('GET', `/api/employers/${acme.employerId}/compliance`, { token: acme.token }));
+    expect(page.sanctions_list).toMatchObject({ list_date: '2024-09-27', entries: 156, source: expect.stringContaining('snapshot') });
+  });
+
+  it('a refresh blocks a newly listed address at once; a malformed or truncated file keeps the list in force', async () => {
+    const newlyListed = wallet();
+    const listed = [...new Set(csvAddresses().map((a) => a.toLowerCase()))];
+    expect((await compliance.check({ walletAddress: newlyListed })).result).toBe('CLEAR');
+    file = sdnAdvanced([...listed, newlyListed]);
+    const refreshed = await compliance.refreshSanctionsList(served.url);
+    expect(refreshed).toMatchObject({ ok: true, entries: 157, listDate: '2026-11-20', inserted: 1, removed: 0 });
+    expect((await compliance.check({ walletAddress: newlyListed })).result).toBe('BLOCKED');
+    // Listed under USDT: screened all the same; another feature type's value and a bitcoin address are not.
+    expect(await compliance.blockedWallets(acme.employerId, [newlyListed, '0x0000000000000000000000000000000000000025'])).toEqual(
+      new Map([[newlyListed.toLowerCase(), expect.stringMatching(/^sanctioned: OFAC SDN: Digital Currency Address - (ETH|USDT)$/)]]),
+    );
+
+    const overview = async () => (await json<{ sanctions_list: Record<string, unknown> }>(await t.request('GET', '/api/admin?scope=overview', { token: await t.token('compliance-admin', 'admin@platform.example') }))).sanctions_list;
+    expect(await overview()).toMatchObject({ source: served.url, list_date: '2026-11-20', entries: 157, last_error: null });
+
+    for (const [broken, why] of [
+      [sdnAdvanced([...listed, newlyListed]).slice(0, 2_000), /not well-formed XML/],
+      ['<html><body>Service unavailable</body></html>', /not the SDN advanced export/],
+      [sdnAdvanced(listed.slice(0, 40)), /refused as truncated/],
+    ] as const) {
+      file = broken;
+      const outcome = await compliance.refreshSanctionsList(served.url);
+      expect(outcome).toMatchObject({ ok: false, error: expect.stringMatching(why) });
+      expect((await compliance.check({ walletAddress: newlyListed })).result).toBe('BLOCKED');
+      expect(await overview()).toMatchObject({ entries: 157, list_date: '2026-11-20', last_error: expect.stringMatching(why) });
+    }
+    const unreachable = await compliance.refreshSanctionsList('http://127.0.0.1:9/sdn_advanced.xml');
+    expect(unreachable.ok).toBe(false);
+    expect((await compliance.sanctionsListState())?.entries).toBe(157);
+    const metrics = await (await t.request('GET', '/metrics')).text();
+    expect(metrics).toMatch(/^sanctions_list_sync_failing 1$/m);
+    expect(metrics).toMatch(/^sanctions_list_entries 157$/m);
+
+    // At the next start the refreshed list stays in force: the older snapshot does not replace it.
+    expect(await compliance.loadSanctionsSnapshot()).toMatchObject({ kept: true, entries: 157 });
+    expect((await compliance.check({ walletAddress: newlyListed })).result).toBe('BLOCKED');
   });
 });
 
@@ -508,7 +607,7 @@ describe('ComplianceService.blockedWallets', () => {
     expect(result).toEqual(
       new Map([
         [blocked.toLowerCase(), 'on the employer blocklist: Chargeback'],
-        [SANCTIONED.toLowerCase(), `sanctioned: ${BUILTIN_SANCTIONS.entries[0]!.reason}`],
+        [SANCTIONED.toLowerCase(), `sanctioned: ${SNAPSHOT.entries[0]!.reason}`],
       ]),
     );
     expect(await compliance.blockedWallets(acme.employerId, [])).toEqual(new Map());

@@ -138,6 +138,15 @@ export const ComplianceOverview = z
         }),
       )
       .openapi({ description: `The employer's ${AUDIT_LOG_LIMIT} most recent audit entries, newest first.` }),
+    sanctions_list: z
+      .object({
+        source: z.string().openapi({ description: "OFAC's SDN list: the snapshot shipped with the service, or the URL of its last refresh." }),
+        list_date: z.string().nullable().openapi({ description: 'The publication date the list carries (YYYY-MM-DD), when it says.' }),
+        entries: z.number().int().openapi({ description: 'EVM-format addresses every check screens against.' }),
+        synced_at: dateTime().openapi({ description: 'When this list was put in force.' }),
+      })
+      .nullable()
+      .openapi({ description: 'The sanctions list in force; null before the first sync.' }),
   })
   .openapi('ComplianceOverview');
 

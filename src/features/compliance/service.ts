@@ -1,5 +1,4 @@
 import type { Address } from 'viem';
-import { z } from 'zod';
 import { ChainRevertError } from '../../chains/evm/connection.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
 import type { Database, Db } from '../../db/client.js';
@@ -9,7 +8,7 @@ import { recordAudit } from '../../audit/store.js';
 import { PaidCallers, type PaidCaller } from '../employers/index.js';
 import type { EmployersService } from '../employers/index.js';
 import type { EmployeeRow } from '../employers/index.js';
-import builtinSanctions from './sanctions-list.json' with { type: 'json' };
+import { parseSdnAdvanced, sanctionsSnapshot, type SanctionsList } from './sanctions-list.js';
 import { AUDIT_LOG_LIMIT, GLOBAL_POLICY_ID, type ReasonCode } from './schema.js';
 import * as store from './store.js';
 
@@ -23,27 +22,13 @@ export const RISK_SCORES: Record<ReasonCode, number> = {
   TIP403_UNAUTHORIZED: 70,
 };
 
+// OFAC's full export is tens of megabytes: a slow mirror gets two minutes.
+const REFRESH_TIMEOUT_MS = 120_000;
+
 /** The event type of every check written by `POST /api/mpp/compliance/check`. */
 export const CHECK_EVENT_TYPE = 'compliance_check';
 /** The screen a payroll run passed before it was stored. */
 export const PAYROLL_SCREEN_EVENT_TYPE = 'payroll_screen';
-
-const sanctionsFileSchema = z.object({
-  source: z.string().min(1),
-  updated: z.iso.date(),
-  entries: z
-    .array(
-      z.object({
-        address: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
-        reason: z.string().min(1),
-      }),
-    )
-    .refine((entries) => new Set(entries.map((e) => e.address.toLowerCase())).size === entries.length, 'addresses must be unique'),
-});
-export type SanctionsList = z.infer<typeof sanctionsFileSchema>;
-
-/** The built-in list shipped with the service (sanctions-list.json), validated once. */
-export const BUILTIN_SANCTIONS: SanctionsList = sanctionsFileSchema.parse(builtinSanctions);
 
 export interface CheckReason {
   code: ReasonCode;
@@ -96,12 +81,53 @@ export class ComplianceService {
 
   /**
    * Makes the global `sanctions:builtin` rows of `wallet_blocklist` equal to the list (by default
-   * the built-in sanctions-list.json), in one transaction. Idempotent: a second run changes nothing.
+   * the snapshot shipped with the service) and records it as the list in force, in one
+   * transaction. Idempotent: a second run changes nothing.
    */
-  async syncSanctionsList(list: SanctionsList = BUILTIN_SANCTIONS) {
+  async syncSanctionsList(list: SanctionsList = sanctionsSnapshot()) {
     const entries = list.entries.map((e) => ({ address: e.address.toLowerCase(), reason: e.reason }));
-    const changes = await this.database.transaction((tx) => store.syncBuiltinSanctions(tx.db, entries));
-    return { source: list.source, listUpdated: list.updated, entries: entries.length, ...changes };
+    const changes = await this.database.transaction(async (tx) => {
+      const changed = await store.syncBuiltinSanctions(tx.db, entries);
+      await store.recordSanctionsSynced(tx.db, { source: list.source, listDate: list.listDate, entries: list.entries.length }, new Date());
+      return changed;
+    });
+    return { source: list.source, listDate: list.listDate, entries: list.entries.length, ...changes };
+  }
+
+  /** At start: the snapshot, unless a refresh has already put a newer list in force. */
+  async loadSanctionsSnapshot() {
+    const state = await store.sanctionsState(this.database.db);
+    const snapshot = sanctionsSnapshot();
+    if (state && state.source !== snapshot.source) return { source: state.source, listDate: state.listDate, entries: state.entries, kept: true };
+    return this.syncSanctionsList(snapshot);
+  }
+
+  /**
+   * Replaces the list with OFAC's current `sdn_advanced.xml` from `url` (SANCTIONS_SDN_URL). A
+   * failed download, a malformed file, or one with under half the addresses in force keeps the
+   * list as it is and records the error (the admin overview and `sanctions_list_sync_failing`).
+   */
+  async refreshSanctionsList(url: string, options: { fetch?: typeof fetch; timeoutMs?: number } = {}) {
+    try {
+      const response = await (options.fetch ?? fetch)(url, { signal: AbortSignal.timeout(options.timeoutMs ?? REFRESH_TIMEOUT_MS) });
+      if (!response.ok || !response.body) throw new Error(`the download answered HTTP ${response.status}`);
+      const list = await parseSdnAdvanced(response.body.pipeThrough(new TextDecoderStream()), url);
+      const current = await store.sanctionsState(this.database.db);
+      if (list.entries.length === 0) throw new Error('the file lists no EVM-format digital currency address');
+      if (current && list.entries.length < current.entries / 2) {
+        throw new Error(`the file lists ${list.entries.length} addresses against ${current.entries} in force: refused as truncated`);
+      }
+      return { ok: true as const, ...(await this.syncSanctionsList(list)) };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      await store.recordSanctionsFailure(this.database.db, message, new Date());
+      return { ok: false as const, error: message };
+    }
+  }
+
+  /** The list in force: source, date, size, last sync and last error (null before the first sync). */
+  sanctionsListState() {
+    return store.sanctionsState(this.database.db);
   }
 
   /**
@@ -254,10 +280,11 @@ export class ComplianceService {
   async overview(caller: Caller, employerId: string) {
     const db = this.database.db;
     await this.employers.requireOwned(db, caller, employerId);
-    const [employees, blocklistEntries, audit] = await Promise.all([
+    const [employees, blocklistEntries, audit, sanctions] = await Promise.all([
       this.employeesWithLatestCheck(employerId),
       store.countBlocklist(db, employerId),
       store.recentAudit(db, employerId, AUDIT_LOG_LIMIT),
+      store.sanctionsState(db),
     ]);
     const checked = employees.filter((e) => e.latestResult !== null).length;
     const clear = employees.filter((e) => e.latestResult === 'CLEAR').length;
@@ -290,6 +317,7 @@ export class ComplianceService {
         details: (a.details ?? {}) as Record<string, unknown>,
         created_at: a.createdAt.toISOString(),
       })),
+      sanctions_list: sanctions && { source: sanctions.source, list_date: sanctions.listDate, entries: sanctions.entries, synced_at: sanctions.syncedAt.toISOString() },
     };
   }
 

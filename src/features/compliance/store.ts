@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { auditLog } from '../../audit/tables.js';
-import { complianceEvents, walletBlocklist } from './tables.js';
+import { complianceEvents, sanctionsListState, walletBlocklist } from './tables.js';
 
 export type BlocklistRow = typeof walletBlocklist.$inferSelect;
 export type ComplianceEventRow = typeof complianceEvents.$inferSelect;
@@ -12,8 +12,9 @@ export type AuditRow = typeof auditLog.$inferSelect;
 const toDate = (value: Date | string) => (value instanceof Date ? value : new Date(value));
 const toDateOrNull = (value: Date | string | null) => (value === null ? null : toDate(value));
 
-/** `source` of the global rows that mirror the built-in sanctions file (sanctions-list.json). */
+/** `source` of the global rows that mirror the sanctions list in force (sanctions-list.ts). */
 export const BUILTIN_SANCTIONS_SOURCE = 'sanctions:builtin';
+const SANCTIONS_LIST_ID = 'ofac-sdn';
 /** `source` of the rows an employer adds to its own blocklist. */
 export const EMPLOYER_SOURCE = 'employer';
 
@@ -209,7 +210,7 @@ export async function deleteBlocklistEntry(db: Db, employerId: string, entryId: 
   return rows[0] ?? null;
 }
 
-// ---- the built-in sanctions list ---------------------------------------------------------------
+// ---- the sanctions list in force ----------------------------------------------------------------
 
 /**
  * Makes the global `sanctions:builtin` rows equal to `entries` (lower-cased addresses): deletes the
@@ -241,6 +242,24 @@ export async function syncBuiltinSanctions(
       AND b.wallet_address = entry.address AND b.reason IS DISTINCT FROM entry.reason
     RETURNING b.id`);
   return { inserted: inserted.rows.length, updated: updated.rows.length, removed: removed.rows.length };
+}
+
+export type SanctionsListStateRow = typeof sanctionsListState.$inferSelect;
+
+export async function sanctionsState(db: Db): Promise<SanctionsListStateRow | null> {
+  const [row] = await db.select().from(sanctionsListState).where(eq(sanctionsListState.id, SANCTIONS_LIST_ID));
+  return row ?? null;
+}
+
+/** Records the list now in force (a successful sync). */
+export async function recordSanctionsSynced(db: Db, list: { source: string; listDate: string | null; entries: number }, at: Date): Promise<void> {
+  const values = { source: list.source, listDate: list.listDate, entries: list.entries, syncedAt: at, lastAttemptAt: at, lastError: null };
+  await db.insert(sanctionsListState).values({ id: SANCTIONS_LIST_ID, ...values }).onConflictDoUpdate({ target: sanctionsListState.id, set: values });
+}
+
+/** Records a failed refresh: the list in force stays as it is. */
+export async function recordSanctionsFailure(db: Db, error: string, at: Date): Promise<void> {
+  await db.update(sanctionsListState).set({ lastAttemptAt: at, lastError: error }).where(eq(sanctionsListState.id, SANCTIONS_LIST_ID));
 }
 
 // ---- for the AI's compliance explanation (through index.ts) -----------------------------------

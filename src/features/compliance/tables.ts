@@ -44,3 +44,17 @@ export const complianceEvents = pgTable(
     check('compliance_events_result', oneOf('result', ['CLEAR', 'BLOCKED'])),
   ],
 );
+
+/**
+ * The sanctions list in force (one row, id `ofac-sdn`): where it came from, its date and size, the
+ * last sync that replaced it and the last attempt (its error when it failed; the list stays).
+ */
+export const sanctionsListState = pgTable('sanctions_list_state', {
+  id: text('id').primaryKey(),
+  source: text('source').notNull(),
+  listDate: text('list_date'),
+  entries: integer('entries').notNull(),
+  syncedAt: tstz('synced_at').notNull(),
+  lastAttemptAt: tstz('last_attempt_at').notNull(),
+  lastError: text('last_error'),
+});

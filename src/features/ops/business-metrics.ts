@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Database } from '../../db/client.js';
 import type { SettledHook } from '../../payments/store.js';
 import { jobCounts, jobsAvailable } from '../admin/index.js';
+import { sanctionsState } from '../compliance/index.js';
 import { outboxCounts } from '../email/index.js';
 import type { DependencyHealth } from './dependencies.js';
 
@@ -117,6 +118,13 @@ function registerStateGauges(registers: Registry[], { database, health }: Busine
     ['rail'],
   );
   counted('email_outbox', 'Outbox emails by status.', async () => (await outboxCounts(database.db)).map((r) => ({ status: r.status, value: r.count })), ['status']);
+  const sanctions = (value: (state: NonNullable<Awaited<ReturnType<typeof sanctionsState>>>) => number) => async () => {
+    const state = await sanctionsState(database.db);
+    return state ? [{ value: value(state) }] : [];
+  };
+  counted('sanctions_list_entries', 'EVM-format addresses on the sanctions list in force.', sanctions((s) => s.entries), []);
+  counted('sanctions_list_synced_timestamp_seconds', 'When the sanctions list in force was put in force (unix seconds).', sanctions((s) => s.syncedAt.getTime() / 1000), []);
+  counted('sanctions_list_sync_failing', '1 when the last sanctions refresh failed (the list in force stayed), else 0.', sanctions((s) => (s.lastError === null ? 0 : 1)), []);
   counted(
     'chain_signer_next_nonce',
     'Each signing key\'s next nonce: the writes it has signed ever, every instance together.',

@@ -9587,6 +9587,24 @@ export interface components {
             };
             /** Format: date-time */
             generated_at: string;
+            /** @description The sanctions list in force (docs/operations.md, "Sanctions list"); null before the first sync. */
+            sanctions_list: {
+                /** @description EVM-format addresses screened against. */
+                entries: number;
+                /** Format: date-time */
+                last_attempt_at: string;
+                /** @description Why the last refresh failed (the list in force stayed); null after a success. */
+                last_error: string | null;
+                /** @description The publication date the list carries (YYYY-MM-DD), when it says. */
+                list_date: string | null;
+                /** @description The snapshot shipped with the service, or the URL the last refresh downloaded. */
+                source: string;
+                /**
+                 * Format: date-time
+                 * @description When this list was put in force.
+                 */
+                synced_at: string;
+            } | null;
             /** @enum {string} */
             scope: "overview";
         };
@@ -10328,6 +10346,20 @@ export interface components {
             }[];
             /** Format: uuid */
             employer_id: string;
+            /** @description The sanctions list in force; null before the first sync. */
+            sanctions_list: {
+                /** @description EVM-format addresses every check screens against. */
+                entries: number;
+                /** @description The publication date the list carries (YYYY-MM-DD), when it says. */
+                list_date: string | null;
+                /** @description OFAC's SDN list: the snapshot shipped with the service, or the URL of its last refresh. */
+                source: string;
+                /**
+                 * Format: date-time
+                 * @description When this list was put in force.
+                 */
+                synced_at: string;
+            } | null;
             summary: {
                 /** @description Of those, latest result BLOCKED. */
                 blocked: number;

@@ -36,7 +36,7 @@ function ComplianceBody({ employerId }: { employerId: string }) {
       <Async loaded={overview}>
         {(data) => (
           <>
-            <Summary summary={data.summary} />
+            <Summary summary={data.summary} sanctions={data.sanctions_list} />
             <Screening employerId={employerId} employees={data.employees} />
           </>
         )}
@@ -47,7 +47,7 @@ function ComplianceBody({ employerId }: { employerId: string }) {
   );
 }
 
-function Summary({ summary }: { summary: Overview['summary'] }) {
+function Summary({ summary, sanctions }: { summary: Overview['summary']; sanctions: Overview['sanctions_list'] }) {
   const items: [string, number, 'ok' | 'err' | 'warn' | undefined][] = [
     ['Employees', summary.employees, undefined],
     ['Checked', summary.checked, undefined],
@@ -67,6 +67,12 @@ function Summary({ summary }: { summary: Overview['summary'] }) {
           </div>
         ))}
       </dl>
+      {sanctions && (
+        <p className="muted" data-testid="sanctions-list">
+          Screened against OFAC's SDN list{sanctions.list_date ? ` of ${sanctions.list_date}` : ''}: {sanctions.entries} wallet addresses, in force since{' '}
+          {new Date(sanctions.synced_at).toLocaleString()} ({sanctions.source}).
+        </p>
+      )}
     </section>
   );
 }
