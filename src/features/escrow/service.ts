@@ -89,9 +89,9 @@ type Outcome = 'settled' | 'rejected_refunded' | 'expired_refunded';
 /**
  * Escrow between agents (spec 2.1, 3.1, 4.4): the requester's employer treasury (Tempo) funds a
  * vault of the escrow program on Solana, which only the program moves; the worker delivers; the
- * judge decides; the program pays the worker or refunds, and the refund goes back to the treasury. Every move of money is a recorded step (its
- * transaction known before it is sent) under a lease, so a crash at any point resumes without
- * paying twice. `advance` is the one place that moves an escrow after delivery.
+ * judge decides; the program pays the worker or refunds, and the refund goes back to the treasury.
+ * Every move of money is a recorded step (its transaction known before it is sent) under a lease,
+ * so a crash at any point resumes without paying twice. `advance` is the one place that moves an escrow after delivery.
  */
 /** The service's ports and its settings (`escrowOptionsFrom`), in one object. */
 export interface EscrowServiceOptions extends EscrowOptions {
