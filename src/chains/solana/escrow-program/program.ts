@@ -90,6 +90,13 @@ function macros(a: Assembler) {
     requireKey(acct, ACCOUNT_LAYOUT.owner, r4, 0, fail(EscrowProgramError.NotEscrowState));
     a.ldx('dw', r8, acct, ACCOUNT_LAYOUT.dataLength).jump('ne', r8, STATE_SIZE, fail(EscrowProgramError.NotEscrowState));
   };
+  /** dst = the data of state account `index`, which must be an escrow state in `status` (omitted: any). */
+  const openState = (dst: Register, index: number, status?: EscrowStatus) => {
+    account(dst, index);
+    requireState(dst);
+    a.add(dst, ACCOUNT_LAYOUT.data);
+    if (status !== undefined) a.ldx('b', r8, dst, STATE.status).jump('ne', r8, status, fail(EscrowProgramError.WrongStatus));
+  };
   const requireSigner = (acct: Register) => a.ldx('b', r8, acct, ACCOUNT_LAYOUT.isSigner).jump('eq', r8, 0, fail(EscrowProgramError.NotSigned));
   /** r8 = the cluster's unix time (clobbers r1-r5). */
   const now = () => a.mov(r1, r10).add(r1, FRAME.clock).syscall('sol_get_clock_sysvar').ldx('dw', r8, r10, FRAME.clock + 32);
@@ -148,7 +155,7 @@ function macros(a: Assembler) {
     instruction(accounts.tokenProgram, 3, dataLength);
     invoke(4, signedByState);
   };
-  return { account, fail, requireEqual, requireKey, requireConstantKey, copy, succeed, requireLength, requireState, requireSigner, now, pass, instruction, stateSeeds, invoke, tokenCall };
+  return { account, fail, requireEqual, requireKey, requireConstantKey, copy, succeed, requireLength, openState, requireSigner, now, pass, instruction, stateSeeds, invoke, tokenCall };
 }
 
 /** Records where each account starts, the instruction data and the program id; dispatches. */
@@ -232,14 +239,11 @@ function initialize(a: Assembler, { account, fail, requireKey, requireConstantKe
 }
 
 /** accounts: 0 worker or validator (signer), 1 state (writable). */
-function submitDeliverable(a: Assembler, { account, fail, requireEqual, requireKey, copy, succeed, requireLength, requireState, requireSigner, now }: Macros) {
+function submitDeliverable(a: Assembler, { account, fail, requireEqual, requireKey, copy, succeed, requireLength, openState, requireSigner, now }: Macros) {
   a.label('submit_deliverable');
   requireLength(56, 2);
   account(r6, 0);
-  account(r7, 1);
-  requireState(r7);
-  a.add(r7, ACCOUNT_LAYOUT.data);
-  a.ldx('b', r8, r7, STATE.status).jump('ne', r8, EscrowStatus.Funded, fail(EscrowProgramError.WrongStatus));
+  openState(r7, 1, EscrowStatus.Funded);
   a.ldx('dw', r5, r10, FRAME.data);
   requireEqual(r5, 8, r7, STATE.escrowId, 2, fail(EscrowProgramError.WrongEscrow));
   requireSigner(r6);
@@ -257,14 +261,11 @@ function submitDeliverable(a: Assembler, { account, fail, requireEqual, requireK
 }
 
 /** accounts: 0 validator (signer), 1 state (writable); data: approved (0 or 1). */
-function recordVerdict(a: Assembler, { account, fail, requireKey, succeed, requireLength, requireState, requireSigner }: Macros) {
+function recordVerdict(a: Assembler, { account, fail, requireKey, succeed, requireLength, openState, requireSigner }: Macros) {
   a.label('record_verdict');
   requireLength(9, 2);
   account(r6, 0);
-  account(r7, 1);
-  requireState(r7);
-  a.add(r7, ACCOUNT_LAYOUT.data);
-  a.ldx('b', r8, r7, STATE.status).jump('ne', r8, EscrowStatus.Delivered, fail(EscrowProgramError.WrongStatus));
+  openState(r7, 1, EscrowStatus.Delivered);
   requireSigner(r6);
   requireKey(r6, ACCOUNT_LAYOUT.key, r7, STATE.validator, fail(EscrowProgramError.NotValidator));
   a.ldx('dw', r5, r10, FRAME.data).ldx('b', r8, r5, 8);
@@ -280,21 +281,16 @@ function recordVerdict(a: Assembler, { account, fail, requireKey, succeed, requi
  * settle and refund. accounts: 0 state (writable), 1 vault (writable), 2 destination token account
  * (writable), 3 requester (writable: the vault's rent), 4 token program.
  */
-function release(a: Assembler, { account, fail, requireKey, requireConstantKey, succeed, requireLength, requireState, now, stateSeeds, tokenCall }: Macros) {
+function release(a: Assembler, { account, fail, requireKey, requireConstantKey, succeed, requireLength, openState, now, stateSeeds, tokenCall }: Macros) {
   a.label('settle');
   requireLength(8, 5);
-  account(r7, 0);
-  requireState(r7);
-  a.add(r7, ACCOUNT_LAYOUT.data);
-  a.ldx('b', r8, r7, STATE.status).jump('ne', r8, EscrowStatus.Approved, fail(EscrowProgramError.WrongStatus));
+  openState(r7, 0, EscrowStatus.Approved);
   a.mov(r6, r7).add(r6, STATE.worker);
   a.goto('release');
 
   a.label('refund');
   requireLength(8, 5);
-  account(r7, 0);
-  requireState(r7);
-  a.add(r7, ACCOUNT_LAYOUT.data);
+  openState(r7, 0);
   a.mov(r6, r7).add(r6, STATE.requester);
   a.ldx('b', r8, r7, STATE.status).jump('eq', r8, EscrowStatus.Rejected, 'release');
   a.jump('eq', r8, EscrowStatus.Funded, 'refund_at_expiry').jump('ne', r8, EscrowStatus.Delivered, fail(EscrowProgramError.WrongStatus));
