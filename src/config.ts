@@ -162,6 +162,8 @@ const envSchema = z.object({
   SOLANA_NETWORK: z.string().regex(/^solana:[1-9A-HJ-NP-Za-km-z]{32}$/, 'solana: and 32 base58 characters').default('solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'),
   // The policy of the Solana payroll wallet (x402/payroll/execute): per-payment cap in USD, and the
   // programs a payment may call (comma-separated; default: SPL token, associated token, memo).
+  // The most recipients one payroll batch transaction carries; unset: as many as 80% of the gas cap fits.
+  PAYROLL_BATCH_MAX_RECIPIENTS: optionalString.pipe(z.string().regex(/^[1-9][0-9]{0,4}$/, 'a whole number, 1 to 99999').transform(Number).optional()),
   SOLANA_PAYROLL_PER_TX_CAP_USD: z.string().regex(USD_DECIMAL_PATTERN, 'a USD decimal with at most 6 places').default('10000'),
   SOLANA_PAYROLL_ALLOWED_PROGRAMS: optionalString.pipe(
     z
@@ -328,6 +330,8 @@ export interface Config {
   agentSecretsKey: string | undefined;
   /** undefined in local mode without OAUTH_SIGNING_KEY: a key file under dataDir is used. */
   oauthSigningKey: string | undefined;
+  /** Recipients per payroll batch transaction at most; undefined: what the gas limit allows. */
+  payrollBatchMaxRecipients: number | undefined;
   /** Solana payroll wallet policy; `allowedPrograms` null = the default set (src/features/payroll/solana-policy.ts). */
   solanaPayrollPolicy: { perTxCap: bigint; allowedPrograms: string[] | null };
   ai: AiConfig;
@@ -452,6 +456,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       demoRuns: env.RATE_LIMIT_DEMO_RUNS_PER_10_MINUTES,
       freeAdvances: env.RATE_LIMIT_FREE_ADVANCES_PER_MINUTE,
     }),
+    payrollBatchMaxRecipients: env.PAYROLL_BATCH_MAX_RECIPIENTS,
     virtualMaster: { zeroBytes: mode === 'local' ? (env.VIRTUAL_MASTER_ZERO_BYTES ?? 4) : 4, budget: env.VIRTUAL_MASTER_BUDGET },
     virtualInflows: { confirmations: env.VIRTUAL_INFLOW_CONFIRMATIONS ?? DEFAULT_INFLOW_CONFIRMATIONS[mode] },
     secrets: secretsIn(source),

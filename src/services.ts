@@ -168,7 +168,7 @@ function createChainServices(
     treasuryOperations: new TreasuryOperations({ treasury, employers, database, ai }),
     treasuryHistory: new TreasuryHistory({ treasury, employers, database }),
     compliance,
-    payroll: new PayrollService({ database, employers, treasury, tempo, screen: compliance }),
+    payroll: new PayrollService({ database, employers, treasury, tempo, screen: compliance, batchMaxRecipients: config.payrollBatchMaxRecipients }),
     solanaPayrollWallet: new SolanaPolicyWallet(solana, { perTxCap, allowedPrograms: allowedPrograms ? new Set(allowedPrograms) : DEFAULT_ALLOWED_PROGRAMS }),
     wages,
     bridge: new BridgeService({ database, employers, tempo, provider: bridgeProviderFor(config, database, tempo) }),

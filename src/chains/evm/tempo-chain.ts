@@ -49,6 +49,26 @@ export interface YieldPosition {
   blendedApyBps: number;
 }
 
+/** The most gas one transaction may use (EIP-7825: 2^24), whatever a block allows. */
+export const MAX_TRANSACTION_GAS = 16_777_216n;
+/** A batch is planned at this share of the gas cap (percent), for recipients that cost more than the sample. */
+const BATCH_GAS_BUDGET_PERCENT = 80n;
+/** How many transfers the capacity estimate measures, spread over the run. */
+const BATCH_GAS_SAMPLE = 32;
+/**
+ * Gas a recipient who never held the token adds to a batch on the embedded chain (BENCHMARKS.md):
+ * the floor of the per-recipient rate, so a sample of existing holders cannot size a batch that
+ * new recipients later in it would push past the cap.
+ */
+export const PAYROLL_GAS_PER_NEW_RECIPIENT = 33_145n;
+
+/** Recipients per batch at `gasPerRecipient` (never under a new recipient's rate), within 80% of `gasCap`. */
+export function payrollBatchCapacityAt(gasPerRecipient: bigint, gasCap = MAX_TRANSACTION_GAS): number {
+  const rate = gasPerRecipient > PAYROLL_GAS_PER_NEW_RECIPIENT ? gasPerRecipient : PAYROLL_GAS_PER_NEW_RECIPIENT;
+  const cap = gasCap < MAX_TRANSACTION_GAS ? gasCap : MAX_TRANSACTION_GAS;
+  return Math.max(1, Number((cap * BATCH_GAS_BUDGET_PERCENT) / 100n / rate));
+}
+
 export const TIP403_POLICY_TYPE = { whitelist: 0, blacklist: 1 } as const;
 
 /**
@@ -174,6 +194,26 @@ export class TempoChain extends EvmTokenChain {
   explorerUrl(txHash: Hex): string | null {
     const explorer = this.connection.chain.blockExplorers?.default.url;
     return explorer ? `${explorer.replace(/\/+$/, '')}/tx/${txHash}` : null;
+  }
+
+  /**
+   * How many transfers like these one executeBatchPayroll carries: the node measures the gas of a
+   * sample spread over them (so it reverts, InsufficientAvailable, when the account cannot pay the
+   * sample), and a batch is sized to 80% of the gas a transaction or block may use at that rate per
+   * recipient (the sample's fixed cost counted as if per recipient; never under a new recipient's).
+   */
+  async payrollBatchCapacity(accountId: bigint, transfers: PayrollTransfer[]): Promise<number> {
+    if (transfers.length === 0) return 0;
+    const step = Math.max(1, Math.floor(transfers.length / BATCH_GAS_SAMPLE));
+    const sample = transfers.filter((_, i) => i % step === 0).slice(0, BATCH_GAS_SAMPLE);
+    const call = this.batchPayrollCall(accountId, sample);
+    const [gas, block] = await Promise.all([
+      this.connection.publicClient.estimateGas({ account: this.serviceAddress, to: call.to, data: call.data }).catch((error: unknown) => {
+        throw asChainError(error);
+      }),
+      this.connection.publicClient.getBlock({ blockTag: 'latest' }),
+    ]);
+    return payrollBatchCapacityAt((gas + BigInt(sample.length) - 1n) / BigInt(sample.length), block.gasLimit);
   }
 
   /** Pays every transfer in one transaction, or none of them. */

@@ -158,22 +158,32 @@ describe('prepare -> execute -> payslip -> history (3 employees)', () => {
 });
 
 describe('crash recovery', () => {
+  /** What an executor leaves when it dies holding a run's one batch: the run claimed, the batch planned and claimed. */
+  async function claimOneBatch(runId: string) {
+    await store.claimDraft(t.database.db, runId, { submittedBy: 'agent', txHash: null });
+    await t.database.transaction((tx) => store.planBatches(tx.db, runId, 400));
+    const [batch] = await store.batchesOfRun(t.database.db, runId);
+    const token = randomUUID();
+    expect(await store.claimBatch(t.database.db, batch!.id, token, new Date(0))).toBe(true);
+    const items = await store.batchItems(t.database.db, runId, 0);
+    const transfers = items.map((i) => ({ recipient: i.walletAddress as Address, amount: i.amount, memo: i.memo as Hex }));
+    return { record: (hash: Hex, raw: Hex) => store.recordBatchBroadcast(t.database.db, batch!, token, hash, raw), transfers };
+  }
+
   it('converges after a crash between signing and broadcast: the same bytes are sent once and the run confirms', async () => {
     const draft = await json<{ payroll_run_id: string }>(await prepare({ items: [{ employee_id: staff[1]!.id, amount_usd: '7' }] }));
     const runId = draft.payroll_run_id;
     const payroll = new PayrollService({ database: t.database, employers: t.services.employers, treasury, tempo: t.chains!.tempo, screen: null });
     const before = await tokenBalance(staff[1]!.wallet);
     // The process claims the run, signs and records the batch, then dies before broadcasting it.
-    await store.claimDraft(t.database.db, runId, { submittedBy: 'agent', txHash: null });
-    const items = await store.itemsOfRun(t.database.db, runId);
-    const transfers = items.map((i) => ({ recipient: i.walletAddress as Address, amount: i.amount, memo: i.memo as Hex }));
+    const { record, transfers } = await claimOneBatch(runId);
     // (A hook that never returns: nothing after it runs, as in a killed process. A hook that throws
     // would instead have its nonce filled, and these bytes could never mine.)
     let recorded!: () => void;
     const wasRecorded = new Promise<void>((resolve) => (recorded = resolve));
     void t.chains!.tempo.executeBatchPayroll(await treasury.accountId(employerId), transfers, {
       beforeBroadcast: async ({ hash, raw }) => {
-        await store.recordBroadcast(t.database.db, runId, hash, raw);
+        expect(await record(hash, raw)).toBe(true);
         recorded();
         await new Promise(() => {});
       },
@@ -193,12 +203,11 @@ describe('crash recovery', () => {
     const draft = await json<{ payroll_run_id: string }>(await prepare({ items: [{ employee_id: staff[2]!.id, amount_usd: '3' }] }));
     const runId = draft.payroll_run_id;
     const before = await tokenBalance(staff[2]!.wallet);
-    await store.claimDraft(t.database.db, runId, { submittedBy: 'agent', txHash: null });
-    const items = await store.itemsOfRun(t.database.db, runId);
+    const { record, transfers } = await claimOneBatch(runId);
     const tempo = t.chains!.tempo;
     // The executing process records and broadcasts; it mines.
-    await tempo.executeBatchPayroll(await treasury.accountId(employerId), items.map((i) => ({ recipient: i.walletAddress as Address, amount: i.amount, memo: i.memo as Hex })), {
-      beforeBroadcast: ({ hash, raw }) => store.recordBroadcast(t.database.db, runId, hash, raw),
+    await tempo.executeBatchPayroll(await treasury.accountId(employerId), transfers, {
+      beforeBroadcast: async ({ hash, raw }) => void (await record(hash, raw)),
     });
     // A reconciler that read "no receipt" just before it mined: its resend says the nonce is used.
     let receiptReads = 0;

@@ -45,7 +45,7 @@ import {
 } from './schema.js';
 import { grossPay, type Payslip, type PayrollService, type PreparedRun } from './service.js';
 import type { SolanaPolicyWallet } from './solana-policy.js';
-import type { ItemRow, RunRow } from './store.js';
+import type { BatchRow, ItemRow, RunRow } from './store.js';
 
 const security = [{ bearerAuth: [] }];
 const day = (date: Date | null) => (date ? date.toISOString().slice(0, 10) : null);
@@ -54,7 +54,19 @@ const memoObject = (memo: string | null) => (memo ? { memo, fields: decodeMemo(m
 /** Spec 2.4/2.5 give amount_usd as a number: derived from the integer at the last moment. */
 const usdNumber = (units: bigint) => Number(formatUsd(units));
 
-function presentRun(run: RunRow) {
+function presentBatch(batch: BatchRow) {
+  return {
+    seq: batch.seq,
+    status: batch.status,
+    recipient_count: batch.recipientCount,
+    total_amount_usd: formatUsd(batch.totalAmount),
+    tx_hash: batch.txHash,
+    block_number: batch.blockNumber === null ? null : Number(batch.blockNumber),
+    failure_reason: batch.failureReason,
+  };
+}
+
+function presentRun({ batches, ...run }: RunRow & { batches: BatchRow[] }) {
   return {
     id: run.id,
     employer_id: run.employerId,
@@ -71,6 +83,7 @@ function presentRun(run: RunRow) {
     created_at: run.createdAt.toISOString(),
     submitted_at: iso(run.submittedAt),
     finalized_at: iso(run.finalizedAt),
+    batches: batches.map(presentBatch),
   };
 }
 
@@ -540,12 +553,16 @@ export function paidPayrollRoutes(deps: PaidPayrollRouteDeps): FeatureApp {
     const employer = await deps.payroll.employerOf(run);
     return c.json(
       {
-        success: true,
+        success: executed.status === 'confirmed',
         tx_hash: executed.txHash,
         payroll_run_id: run.id,
         recipient_count: executed.recipientCount,
         ...(employer?.adminWallet ? { employer_admin_wallet: employer.adminWallet } : {}),
         employer_account_id: executed.accountId.toString(),
+        status: executed.status,
+        tx_hashes: executed.txHashes,
+        batch_count: executed.batchCount,
+        failure_reason: executed.failureReason,
       },
       200,
     );

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { PAYMENT_ITEM_STATUSES, PAYROLL_RUN_STATUSES } from './tables.js';
+import { PAYMENT_ITEM_STATUSES, PAYROLL_BATCH_STATUSES, PAYROLL_RUN_STATUSES } from './tables.js';
 import { evmAddressSchema, usdAmountSchema } from '../../http/validation.js';
 import { MemoFieldsSchema } from '../memo/index.js';
 import { PayPeriodSchema } from '../employers/index.js';
@@ -120,6 +120,18 @@ export const SubmitBody = z
   .object({ tx_hash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte transaction hash') })
   .openapi('PayrollSubmitRequest');
 
+export const PayrollBatchSchema = z
+  .object({
+    seq: z.number().int().openapi({ description: 'Position in the run, from 0; batches are sent in this order.' }),
+    status: z.enum(PAYROLL_BATCH_STATUSES).openapi({ description: 'pending: not signed yet; submitted: signed and broadcast, not mined; confirmed: paid; failed: refused on chain, or not sent after an earlier one was.' }),
+    recipient_count: z.number().int(),
+    total_amount_usd: z.string(),
+    tx_hash: z.string().nullable(),
+    block_number: z.number().nullable(),
+    failure_reason: z.string().nullable(),
+  })
+  .openapi('PayrollBatch');
+
 export const RunSchema = z
   .object({
     id: z.uuid(),
@@ -137,6 +149,9 @@ export const RunSchema = z
     created_at: z.string(),
     submitted_at: z.string().nullable(),
     finalized_at: z.string().nullable(),
+    batches: z
+      .array(PayrollBatchSchema)
+      .openapi({ description: 'The Tempo transactions that pay the run, in order (none before it is submitted; an owner-signed run has one).' }),
   })
   .openapi('PayrollRun');
 
@@ -193,6 +208,12 @@ export const ExecuteResponse = z
     recipient_count: z.number(),
     employer_admin_wallet: z.string().optional(),
     employer_account_id: z.string().optional(),
+    status: z.enum(['confirmed', 'partially_paid']).optional().openapi({
+      description: 'confirmed: every batch paid (success true); partially_paid: a later batch was refused, so only the earlier ones paid (success false; see failure_reason).',
+    }),
+    tx_hashes: z.array(z.string()).optional().openapi({ description: 'Every paid batch transaction, in order; tx_hash is the first.' }),
+    batch_count: z.number().int().optional(),
+    failure_reason: z.string().nullable().optional(),
   })
   .openapi('PayrollExecuteResult');
 

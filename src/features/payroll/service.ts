@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isAddressEqual, type Address, type Hex } from 'viem';
-import { crashPoint } from '../../faults.js';
 import type { TempoChain } from '../../chains/evm/tempo-chain.js';
-import { ChainRevertError, isNonceTaken } from '../../chains/evm/connection.js';
+import { ChainRevertError } from '../../chains/evm/connection.js';
 import { isUniqueViolation, type Database, type Db } from '../../db/client.js';
 import type { Caller, FeePayment } from '../../http/context.js';
 import { AppError, notFound } from '../../errors.js';
@@ -17,7 +16,8 @@ import type { TreasuryService } from '../treasury/index.js';
 import { advancesToNet, netAdvances } from '../wages/index.js';
 import { fillMonths, monthStart } from './cost-history.js';
 import { expectedPay, RECENT_DAYS, runWarnings, type RunWarning } from './run-warnings.js';
-import { confirmRun, failRun } from './settlement.js';
+import { INSUFFICIENT_TREASURY_REASON, RunBatches } from './batches.js';
+import { finishRun } from './settlement.js';
 import type { SolanaPolicyWallet } from './solana-policy.js';
 import * as store from './store.js';
 import type { MonthlyCost } from './store.js';
@@ -46,16 +46,24 @@ export interface PreparedRun {
 }
 
 export interface Execution {
+  /** The first batch's transaction. */
   txHash: Hex;
+  /** Every paid batch's transaction, in order. */
+  txHashes: Hex[];
+  /** Recipients paid (all of the run's Tempo items unless a batch was refused). */
   recipientCount: number;
+  batchCount: number;
+  status: 'confirmed' | 'partially_paid';
+  failureReason: string | null;
   accountId: bigint;
 }
 
-const INSUFFICIENT_TREASURY_REASON = 'treasury available balance too low';
+export type RunWithBatches = store.RunRow & { batches: store.BatchRow[] };
+
 /** How long a redeemed execution waits for its rebroadcast batch to mine before answering that it is still pending. */
 const BATCH_WAIT_MS = 30_000;
 
-/** The 422 of a batch the chain refused: nothing was paid. */
+/** The 422 of a run whose first batch the chain refused: nothing was paid. */
 const refusedOnChain = (runId: string, reason: string) =>
   new AppError(reason === INSUFFICIENT_TREASURY_REASON ? 'INSUFFICIENT_TREASURY' : 'PAYROLL_REVERTED', `The payroll batch was refused on chain: ${reason}. Nothing was paid.`,
     { payroll_run_id: runId },
@@ -140,7 +148,8 @@ export interface DecisionExecution {
 
 /**
  * Payroll runs (spec 4.8 prepare/submit/runs, 4.3 execute, payslips and history). Runs move
- * draft -> submitted -> confirmed | failed, each step a compare-and-set (docs/api.md).
+ * draft -> submitted -> confirmed | failed | partially_paid, each step a compare-and-set; an
+ * executed run pays in batch transactions, each with its own state (RunBatches, docs/api.md).
  */
 export interface PayrollServiceOptions {
   database: Database;
@@ -149,6 +158,8 @@ export interface PayrollServiceOptions {
   tempo: TempoChain;
   /** Screens every recipient before a run is stored; null screens nobody. */
   screen: RecipientScreen | null;
+  /** An operator's cap on recipients per batch transaction (PAYROLL_BATCH_MAX_RECIPIENTS), under what the gas limit allows. */
+  batchMaxRecipients?: number | undefined;
 }
 
 export class PayrollService {
@@ -157,6 +168,7 @@ export class PayrollService {
   private readonly treasury: TreasuryService;
   private readonly tempo: TempoChain;
   private readonly screen: RecipientScreen | null;
+  private readonly batches: RunBatches;
 
   constructor(options: PayrollServiceOptions) {
     this.database = options.database;
@@ -164,6 +176,12 @@ export class PayrollService {
     this.treasury = options.treasury;
     this.tempo = options.tempo;
     this.screen = options.screen;
+    this.batches = new RunBatches({
+      database: options.database,
+      tempo: options.tempo,
+      accountId: (employerId) => options.treasury.accountId(employerId),
+      maxRecipients: options.batchMaxRecipients,
+    });
   }
 
   /** Spec 4.8's seven steps; everything is checked before anything is written. */
@@ -358,7 +376,7 @@ export class PayrollService {
    * The owner signed and broadcast the batch; record its hash (draft -> submitted, once), then
    * look for its receipt. A second submit is 409; so is a hash another run already recorded.
    */
-  async submit(caller: Caller, employerId: string, runId: string, txHash: Hex, requestId: string): Promise<store.RunRow> {
+  async submit(caller: Caller, employerId: string, runId: string, txHash: Hex, requestId: string): Promise<RunWithBatches> {
     await this.employers.requireOwned(this.database.db, caller, employerId);
     const claimed = await this.database.transaction(async (tx) => {
       const run = await store.findEmployerRun(tx.db, employerId, runId);
@@ -366,6 +384,7 @@ export class PayrollService {
       let won: store.RunRow | null;
       try {
         won = await store.claimDraft(tx.db, runId, { submittedBy: 'owner', txHash: txHash.toLowerCase() });
+        if (won) await store.recordOwnerBatch(tx.db, runId, txHash.toLowerCase());
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw new AppError('TX_HASH_IN_USE', 'Another payroll run already recorded this transaction hash.', { field: 'tx_hash' });
@@ -385,12 +404,16 @@ export class PayrollService {
       });
       return won;
     });
-    return (await this.reconcile(claimed.id)) ?? claimed;
+    const run = (await this.reconcile(claimed.id)) ?? claimed;
+    return { ...run, batches: await store.batchesOfRun(this.database.db, run.id) };
   }
 
-  async listRuns(caller: Caller, employerId: string, page: { page: number; limit: number }) {
+  /** A page of the employer's runs, newest first, each with its batches. */
+  async listRuns(caller: Caller, employerId: string, page: { page: number; limit: number }): Promise<{ rows: RunWithBatches[]; total: number }> {
     await this.employers.requireOwned(this.database.db, caller, employerId);
-    return store.listRuns(this.database.db, employerId, { offset: (page.page - 1) * page.limit, limit: page.limit });
+    const { rows, total } = await store.listRuns(this.database.db, employerId, { offset: (page.page - 1) * page.limit, limit: page.limit });
+    const batches = await store.batchesOfRuns(this.database.db, rows.map((run) => run.id));
+    return { rows: rows.map((run) => ({ ...run, batches: batches.get(run.id) ?? [] })), total };
   }
 
   /** GET /api/employers/{id}/payroll/cost-history: what confirmed runs paid in each of the last `months` UTC months (zeros included). */
@@ -407,11 +430,11 @@ export class PayrollService {
   }
 
   /**
-   * Executes a draft run from the service's agent wallet in one batch transaction. The draft ->
-   * submitted claim happens first, so concurrent calls put exactly one batch on chain; the signed
-   * transaction is stored before broadcast, so a crash converges (reconcile) instead of paying twice.
-   * The run keeps the fee that bought its execution: a redeemed fee (its first answer was lost)
-   * gets that execution's answer again, never a second batch.
+   * Executes a draft run from the service's agent wallet, in as many batch transactions as its size
+   * needs (RunBatches). The draft -> submitted claim happens first, so concurrent calls execute the
+   * run once; each batch's signed bytes are stored before broadcast, so a crash converges
+   * (reconcile) instead of paying twice. The run keeps the fee that bought its execution: a
+   * redeemed fee (its first answer was lost) gets that execution's answer again, never a second run.
    */
   async execute(run: store.RunRow, actor: { userId: string | null; kind: 'user' | 'agent' }, requestId: string, fee: FeePayment | null = null): Promise<Execution> {
     if (fee?.redeemed) {
@@ -429,7 +452,7 @@ export class PayrollService {
       }
       await recordAudit(tx.db, {
         actorUserId: actor.userId,
-        actorKind: actor.kind,
+        actorKind: 'user',
         action: 'payroll.execute_started',
         employerId: run.employerId,
         targetType: 'payroll_run',
@@ -438,101 +461,67 @@ export class PayrollService {
       });
       return won;
     });
-    return this.payBatch(claimed);
-  }
-
-  /** Signs, records, broadcasts and settles the batch of a run this caller claimed (submitted, nothing sent yet). */
-  private async payBatch(claimed: store.RunRow): Promise<Execution> {
-    const items = await store.itemsOfRun(this.database.db, claimed.id);
-    const transfers = items
-      .filter((item) => item.status === 'submitted' && item.chain === 'tempo')
-      .map((item) => ({ recipient: item.walletAddress as Address, amount: item.amount, memo: item.memo as Hex }));
-    const accountId = await this.treasury.accountId(claimed.employerId);
-    try {
-      const mined = await this.tempo.executeBatchPayroll(accountId, transfers, {
-        beforeBroadcast: async ({ hash, raw }) => {
-          await store.recordBroadcast(this.database.db, claimed.id, hash, raw);
-          crashPoint('payroll.before-broadcast');
-        },
-      });
-      crashPoint('payroll.after-broadcast');
-      await this.database.transaction((tx) => confirmRun(tx.db, claimed.id, mined));
-      return { txHash: mined.txHash, recipientCount: transfers.length, accountId };
-    } catch (error) {
-      if (!(error instanceof ChainRevertError)) throw error; // unknown outcome: the reconciler settles it
-      const reason = error.errorName === 'InsufficientAvailable' ? INSUFFICIENT_TREASURY_REASON : `batch reverted: ${error.errorName}`;
-      await this.database.transaction((tx) => failRun(tx.db, claimed.id, reason));
-      throw refusedOnChain(claimed.id, reason);
-    }
+    await this.settle(claimed, 0);
+    return this.answer(claimed.id);
   }
 
   /**
-   * The answer of the execution a fee already bought: confirmed (200 again), failed (the same 422),
-   * or, when a crash interrupted it, finished first: a batch never signed is sent now (nothing of
-   * it can be on chain), a signed one is rebroadcast as the same bytes and settled from its receipt.
+   * The answer of the execution a fee already bought; when a crash interrupted it, it is finished
+   * first (unsent batches sent, signed ones rebroadcast as the same bytes and settled).
    */
   private async executionOf(run: store.RunRow): Promise<Execution> {
-    if (run.status === 'submitted' && !run.txHash) return this.payBatch(run);
-    let current = run;
-    if (current.status === 'submitted') {
-      await this.reconcile(run.id);
-      await this.tempo.connection.publicClient.waitForTransactionReceipt({ hash: run.txHash as Hex, timeout: BATCH_WAIT_MS }).catch(() => null);
-      current = (await this.reconcile(run.id)) ?? current;
+    await this.settle(run, 0);
+    const waiting = (await store.batchesOfRun(this.database.db, run.id)).find((b) => b.status === 'submitted');
+    if (waiting?.txHash) {
+      await this.tempo.connection.publicClient.waitForTransactionReceipt({ hash: waiting.txHash as Hex, timeout: BATCH_WAIT_MS }).catch(() => null);
+      await this.settle(run, 0);
     }
-    if (current.status === 'confirmed') {
-      const paid = (await store.itemsOfRun(this.database.db, run.id)).filter((item) => item.chain === 'tempo' && item.status === 'paid');
-      return { txHash: current.txHash as Hex, recipientCount: paid.length, accountId: await this.treasury.accountId(run.employerId) };
+    return this.answer(run.id);
+  }
+
+  /** Moves a submitted run's batches as far as they go now, then gives the run its final state if every batch is final. */
+  private async settle(run: store.RunRow, claimStaleMs: number): Promise<void> {
+    if (run.status !== 'submitted') return;
+    await this.batches.advance(run, claimStaleMs);
+    await this.database.transaction((tx) => finishRun(tx.db, run.id));
+  }
+
+  /** An execution's answer from where its run stands: paid (all or some batches), refused (422), or still on its way (409). */
+  private async answer(runId: string): Promise<Execution> {
+    const run = (await store.findRun(this.database.db, runId))!;
+    if (run.status === 'failed') throw refusedOnChain(run.id, run.failureReason ?? 'unknown');
+    if (run.status !== 'confirmed' && run.status !== 'partially_paid') {
+      throw new AppError('RUN_NOT_DRAFT', `Payroll run is ${run.status}; its batches are not all mined yet.`, { status: run.status, tx_hash: run.txHash });
     }
-    if (current.status === 'failed') throw refusedOnChain(run.id, current.failureReason ?? 'unknown');
-    throw new AppError('RUN_NOT_DRAFT', `Payroll run is ${current.status}; its batch is not mined yet.`, { status: current.status, tx_hash: current.txHash });
+    const batches = await store.batchesOfRun(this.database.db, runId);
+    const paid = batches.filter((b) => b.status === 'confirmed');
+    return {
+      txHash: run.txHash as Hex,
+      txHashes: paid.map((b) => b.txHash as Hex),
+      recipientCount: paid.reduce((sum, b) => sum + b.recipientCount, 0),
+      batchCount: batches.length,
+      status: run.status,
+      failureReason: run.failureReason,
+      accountId: await this.treasury.accountId(run.employerId),
+    };
   }
 
   /**
-   * Brings a submitted run to its final state from the chain: confirmed when its transaction
-   * mined and paid exactly this run's items, failed when it reverted or paid something else. A
-   * run whose transaction is not mined yet stays submitted (an agent-signed one is rebroadcast).
+   * Brings a submitted run to its final state from the chain: each batch confirmed when its
+   * transaction mined and paid exactly its items, refused when it reverted or paid something else;
+   * an agent run's unsent batches are sent. A batch not mined yet keeps the run submitted.
    */
-  async reconcile(runId: string): Promise<store.RunRow | null> {
+  async reconcile(runId: string, claimStaleMs = 60_000): Promise<store.RunRow | null> {
     const run = await store.findRun(this.database.db, runId);
-    if (!run || run.status !== 'submitted' || !run.txHash) return run;
-    const receipt = await this.tempo.connection.receipt(run.txHash as Hex);
-    if (!receipt) {
-      if (!run.rawTransaction) return run;
-      try {
-        await this.tempo.connection.rebroadcast(run.rawTransaction as Hex);
-      } catch (error) {
-        if (!isNonceTaken(error)) return run;
-        // Its nonce is taken: by these very bytes, mined since the receipt was read (settle from that
-        // receipt), or by a later transaction, so these bytes can never pay.
-        if (await this.tempo.connection.receipt(run.txHash as Hex)) return this.reconcile(runId);
-        await this.database.transaction((tx) => failRun(tx.db, runId, 'the signed batch was never broadcast'));
-      }
-      return store.findRun(this.database.db, runId);
-    }
-    if (receipt.status !== 'success') {
-      await this.database.transaction((tx) => failRun(tx.db, runId, 'transaction reverted'));
-    } else {
-      const employer = await this.employers.findEmployer(run.employerId);
-      const accountId = employer?.employerAccountId ? BigInt(employer.employerAccountId) : null;
-      const paid = accountId === null ? [] : this.tempo.payrollPaymentsOf(receipt, accountId);
-      const items = (await store.itemsOfRun(this.database.db, runId)).filter((i) => i.status === 'submitted');
-      const key = (recipient: string, amount: bigint, memo: string) => `${recipient.toLowerCase()}|${amount}|${memo.toLowerCase()}`;
-      const expected = items.map((i) => key(i.walletAddress, i.amount, i.memo ?? '')).sort();
-      const actual = paid.map((p) => key(p.recipient, p.amount, p.memo)).sort();
-      const matches = expected.length === actual.length && expected.every((k, i) => k === actual[i]);
-      await this.database.transaction((tx) =>
-        matches
-          ? confirmRun(tx.db, runId, { txHash: receipt.transactionHash, blockNumber: receipt.blockNumber })
-          : failRun(tx.db, runId, 'the transaction does not pay this run'),
-      );
-    }
+    if (!run) return null;
+    await this.settle(run, claimStaleMs);
     return store.findRun(this.database.db, runId);
   }
 
   /** Runs stuck in submitted (a crash mid-execute, an owner's transaction not yet mined). */
   async reconcileStale(olderThanMs = 60_000): Promise<number> {
     const stale = await store.staleSubmittedRuns(this.database.db, new Date(Date.now() - olderThanMs));
-    for (const run of stale) await this.reconcile(run.id);
+    for (const run of stale) await this.reconcile(run.id, olderThanMs);
     return stale.length;
   }
 
@@ -641,7 +630,7 @@ export class PayrollService {
 
   /**
    * Executes a proposed decision once (proposed -> executing by compare-and-set): Tempo items in
-   * one batch from the agent wallet; Solana items one by one through the policy wallet, which may
+   * batches from the agent wallet (RunBatches); Solana items one by one through the policy wallet, which may
    * reject an item (policy_rejected) without failing the run. The Solana leg is funded from the
    * employer's treasury first (moved to the service wallet, the part not sent is returned).
    */
@@ -662,30 +651,18 @@ export class PayrollService {
     }
     const { run, items, accountId } = prepared;
 
-    const tempoItems = items.filter((i) => i.chain === 'tempo');
-    let tempoTxHash: Hex | null = null;
-    let tempoBroadcastError: string | null = null;
-    let mined: { txHash: Hex; blockNumber: bigint } | null = null;
-    let outcomeUnknown = false;
-    if (tempoItems.length > 0) {
-      try {
-        mined = await this.tempo.executeBatchPayroll(
-          accountId,
-          tempoItems.map((i) => ({ recipient: i.walletAddress as Address, amount: i.amount, memo: i.memo as Hex })),
-          { beforeBroadcast: ({ hash, raw }) => store.recordBroadcast(this.database.db, run.id, hash, raw) },
-        );
-        tempoTxHash = mined.txHash;
-      } catch (error) {
-        // A revert paid nothing; any other error may have reached the chain: the reconciler decides.
-        outcomeUnknown = !(error instanceof ChainRevertError);
-        tempoBroadcastError = error instanceof ChainRevertError ? `batch reverted: ${error.errorName}` : (error as Error).message;
-      }
-    }
+    // Tempo items in batches from the agent wallet; an error other than a refusal leaves them to the reconciler.
+    const unknownOutcome = await this.batches.advance(run, 0).then(
+      () => null,
+      (error: unknown) => (error as Error).message,
+    );
+    const refused = (await store.batchesOfRun(this.database.db, run.id)).find((b) => b.status === 'failed');
+    const tempoBroadcastError = unknownOutcome ?? refused?.failureReason ?? null;
+    const tempoTxHash = ((await store.findRun(this.database.db, run.id))?.txHash ?? null) as Hex | null;
 
     const solana = await this.paySolanaItems(accountId, items.filter((i) => i.chain === 'solana'), solanaWallet);
     await this.database.transaction(async (tx) => {
-      if (!tempoBroadcastError) await confirmRun(tx.db, run.id, mined);
-      else if (!outcomeUnknown) await failRun(tx.db, run.id, tempoBroadcastError);
+      await finishRun(tx.db, run.id);
       await store.moveDecision(tx.db, decisionId, 'executing', 'executed');
       await recordAudit(tx.db, {
         actorUserId: caller.userId,

@@ -28,6 +28,12 @@ export async function confirmRun(db: Db, runId: string, mined: { txHash: string;
     dedupeKey: `payroll-settled:${runId}`,
   });
   await rateExecutingAgent(db, run, total);
+  await sendReceipts(db, runId, paid);
+  return true;
+}
+
+/** One receipt email per paid employee, keyed by (run, employee) so a retry never repeats one. */
+async function sendReceipts(db: Db, runId: string, paid: Awaited<ReturnType<typeof store.paidItemsWithRecipients>>): Promise<void> {
   for (const item of paid) {
     const amount = displayUsd(item.amount);
     await queueEmail(db, {
@@ -46,7 +52,6 @@ export async function confirmRun(db: Db, runId: string, mined: { txHash: string;
       dedupeKey: `payroll-receipt:${runId}:${item.employeeId}`,
     });
   }
-  return true;
 }
 
 /** Spec 6: a completed payroll that an ERC-8004 agent planned (x402/payroll/execute) earns it feedback. */
@@ -63,6 +68,44 @@ async function rateExecutingAgent(db: Db, run: store.RunRow, total: bigint): Pro
     amount: total,
     score: 100,
   });
+}
+
+/**
+ * A submitted run's final state once every batch is final: confirmed when all paid, failed when
+ * the first was refused (nobody paid by it), partially_paid when a later one was. False while a
+ * batch is still unsent or unmined, or when the run was final already. In the caller's transaction.
+ */
+export async function finishRun(db: Db, runId: string): Promise<boolean> {
+  const batches = await store.batchesOfRun(db, runId);
+  if (batches.some((b) => b.status === 'pending' || b.status === 'submitted')) return false;
+  const paid = batches.filter((b) => b.status === 'confirmed');
+  const refused = batches.find((b) => b.status === 'failed');
+  const lastBlock = paid.at(-1)?.blockNumber ?? null;
+  if (!refused) return confirmRun(db, runId, paid[0] && lastBlock !== null ? { txHash: paid[0].txHash!, blockNumber: lastBlock } : null);
+  const reason = `batch ${refused.seq + 1} of ${batches.length}: ${refused.failureReason ?? 'refused'}`;
+  return paid.length === 0 ? failRun(db, runId, refused.failureReason ?? 'refused') : partiallyPayRun(db, runId, reason, lastBlock);
+}
+
+/** Some batches paid and a later one was refused: receipts for the paid, the unpaid items' advances released. */
+async function partiallyPayRun(db: Db, runId: string, reason: string, lastBlock: bigint | null): Promise<boolean> {
+  if (!(await store.markPartiallyPaid(db, runId, reason, lastBlock))) return false;
+  const unpaid = (await store.itemsOfRun(db, runId)).filter((item) => item.status === 'failed');
+  await releaseNettedAdvances(db, runId, unpaid.map((item) => item.employeeId));
+  const paid = await store.paidItemsWithRecipients(db, runId);
+  const run = (await store.findRun(db, runId))!;
+  const total = paid.reduce((sum, item) => sum + item.amount, 0n);
+  await notify(db, {
+    employerId: run.employerId,
+    type: 'payroll_partially_paid',
+    severity: 'error',
+    title: `Payroll partly paid: ${paid.length} of ${run.recipientCount} people; ${unpaid.length} not paid`,
+    body: reason,
+    link: `/dashboard/payroll/${runId}`,
+    data: { payroll_run_id: runId, reason, paid_count: paid.length, unpaid_count: unpaid.length, paid_usd: formatUsd(total) },
+    dedupeKey: `payroll-settled:${runId}`,
+  });
+  await sendReceipts(db, runId, paid);
+  return true;
 }
 
 export async function failRun(db: Db, runId: string, reason: string): Promise<boolean> {

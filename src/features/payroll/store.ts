@@ -3,12 +3,13 @@ import type { Db } from '../../db/client.js';
 import { feedSourceQuery, toFeedRow, type FeedPosition, type FeedRow } from '../../db/keyset.js';
 import type { Counted, OffsetPage } from '../../db/paging.js';
 import { employeeContacts } from '../employers/index.js';
-import { agentDecisions, paymentItems, payrollRuns } from './tables.js';
+import { agentDecisions, paymentItems, payrollBatches, payrollRuns } from './tables.js';
 
 export type RunRow = typeof payrollRuns.$inferSelect;
 export type ItemRow = typeof paymentItems.$inferSelect;
 export type ItemStatus = ItemRow['status'];
 export type DecisionRow = typeof agentDecisions.$inferSelect;
+export type BatchRow = typeof payrollBatches.$inferSelect;
 
 export interface NewItem {
   employeeId: string;
@@ -119,18 +120,9 @@ export async function claimDraft(
   return claimed;
 }
 
-/** Keeps the signed transaction before it is broadcast (crash recovery rebroadcasts these bytes). */
-export async function recordBroadcast(db: Db, runId: string, txHash: string, raw: string): Promise<void> {
-  await db
-    .update(paymentItems)
-    .set({ txHash, updatedAt: new Date() })
-    .where(and(eq(paymentItems.runId, runId), eq(paymentItems.status, 'submitted')));
-  await db.update(payrollRuns).set({ txHash, rawTransaction: raw, updatedAt: new Date() }).where(eq(payrollRuns.id, runId));
-}
-
 /**
- * submitted -> confirmed (items still submitted -> paid); false if the run was not submitted.
- * `mined` is the Tempo batch (null for a run with no Tempo items).
+ * submitted -> confirmed (Tempo items still submitted -> paid); false if the run was not submitted.
+ * `mined`: the run's first batch hash and its last batch's block (null for a run with no Tempo items).
  */
 export async function markConfirmed(db: Db, runId: string, mined: { txHash: string; blockNumber: bigint } | null): Promise<boolean> {
   const now = new Date();
@@ -143,7 +135,175 @@ export async function markConfirmed(db: Db, runId: string, mined: { txHash: stri
   await db
     .update(paymentItems)
     .set({ status: 'paid', txHash: mined.txHash, blockNumber: mined.blockNumber, finalizedAt: now, updatedAt: now })
-    .where(and(eq(paymentItems.runId, runId), eq(paymentItems.status, 'submitted')));
+    .where(and(eq(paymentItems.runId, runId), eq(paymentItems.chain, 'tempo'), eq(paymentItems.status, 'submitted')));
+  return true;
+}
+
+/** submitted -> partially_paid: some batches paid, a later one was refused (its items and the rest are failed already). */
+export async function markPartiallyPaid(db: Db, runId: string, reason: string, blockNumber: bigint | null): Promise<boolean> {
+  const now = new Date();
+  const [run] = await db
+    .update(payrollRuns)
+    .set({ status: 'partially_paid', failureReason: reason, blockNumber, finalizedAt: now, updatedAt: now })
+    .where(and(eq(payrollRuns.id, runId), eq(payrollRuns.status, 'submitted')))
+    .returning({ id: payrollRuns.id });
+  return Boolean(run);
+}
+
+// ---- batches: a run's Tempo items in as many transactions as the gas limit needs ----
+
+export function batchesOfRun(db: Db, runId: string): Promise<BatchRow[]> {
+  return db.select().from(payrollBatches).where(eq(payrollBatches.runId, runId)).orderBy(asc(payrollBatches.seq));
+}
+
+/** The batches of several runs (a page of the runs list), by run. */
+export async function batchesOfRuns(db: Db, runIds: string[]): Promise<Map<string, BatchRow[]>> {
+  const rows = runIds.length === 0 ? [] : await db.select().from(payrollBatches).where(inArray(payrollBatches.runId, runIds)).orderBy(asc(payrollBatches.seq));
+  const byRun = new Map<string, BatchRow[]>();
+  for (const row of rows) byRun.set(row.runId, [...(byRun.get(row.runId) ?? []), row]);
+  return byRun;
+}
+
+/** The Tempo items a run's batches have still to pay, in payment order (what planBatches splits). */
+export function unbatchedTempoItems(db: Db, runId: string): Promise<ItemRow[]> {
+  return db
+    .select()
+    .from(paymentItems)
+    .where(and(eq(paymentItems.runId, runId), eq(paymentItems.chain, 'tempo'), eq(paymentItems.status, 'submitted'), sql`${paymentItems.batchSeq} IS NULL`))
+    .orderBy(asc(paymentItems.createdAt), asc(paymentItems.id));
+}
+
+/**
+ * Splits a submitted run's Tempo items into batches of `capacity`, in payment order, once: the
+ * run row is locked first, so a second planner (another instance) finds the batches and adds none.
+ * Call inside a transaction.
+ */
+export async function planBatches(db: Db, runId: string, capacity: number): Promise<void> {
+  const locked = await db.execute(sql`SELECT 1 FROM payroll_runs WHERE id = ${runId} AND status = 'submitted' FOR UPDATE`);
+  if (locked.rows.length === 0) return;
+  const [planned] = await db.select({ n: count() }).from(payrollBatches).where(eq(payrollBatches.runId, runId));
+  if ((planned?.n ?? 0) > 0) return;
+  await db.execute(sql`
+    UPDATE payment_items p SET batch_seq = (o.position - 1) / ${capacity}
+    FROM (SELECT id, row_number() OVER (ORDER BY created_at, id) AS position FROM payment_items
+          WHERE run_id = ${runId} AND chain = 'tempo' AND status = 'submitted') o
+    WHERE p.id = o.id`);
+  await insertBatchesOfItems(db, runId, 'pending', null);
+}
+
+/** The owner's one signed transaction as batch 0 of a run it just submitted (call in that transaction). */
+export async function recordOwnerBatch(db: Db, runId: string, txHash: string): Promise<void> {
+  await db.execute(sql`UPDATE payment_items SET batch_seq = 0 WHERE run_id = ${runId} AND chain = 'tempo' AND status = 'submitted'`);
+  await insertBatchesOfItems(db, runId, 'submitted', txHash);
+}
+
+async function insertBatchesOfItems(db: Db, runId: string, status: 'pending' | 'submitted', txHash: string | null): Promise<void> {
+  await db.execute(sql`
+    INSERT INTO payroll_batches (run_id, seq, status, recipient_count, total_amount, tx_hash)
+    SELECT run_id, batch_seq, ${status}, count(*), sum(amount), ${txHash}::text FROM payment_items
+    WHERE run_id = ${runId} AND batch_seq IS NOT NULL GROUP BY run_id, batch_seq`);
+}
+
+/** A batch's items, the ones it still pays (submitted), in payment order. */
+export function batchItems(db: Db, runId: string, seq: number): Promise<ItemRow[]> {
+  return db
+    .select()
+    .from(paymentItems)
+    .where(and(eq(paymentItems.runId, runId), eq(paymentItems.batchSeq, seq), eq(paymentItems.status, 'submitted')))
+    .orderBy(asc(paymentItems.createdAt), asc(paymentItems.id));
+}
+
+/**
+ * Takes a pending batch to sign it: compare-and-set on an unclaimed batch or one whose claim is
+ * older than `staleBefore` (its executor died before recording anything). Only the holder of
+ * `token` can then record the signed bytes (recordBatchBroadcast).
+ */
+export async function claimBatch(db: Db, batchId: string, token: string, staleBefore: Date): Promise<boolean> {
+  const now = new Date();
+  const [row] = await db
+    .update(payrollBatches)
+    .set({ claimToken: token, claimedAt: now, updatedAt: now })
+    .where(and(eq(payrollBatches.id, batchId), eq(payrollBatches.status, 'pending'), sql`(${payrollBatches.claimToken} IS NULL OR ${payrollBatches.claimedAt} < ${staleBefore.toISOString()})`))
+    .returning({ id: payrollBatches.id });
+  return Boolean(row);
+}
+
+/**
+ * pending -> submitted with the signed bytes, before they are broadcast, only for the claim holder:
+ * false means another executor took the batch over, and these bytes must not be sent. The run
+ * shows its first batch's hash, and moves its `updated_at` (the reconciler leaves a moving run alone).
+ */
+export async function recordBatchBroadcast(db: Db, batch: { id: string; runId: string; seq: number }, token: string, txHash: string, raw: string): Promise<boolean> {
+  const now = new Date();
+  const [row] = await db
+    .update(payrollBatches)
+    .set({ status: 'submitted', txHash, rawTransaction: raw, updatedAt: now })
+    .where(and(eq(payrollBatches.id, batch.id), eq(payrollBatches.status, 'pending'), eq(payrollBatches.claimToken, token)))
+    .returning({ id: payrollBatches.id });
+  if (!row) return false;
+  await db
+    .update(paymentItems)
+    .set({ txHash, updatedAt: now })
+    .where(and(eq(paymentItems.runId, batch.runId), eq(paymentItems.batchSeq, batch.seq), eq(paymentItems.status, 'submitted')));
+  await db
+    .update(payrollRuns)
+    .set({ txHash: sql`coalesce(${payrollRuns.txHash}, ${txHash})`, updatedAt: now })
+    .where(eq(payrollRuns.id, batch.runId));
+  return true;
+}
+
+/** submitted -> pending again, clearing the bytes: they can never be mined (their nonce went to another transaction). */
+export async function resignBatch(db: Db, batchId: string, txHash: string): Promise<boolean> {
+  const [row] = await db
+    .update(payrollBatches)
+    .set({ status: 'pending', txHash: null, rawTransaction: null, claimToken: null, claimedAt: null, updatedAt: new Date() })
+    .where(and(eq(payrollBatches.id, batchId), eq(payrollBatches.status, 'submitted'), eq(payrollBatches.txHash, txHash)))
+    .returning({ id: payrollBatches.id });
+  return Boolean(row);
+}
+
+/** submitted -> confirmed with its block; its items submitted -> paid. False if it was not submitted. */
+export async function confirmBatch(db: Db, batch: { id: string; runId: string; seq: number }, mined: { txHash: string; blockNumber: bigint }): Promise<boolean> {
+  const now = new Date();
+  const [row] = await db
+    .update(payrollBatches)
+    .set({ status: 'confirmed', blockNumber: mined.blockNumber, finalizedAt: now, updatedAt: now })
+    .where(and(eq(payrollBatches.id, batch.id), eq(payrollBatches.status, 'submitted'), eq(payrollBatches.txHash, mined.txHash)))
+    .returning({ id: payrollBatches.id });
+  if (!row) return false;
+  await db
+    .update(paymentItems)
+    .set({ status: 'paid', txHash: mined.txHash, blockNumber: mined.blockNumber, finalizedAt: now, updatedAt: now })
+    .where(and(eq(paymentItems.runId, batch.runId), eq(paymentItems.batchSeq, batch.seq), eq(paymentItems.status, 'submitted')));
+  await db.update(payrollRuns).set({ updatedAt: now }).where(eq(payrollRuns.id, batch.runId));
+  return true;
+}
+
+/**
+ * A batch the chain refused (nothing of it paid), and every later batch of the run not yet signed
+ * (they are not sent after a refusal): failed, with their items. False if the batch was final already.
+ */
+export async function refuseBatch(db: Db, batch: { id: string; runId: string; seq: number }, reason: string): Promise<boolean> {
+  const now = new Date();
+  const [row] = await db
+    .update(payrollBatches)
+    .set({ status: 'failed', failureReason: reason, finalizedAt: now, updatedAt: now })
+    .where(and(eq(payrollBatches.id, batch.id), inArray(payrollBatches.status, ['pending', 'submitted'])))
+    .returning({ id: payrollBatches.id });
+  if (!row) return false;
+  const notSent = `not sent: batch ${batch.seq + 1} was refused (${reason})`;
+  const later = await db
+    .update(payrollBatches)
+    .set({ status: 'failed', failureReason: notSent, finalizedAt: now, updatedAt: now })
+    .where(and(eq(payrollBatches.runId, batch.runId), sql`${payrollBatches.seq} > ${batch.seq}`, eq(payrollBatches.status, 'pending')))
+    .returning({ seq: payrollBatches.seq });
+  const failItems = (seqs: number[], why: string) =>
+    db
+      .update(paymentItems)
+      .set({ status: 'failed', reason: why, updatedAt: now })
+      .where(and(eq(paymentItems.runId, batch.runId), inArray(paymentItems.batchSeq, seqs), eq(paymentItems.status, 'submitted')));
+  await failItems([batch.seq], reason);
+  if (later.length > 0) await failItems(later.map((b) => b.seq), notSent);
   return true;
 }
 
@@ -276,13 +436,13 @@ export async function listEmployerItems(db: Db, employerId: string, filters: Tra
   return { rows, total: totals[0]?.total ?? 0 };
 }
 
-/** Runs submitted at least `olderThan` ago and not yet final: the reconciler's work list. */
+/** Submitted runs nobody has moved since `olderThan` (a batch step moves `updated_at`): the reconciler's work list. */
 export function staleSubmittedRuns(db: Db, olderThan: Date, limit = 50): Promise<RunRow[]> {
   return db
     .select()
     .from(payrollRuns)
-    .where(and(eq(payrollRuns.status, 'submitted'), lte(payrollRuns.submittedAt, olderThan)))
-    .orderBy(asc(payrollRuns.submittedAt))
+    .where(and(eq(payrollRuns.status, 'submitted'), lte(payrollRuns.updatedAt, olderThan)))
+    .orderBy(asc(payrollRuns.updatedAt))
     .limit(limit);
 }
 

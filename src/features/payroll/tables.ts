@@ -5,8 +5,14 @@ import { money, createdAt, updatedAt, tstz, oneOf } from '../../db/columns.js';
 import { employees, employers } from '../employers/tables.js';
 import { users } from '../users/tables.js';
 
-/** draft -> submitted -> confirmed | failed (spec 3.4 leaves the machine to us; docs/api.md). */
-export const PAYROLL_RUN_STATUSES = ['draft', 'submitted', 'confirmed', 'failed'] as const;
+/**
+ * draft -> submitted -> confirmed | failed | partially_paid (spec 3.4 leaves the machine to us;
+ * docs/api.md). `partially_paid`: a batch after the first was refused on chain, so the batches
+ * before it paid and the rest did not (each item says which).
+ */
+export const PAYROLL_RUN_STATUSES = ['draft', 'submitted', 'confirmed', 'failed', 'partially_paid'] as const;
+/** pending (nothing signed) -> submitted (signed bytes recorded, maybe broadcast) -> confirmed | failed. */
+export const PAYROLL_BATCH_STATUSES = ['pending', 'submitted', 'confirmed', 'failed'] as const;
 export const PAYMENT_ITEM_STATUSES = ['pending', 'submitted', 'paid', 'failed', 'policy_rejected'] as const;
 
 /** A plan an agent proposed (e.g. a payroll decision) that `x402/payroll/execute` carries out. */
@@ -46,9 +52,8 @@ export const payrollRuns = pgTable(
     payDate: date('pay_date', { mode: 'string' }),
     decisionId: uuid('decision_id').references(() => agentDecisions.id),
     createdBy: text('created_by').references(() => users.id),
+    /** The first batch's transaction (every batch's is in payroll_batches). */
     txHash: text('tx_hash'),
-    /** The signed batch transaction, kept before broadcast so a crash can rebroadcast the same bytes. */
-    rawTransaction: text('raw_transaction'),
     /** Who submitted it: `owner` (signed by the employer, hash recorded) or `agent` (the service's agent wallet). */
     submittedBy: text('submitted_by', { enum: ['owner', 'agent'] }),
     blockNumber: bigint('block_number', { mode: 'bigint' }),
@@ -92,6 +97,8 @@ export const paymentItems = pgTable(
     /** Advances netted by this payment: `amount` is what it pays, `amount + advance_deduction` the gross. */
     advanceDeduction: money('advance_deduction').notNull().default(sql`0`),
     status: text('status', { enum: PAYMENT_ITEM_STATUSES }).notNull().default('pending'),
+    /** The Tempo batch (payroll_batches.seq) that pays it; null for a Solana item or before execution. */
+    batchSeq: integer('batch_seq'),
     reason: text('reason'),
     txHash: text('tx_hash'),
     logIndex: integer('log_index'),
@@ -109,5 +116,40 @@ export const paymentItems = pgTable(
     check('payment_items_amount_positive', sql`${t.amount} > 0`),
     check('payment_items_advance_deduction_nonnegative', sql`${t.advanceDeduction} >= 0`),
     check('payment_items_memo_format', sql`${t.memo} ~ '^0x[0-9a-fA-F]{64}$'`),
+  ],
+);
+
+/**
+ * One Tempo transaction of a run: a run pays its Tempo items in as many batches as the block gas
+ * limit needs (TempoChain.payrollBatchCapacity), in `seq` order, each with its own state. The
+ * signed bytes are kept before broadcast, so a crash rebroadcasts them instead of signing again;
+ * `claimToken` is the executor that may record them (a compare-and-set, so one batch is signed once).
+ */
+export const payrollBatches = pgTable(
+  'payroll_batches',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    runId: uuid('run_id')
+      .notNull()
+      .references(() => payrollRuns.id),
+    seq: integer('seq').notNull(),
+    status: text('status', { enum: PAYROLL_BATCH_STATUSES }).notNull().default('pending'),
+    recipientCount: integer('recipient_count').notNull(),
+    totalAmount: money('total_amount').notNull(),
+    claimToken: uuid('claim_token'),
+    claimedAt: tstz('claimed_at'),
+    txHash: text('tx_hash'),
+    rawTransaction: text('raw_transaction'),
+    blockNumber: bigint('block_number', { mode: 'bigint' }),
+    failureReason: text('failure_reason'),
+    finalizedAt: tstz('finalized_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('payroll_batches_run_seq_key').on(t.runId, t.seq),
+    uniqueIndex('payroll_batches_tx_hash_key').on(t.txHash),
+    check('payroll_batches_status', oneOf('status', PAYROLL_BATCH_STATUSES)),
+    check('payroll_batches_recipient_count_positive', sql`${t.recipientCount} > 0`),
   ],
 );

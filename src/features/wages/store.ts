@@ -181,9 +181,10 @@ export async function netAdvances(db: Db, runId: string, advanceIds: string[]): 
   return rows.length;
 }
 
-/** The advances a failed run netted wait for the next run: nothing was paid. */
-export async function releaseNettedAdvances(db: Db, runId: string): Promise<void> {
-  await db.update(advances).set({ nettedRunId: null }).where(eq(advances.nettedRunId, runId));
+/** The advances a failed run netted (or, given `employeeIds`, its unpaid items netted) wait for the next run. */
+export async function releaseNettedAdvances(db: Db, runId: string, employeeIds?: string[]): Promise<void> {
+  const netted = eq(advances.nettedRunId, runId);
+  await db.update(advances).set({ nettedRunId: null }).where(employeeIds ? and(netted, inArray(advances.employeeId, employeeIds)) : netted);
 }
 
 // ---- read model of another feature: the portal's activity feed ----
