@@ -112,7 +112,8 @@ export async function startEmbeddedEvm(options: {
       bailOnTransactionFailure: false,
       chainId: BigInt(options.chainId),
       coinbase: new Uint8Array(20),
-      defaultTransactionGasLimit: 10_000_000n,
+      // Also the cap of eth_estimateGas without a gas field: a batch may use a whole block, as on a real node.
+      defaultTransactionGasLimit: EMBEDDED_BLOCK_GAS_LIMIT,
       genesisState: genesis,
       hardfork: HARDFORK,
       initialBaseFeePerGas: 1n,
