@@ -94,7 +94,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
     });
     // A process that died between recording a payroll batch and broadcasting it left those bytes
     // unsent: send them before this process signs anything else with that wallet and takes their nonce.
-    await onChain.payroll.reconcileStale(0);
+    // (Batches never signed wait for the payroll-reconcile job: start-up signs nothing.)
+    await onChain.payroll.reconcileStale(0, { send: false });
     if (config.jobsEnabled) await jobs.start();
 
     log.info(await onChain.compliance.loadSanctionsSnapshot(), 'sanctions list in force');

@@ -34,13 +34,14 @@ export class RunBatches {
    * Moves the run's batches as far as they go now: plans them (an agent run, once), settles the
    * signed ones from the chain, sends the unsigned ones, and stops at the first batch that is not
    * confirmed. `claimStaleMs`: how old another executor's claim on an unsigned batch must be before
-   * it is taken over. A revert is handled (the batch refused); any other chain error is thrown (the
-   * outcome is unknown: a later call settles it).
+   * it is taken over; `send: false` signs nothing (it stops at the first unsigned batch). A revert
+   * is handled (the batch refused); any other chain error is thrown (the outcome is unknown: a
+   * later call settles it).
    */
-  async advance(run: store.RunRow, claimStaleMs: number): Promise<void> {
+  async advance(run: store.RunRow, claimStaleMs: number, { send = true } = {}): Promise<void> {
     for (const batch of await this.plan(run)) {
       if (batch.status === 'confirmed') continue;
-      if (batch.status === 'failed') return;
+      if (batch.status === 'failed' || (batch.status === 'pending' && !send)) return;
       const outcome = batch.status === 'submitted' ? await this.settleSigned(run, batch, claimStaleMs) : await this.send(run, batch, claimStaleMs);
       if (outcome !== 'confirmed') return;
     }
@@ -72,13 +73,14 @@ export class RunBatches {
     try {
       const mined = await tempo.executeBatchPayroll(await this.deps.accountId(run.employerId), transfers, {
         beforeBroadcast: async ({ hash, raw }) => {
-          if (!(await store.recordBatchBroadcast(database.db, batch, token, hash, raw))) throw new Error(`payroll batch ${batch.id} was taken over by another executor`);
+          if (!(await store.recordBatchBroadcast(database.db, batch, token, hash, raw))) throw new TakenOver();
           crashPoint('payroll.before-broadcast');
         },
       });
       crashPoint('payroll.after-broadcast');
       return this.confirm(batch, mined);
     } catch (error) {
+      if (error instanceof TakenOver) return 'pending'; // these bytes were not broadcast; the other executor sends its own
       if (!(error instanceof ChainRevertError)) throw error;
       return this.refuse(batch, error.errorName === 'InsufficientAvailable' ? INSUFFICIENT_TREASURY_REASON : `batch reverted: ${error.errorName}`);
     }
@@ -132,5 +134,8 @@ export class RunBatches {
     return current?.status === 'confirmed' ? 'confirmed' : current?.status === 'failed' ? 'refused' : 'pending';
   }
 }
+
+/** Another executor took the batch over between our claim and our recording its bytes. */
+class TakenOver extends Error {}
 
 const transferOf = (item: store.ItemRow): PayrollTransfer => ({ recipient: item.walletAddress as Address, amount: item.amount, memo: item.memo as Hex });

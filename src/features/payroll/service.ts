@@ -480,9 +480,9 @@ export class PayrollService {
   }
 
   /** Moves a submitted run's batches as far as they go now, then gives the run its final state if every batch is final. */
-  private async settle(run: store.RunRow, claimStaleMs: number): Promise<void> {
+  private async settle(run: store.RunRow, claimStaleMs: number, options?: { send: boolean }): Promise<void> {
     if (run.status !== 'submitted') return;
-    await this.batches.advance(run, claimStaleMs);
+    await this.batches.advance(run, claimStaleMs, options);
     await this.database.transaction((tx) => finishRun(tx.db, run.id));
   }
 
@@ -509,19 +509,23 @@ export class PayrollService {
   /**
    * Brings a submitted run to its final state from the chain: each batch confirmed when its
    * transaction mined and paid exactly its items, refused when it reverted or paid something else;
-   * an agent run's unsent batches are sent. A batch not mined yet keeps the run submitted.
+   * an agent run's unsent batches are sent (unless `send` is false). A batch not mined yet keeps the
+   * run submitted.
    */
-  async reconcile(runId: string, claimStaleMs = 60_000): Promise<store.RunRow | null> {
+  async reconcile(runId: string, claimStaleMs = 60_000, options?: { send: boolean }): Promise<store.RunRow | null> {
     const run = await store.findRun(this.database.db, runId);
     if (!run) return null;
-    await this.settle(run, claimStaleMs);
+    await this.settle(run, claimStaleMs, options);
     return store.findRun(this.database.db, runId);
   }
 
-  /** Runs stuck in submitted (a crash mid-execute, an owner's transaction not yet mined). */
-  async reconcileStale(olderThanMs = 60_000): Promise<number> {
+  /**
+   * Runs stuck in submitted (a crash mid-execute, an owner's transaction not yet mined): their
+   * batches settled, and the unsent ones sent unless `send` is false.
+   */
+  async reconcileStale(olderThanMs = 60_000, options?: { send: boolean }): Promise<number> {
     const stale = await store.staleSubmittedRuns(this.database.db, new Date(Date.now() - olderThanMs));
-    for (const run of stale) await this.reconcile(run.id, olderThanMs);
+    for (const run of stale) await this.reconcile(run.id, olderThanMs, options);
     return stale.length;
   }
 
