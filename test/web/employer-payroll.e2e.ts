@@ -99,6 +99,11 @@ describe('employer: team, treasury and a payroll run', () => {
     );
     await screenshot(page, FLOW, '/dashboard/payroll/run-confirmed');
     expect(text, 'the run page').not.toMatch(/\bfailed\b/i);
+    // Paid in several transactions (two people each, global-setup), every one shown paid.
+    const batches = await page.getByTestId('run-batches').innerText();
+    const [, paidCount, batchCount] = /(\d+) of (\d+) transactions paid/.exec(batches) ?? [];
+    expect(Number(batchCount), batches).toBeGreaterThan(1);
+    expect(paidCount, batches).toBe(batchCount);
 
     // Both new employees were paid by that run.
     const { transactions } = await apiAs<{ transactions: { payroll_run_id: string; employee_id: string }[] }>(page, '/api/transactions?limit=100');

@@ -77,6 +77,8 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     LOG_LEVEL: 'warn',
     JOBS_ENABLED: 'true',
     VIRTUAL_MASTER_ZERO_BYTES: '1',
+    // Two people per payroll transaction: the payroll flows pay their runs in several batches.
+    PAYROLL_BATCH_MAX_RECIPIENTS: '2',
   };
   // Embedded PGlite under DATA_DIR, whatever the calling shell points at.
   delete env.DATABASE_URL;

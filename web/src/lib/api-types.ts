@@ -11331,6 +11331,20 @@ export interface components {
             /** @enum {string} */
             severity: "info" | "warning" | "error";
         };
+        PayrollBatch: {
+            block_number: number | null;
+            failure_reason: string | null;
+            recipient_count: number;
+            /** @description Position in the run, from 0; batches are sent in this order. */
+            seq: number;
+            /**
+             * @description pending: not signed yet; submitted: signed and broadcast, not mined; confirmed: paid; failed: refused on chain, or not sent after an earlier one was.
+             * @enum {string}
+             */
+            status: "pending" | "submitted" | "confirmed" | "failed";
+            total_amount_usd: string;
+            tx_hash: string | null;
+        };
         PayrollCostHistory: {
             /** Format: uuid */
             employer_id: string;
@@ -11396,12 +11410,21 @@ export interface components {
             payrollRunId: string;
         };
         PayrollExecuteResult: {
+            batch_count?: number;
             employer_account_id?: string;
             employer_admin_wallet?: string;
+            failure_reason?: string | null;
             payroll_run_id: string;
             recipient_count: number;
+            /**
+             * @description confirmed: every batch paid (success true); partially_paid: a later batch was refused, so only the earlier ones paid (success false; see failure_reason).
+             * @enum {string}
+             */
+            status?: "confirmed" | "partially_paid";
             success: boolean;
             tx_hash: string;
+            /** @description Every paid batch transaction, in order; tx_hash is the first. */
+            tx_hashes?: string[];
         };
         PayrollExpectedPay: {
             employees: {
@@ -11453,6 +11476,8 @@ export interface components {
             pay_period_start?: string;
         };
         PayrollRun: {
+            /** @description The Tempo transactions that pay the run, in order (none before it is submitted; an owner-signed run has one). */
+            batches: components["schemas"]["PayrollBatch"][];
             block_number: number | null;
             created_at: string;
             /** Format: uuid */
@@ -11470,7 +11495,7 @@ export interface components {
             pay_period_start: string | null;
             recipient_count: number;
             /** @enum {string} */
-            status: "draft" | "submitted" | "confirmed" | "failed";
+            status: "draft" | "submitted" | "confirmed" | "failed" | "partially_paid";
             submitted_at: string | null;
             /** @enum {string|null} */
             submitted_by: "owner" | "agent" | null;

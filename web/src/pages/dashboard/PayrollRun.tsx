@@ -66,6 +66,7 @@ export function PayrollRun() {
       {back}
       <h1>Payroll run</h1>
       <RunStatus employerId={employerId} run={run} loaded={loaded} />
+      {run.batches.length > 1 && <RunBatches run={run} />}
       {/* Keyed by status: read again as the run moves (submitted -> confirmed). */}
       <RunPayslips key={run.status} employerId={employerId} run={run} />
       <RunPayments items={items} names={names} />
@@ -121,7 +122,7 @@ function RunStatus({ employerId, run, loaded }: { employerId: string; run: Payro
       )}
       {run.failure_reason && (
         <p className="field-error" role="alert">
-          Failed: {run.failure_reason}
+          {run.status === 'partially_paid' ? 'Partly paid; the rest was not sent' : 'Failed'}: {run.failure_reason}
         </p>
       )}
       {loaded.error && <p className="field-error">Refreshing failed: {loaded.error.message}</p>}
@@ -143,7 +144,7 @@ function RunStatus({ employerId, run, loaded }: { employerId: string; run: Payro
         <dd>{formatDate(run.submitted_at)}</dd>
         <dt>Finalised</dt>
         <dd>{formatDate(run.finalized_at)}</dd>
-        <dt>Transaction</dt>
+        <dt>{run.batches.length > 1 ? 'First transaction' : 'Transaction'}</dt>
         <dd className="core-break">{run.tx_hash ? <code>{run.tx_hash}</code> : '—'}</dd>
         <dt>Block</dt>
         <dd>{run.block_number ?? '—'}</dd>
@@ -152,6 +153,48 @@ function RunStatus({ employerId, run, loaded }: { employerId: string; run: Payro
           <code>{run.id}</code>
         </dd>
       </dl>
+    </section>
+  );
+}
+
+/** A run paid in several transactions: how many are paid, and each batch's state and transaction. */
+function RunBatches({ run }: { run: PayrollRunRecord }) {
+  const paid = run.batches.filter((b) => b.status === 'confirmed');
+  const paidRecipients = paid.reduce((sum, b) => sum + b.recipient_count, 0);
+  return (
+    <section className="card" aria-labelledby="run-batches-heading" data-testid="run-batches">
+      <h2 id="run-batches-heading">Transactions</h2>
+      <div className="more-progress">
+        <progress max={run.batches.length} value={paid.length} aria-label="Batches paid" />
+        <p>
+          {paid.length} of {run.batches.length} transactions paid: {paidRecipients} of {run.recipient_count} people.
+        </p>
+      </div>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Batch</th>
+            <th scope="col">People</th>
+            <th scope="col">Amount</th>
+            <th scope="col">Status</th>
+            <th scope="col">Transaction</th>
+          </tr>
+        </thead>
+        <tbody>
+          {run.batches.map((batch) => (
+            <tr key={batch.seq}>
+              <td>{batch.seq + 1}</td>
+              <td>{batch.recipient_count}</td>
+              <td>{formatUsd(batch.total_amount_usd)}</td>
+              <td>
+                <StatusPill status={batch.status} />
+                {batch.failure_reason && <span className="muted"> {batch.failure_reason}</span>}
+              </td>
+              <td>{batch.tx_hash ? <code title={batch.tx_hash}>{shortAddress(batch.tx_hash)}</code> : '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </section>
   );
 }

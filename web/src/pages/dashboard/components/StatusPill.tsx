@@ -1,6 +1,6 @@
 const OK = new Set(['confirmed', 'paid', 'active', 'approved', 'clear', 'CLEAR', 'CLEARED']);
 const WARN = new Set(['draft', 'submitted', 'pending', 'paused', 'proposed']);
-const ERR = new Set(['failed', 'policy_rejected', 'removed', 'rejected', 'blocked', 'BLOCKED']);
+const ERR = new Set(['failed', 'partially_paid', 'policy_rejected', 'removed', 'rejected', 'blocked', 'BLOCKED']);
 
 /** A status as a coloured pill holding the raw status text (colour is never the only signal). */
 export function StatusPill({ status, label }: { status: string; label?: string }) {

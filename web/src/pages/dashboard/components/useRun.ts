@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, type PayrollRun, type Runs, type Transaction, type Transactions } from '../../../lib/api';
 
-const FINAL = new Set(['confirmed', 'failed']);
+const FINAL = new Set(['confirmed', 'failed', 'partially_paid']);
 const MAX_PAGES = 50;
 
 /**
