@@ -47,6 +47,8 @@ async function startLife(crashAt?: `${CrashPoint}${'' | `#${number}`}`): Promise
     PORT: String(port),
     DATA_DIR: dataDir,
     LOCAL_TAKEOVER_SECONDS: '1',
+    // Two recipients per batch transaction: each payroll run below is several batches, so a kill lands mid-run.
+    PAYROLL_BATCH_MAX_RECIPIENTS: '2',
     ...(crashAt ? { CRASH_AT: crashAt } : {}),
     ...(target.url ? { DATABASE_URL: target.url } : {}),
   });
@@ -127,18 +129,21 @@ describe('kill -9 during payroll execute', () => {
     employerId = (await json<{ id: string }>(await remote.request('POST', '/api/employers', { token: owner, body: { name: 'Demo' } }))).id;
     payOwner = (await railA(remote, remote.base, '50')).pay;
 
-    // Life 1: killed after the signed batch is recorded, before it is broadcast.
+    // Life 1: killed after run 1's first batch (of 2) is signed and recorded, before it is broadcast.
     await prepareAndExecute(['101.000001', '102.000002', '103.000003']);
     await killedAtCrashPoint(30_000);
 
-    // Life 2: the reconciler broadcasts the recorded bytes once; then a run killed after it mined, before it is confirmed.
-    await startLife('payroll.after-broadcast');
+    // Life 2: the reconciler broadcasts the recorded bytes once and sends run 1's second batch (the first
+    // pass of after-broadcast); then run 2 is killed after its first batch mined, before it is recorded
+    // and before its second batch is sent.
+    await startLife('payroll.after-broadcast#2');
     payOwner = (await railA(remote, remote.base, '50')).pay;
     expect(await until('run 1', () => runStatus(runs[0]!.id), (status) => status === 'confirmed')).toBe('confirmed');
     await prepareAndExecute(['201.000004', '202.000005', '203.000006']);
     await killedAtCrashPoint(30_000);
 
-    // Life 3 (unarmed for payroll): the reconciler finds the mined batch and confirms it, without paying again.
+    // Life 3 (unarmed for payroll): the reconciler finds run 2's mined batch and confirms it, without paying
+    // again, then sends the batch never sent.
     await startLife('escrow.settle.before-send');
     expect(await until('run 2', () => runStatus(runs[1]!.id), (status) => status === 'confirmed')).toBe('confirmed');
     let doubled = 0;
@@ -148,12 +153,16 @@ describe('kill -9 during payroll execute', () => {
       if (received !== owed) doubled++;
       expect(received, `wallet ${wallet}`).toBe(owed);
     }
+    const { runs: page } = await json<{ runs: { id: string; batches: { status: string }[] }[] }>(
+      await remote.request('GET', `/api/employers/${employerId}/payroll/runs?limit=100`, { token: owner }),
+    );
+    for (const run of runs) expect(page.find((each) => each.id === run.id)?.batches.map((b) => b.status)).toEqual(['confirmed', 'confirmed']);
     const items = runs.flatMap((run) => run.items).length;
     livesCompleted = 2;
     reportFigure(task, {
       check: 'crash',
       summary:
-        `payroll execute: 2 runs of 3 killed (signed batch recorded, not broadcast; batch mined, run not confirmed), restarted: ` +
+        `payroll execute: 2 runs of 3 in 2 batches each killed mid-run (first batch signed and recorded, not broadcast; first batch mined, not recorded, second not sent), restarted: ` +
         `2 of 2 confirmed, ${items} of ${items} items received exactly their amount on chain, ${doubled} paid twice`,
     });
   });
