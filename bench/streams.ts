@@ -113,8 +113,14 @@ function openStream(manager: ReturnType<typeof Session.Client.sessionManager>, u
   return stream;
 }
 
+/** Leaving a stream aborts mppx client requests in flight (a voucher POST): those rejections are expected. */
+function expectedAbort(reason: unknown): void {
+  if ((reason as Error | undefined)?.name !== 'AbortError') throw reason;
+}
+
 export async function streamFigures(): Promise<Row[]> {
   const server: BenchServer = await startServer();
+  process.on('unhandledRejection', expectedAbort);
   try {
     const idle = await measure(server.pid, 10);
     const staff = await employees(server.base, Math.ceil(STREAMS / STREAMS_PER_EMPLOYEE));
@@ -187,14 +193,11 @@ export async function streamFigures(): Promise<Row[]> {
     ];
   } finally {
     await server.stop();
+    process.off('unhandledRejection', expectedAbort);
   }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  // Leaving a stream aborts mppx client requests in flight (a voucher POST); those rejections are expected.
-  process.on('unhandledRejection', (reason) => {
-    if ((reason as Error | undefined)?.name !== 'AbortError') throw reason;
-  });
   const rows = await streamFigures();
   process.stdout.write(`${os.cpus().length} x ${os.cpus()[0]?.model}\n${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}\n`);
 }

@@ -137,6 +137,10 @@ describe('a run larger than one transaction', () => {
     expect(executed).toMatchObject({ status: 'partially_paid', recipientCount: 1, batchCount: 3 });
     expect(executed.failureReason).toMatch(/batch 2 of 3: treasury available balance too low/);
     expect(batchesSent).toBe(1);
+    const audit = await t.database.pool.query<{ actor_kind: string }>(`SELECT actor_kind FROM audit_log WHERE target_id = $1 AND action = 'payroll.execute_started'`, [
+      draft.payroll_run_id,
+    ]);
+    expect(audit.rows).toEqual([{ actor_kind: 'agent' }]);
 
     const shown = await runOf(owner, draft.payroll_run_id);
     expect(shown.status).toBe('partially_paid');

@@ -452,7 +452,7 @@ export class PayrollService {
       }
       await recordAudit(tx.db, {
         actorUserId: actor.userId,
-        actorKind: 'user',
+        actorKind: actor.kind,
         action: 'payroll.execute_started',
         employerId: run.employerId,
         targetType: 'payroll_run',

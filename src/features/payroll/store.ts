@@ -160,7 +160,11 @@ export function batchesOfRun(db: Db, runId: string): Promise<BatchRow[]> {
 export async function batchesOfRuns(db: Db, runIds: string[]): Promise<Map<string, BatchRow[]>> {
   const rows = runIds.length === 0 ? [] : await db.select().from(payrollBatches).where(inArray(payrollBatches.runId, runIds)).orderBy(asc(payrollBatches.seq));
   const byRun = new Map<string, BatchRow[]>();
-  for (const row of rows) byRun.set(row.runId, [...(byRun.get(row.runId) ?? []), row]);
+  for (const row of rows) {
+    const batches = byRun.get(row.runId);
+    if (batches) batches.push(row);
+    else byRun.set(row.runId, [row]);
+  }
   return byRun;
 }
 
@@ -184,7 +188,7 @@ export async function planBatches(db: Db, runId: string, capacity: number): Prom
   const [planned] = await db.select({ n: count() }).from(payrollBatches).where(eq(payrollBatches.runId, runId));
   if ((planned?.n ?? 0) > 0) return;
   await db.execute(sql`
-    UPDATE payment_items p SET batch_seq = (o.position - 1) / ${capacity}
+    UPDATE payment_items p SET batch_seq = (o.position - 1) / ${capacity}::bigint
     FROM (SELECT id, row_number() OVER (ORDER BY created_at, id) AS position FROM payment_items
           WHERE run_id = ${runId} AND chain = 'tempo' AND status = 'submitted') o
     WHERE p.id = o.id`);
