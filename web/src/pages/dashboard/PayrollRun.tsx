@@ -170,31 +170,37 @@ function RunBatches({ run }: { run: PayrollRunRecord }) {
           {paid.length} of {run.batches.length} transactions paid: {paidRecipients} of {run.recipient_count} people.
         </p>
       </div>
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Batch</th>
-            <th scope="col">People</th>
-            <th scope="col">Amount</th>
-            <th scope="col">Status</th>
-            <th scope="col">Transaction</th>
-          </tr>
-        </thead>
-        <tbody>
-          {run.batches.map((batch) => (
-            <tr key={batch.seq}>
-              <td>{batch.seq + 1}</td>
-              <td>{batch.recipient_count}</td>
-              <td>{formatUsd(batch.total_amount_usd)}</td>
-              <td>
-                <StatusPill status={batch.status} />
-                {batch.failure_reason && <span className="muted"> {batch.failure_reason}</span>}
-              </td>
-              <td>{batch.tx_hash ? <code title={batch.tx_hash}>{shortAddress(batch.tx_hash)}</code> : '—'}</td>
+      <div className="table-wrap core-scroll">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Batch</th>
+              <th scope="col" className="num">
+                People
+              </th>
+              <th scope="col" className="num">
+                Amount
+              </th>
+              <th scope="col">Status</th>
+              <th scope="col">Transaction</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {run.batches.map((batch) => (
+              <tr key={batch.seq}>
+                <td>{batch.seq + 1}</td>
+                <td className="num">{batch.recipient_count}</td>
+                <td className="num">{formatUsd(batch.total_amount_usd)}</td>
+                <td>
+                  <StatusPill status={batch.status} />
+                  {batch.failure_reason && <span className="muted"> {batch.failure_reason}</span>}
+                </td>
+                <td>{batch.tx_hash ? <code title={batch.tx_hash}>{shortAddress(batch.tx_hash)}</code> : '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }
