@@ -169,6 +169,32 @@ describe('a run larger than one transaction', () => {
 });
 
 describe('several executors on one run', () => {
+  it('signs a batch again whose recorded bytes can never mine, but not where signing is not allowed (start-up)', async () => {
+    const owner = await employerWithStaff(2, 1_000);
+    const draft = await prepare(owner, () => '3');
+    const runId = draft.payroll_run_id;
+    await store.claimDraft(t.database.db, runId, { submittedBy: 'agent', txHash: null });
+    await t.database.transaction((tx) => store.planBatches(tx.db, runId, 2));
+    const [batch] = await store.batchesOfRun(t.database.db, runId);
+    const token = randomUUID();
+    await store.claimBatch(t.database.db, batch!.id, token, new Date(0));
+    // Bytes recorded, never sent, and their nonce since taken by another transaction.
+    expect(await store.recordBatchBroadcast(t.database.db, batch!, token, `0x${'22'.repeat(32)}`, '0x02')).toBe(true);
+    const tempo = t.chains!.tempo;
+    const connection = new Proxy(tempo.connection, {
+      get: (target, key) =>
+        key === 'rebroadcast' ? () => Promise.reject(new Error('nonce too low: next nonce 9, tx nonce 8')) : Reflect.get(target, key, target),
+    });
+    const nonceTaken = new Proxy(tempo, { get: (target, key) => (key === 'connection' ? connection : Reflect.get(target, key, target)) });
+
+    expect(await payroll(nonceTaken).reconcile(runId, 0, { send: false })).toMatchObject({ status: 'submitted' });
+    expect((await store.batchesOfRun(t.database.db, runId)).map((b) => [b.status, b.txHash])).toEqual([['pending', null]]);
+    expect(await Promise.all(draft.items.map((i) => tokenBalance(i.wallet_address)))).toEqual([0n, 0n]);
+
+    expect(await payroll(nonceTaken).reconcile(runId, 0)).toMatchObject({ status: 'confirmed' });
+    expect(await Promise.all(draft.items.map((i) => tokenBalance(i.wallet_address)))).toEqual([3_000_000n, 3_000_000n]);
+  });
+
   it('sends each batch once when two instances drive the same run at the same time', async () => {
     const owner = await employerWithStaff(7, 1_000);
     const draft = await prepare(owner, (i) => `${i + 1}`);

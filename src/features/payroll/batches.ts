@@ -42,7 +42,7 @@ export class RunBatches {
     for (const batch of await this.plan(run)) {
       if (batch.status === 'confirmed') continue;
       if (batch.status === 'failed' || (batch.status === 'pending' && !send)) return;
-      const outcome = batch.status === 'submitted' ? await this.settleSigned(run, batch, claimStaleMs) : await this.send(run, batch, claimStaleMs);
+      const outcome = batch.status === 'submitted' ? await this.settleSigned(run, batch, claimStaleMs, send) : await this.send(run, batch, claimStaleMs);
       if (outcome !== 'confirmed') return;
     }
   }
@@ -90,9 +90,9 @@ export class RunBatches {
    * A batch whose bytes are recorded: confirmed when they mined and paid exactly its items, refused
    * when they reverted or paid something else. Unmined bytes are broadcast again (the same bytes
    * mine once); bytes whose nonce another transaction took can never mine, so the batch is signed
-   * again. An owner's transaction (no bytes of ours) waits for the owner.
+   * again (now if `send`, else by a later call). An owner's transaction (no bytes of ours) waits for the owner.
    */
-  private async settleSigned(run: store.RunRow, batch: store.BatchRow, claimStaleMs: number): Promise<BatchOutcome> {
+  private async settleSigned(run: store.RunRow, batch: store.BatchRow, claimStaleMs: number, send: boolean): Promise<BatchOutcome> {
     const { database, tempo } = this.deps;
     const hash = batch.txHash as Hex;
     const receipt = await tempo.connection.receipt(hash);
@@ -103,8 +103,8 @@ export class RunBatches {
         return 'pending';
       } catch (error) {
         if (!isNonceTaken(error)) return 'pending';
-        if (await tempo.connection.receipt(hash)) return this.settleSigned(run, batch, claimStaleMs); // mined since the first read
-        if (!(await store.resignBatch(database.db, batch.id, hash))) return 'pending';
+        if (await tempo.connection.receipt(hash)) return this.settleSigned(run, batch, claimStaleMs, send); // mined since the first read
+        if (!(await store.resignBatch(database.db, batch.id, hash)) || !send) return 'pending';
         return this.send(run, { ...batch, status: 'pending', claimToken: null }, claimStaleMs);
       }
     }
