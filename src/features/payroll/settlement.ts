@@ -14,9 +14,7 @@ import * as store from './store.js';
  */
 export async function confirmRun(db: Db, runId: string, mined: { txHash: string; blockNumber: bigint } | null): Promise<boolean> {
   if (!(await store.markConfirmed(db, runId, mined))) return false;
-  const paid = await store.paidItemsWithRecipients(db, runId);
-  const run = (await store.findRun(db, runId))!;
-  const total = paid.reduce((sum, item) => sum + item.amount, 0n);
+  const { run, paid, total } = await paidSoFar(db, runId);
   await notify(db, {
     employerId: run.employerId,
     type: 'payroll_confirmed',
@@ -30,6 +28,13 @@ export async function confirmRun(db: Db, runId: string, mined: { txHash: string;
   await rateExecutingAgent(db, run, total);
   await sendReceipts(db, runId, paid);
   return true;
+}
+
+/** A run that has just ended, its paid items with who was paid, and their total. */
+async function paidSoFar(db: Db, runId: string) {
+  const paid = await store.paidItemsWithRecipients(db, runId);
+  const run = (await store.findRun(db, runId))!;
+  return { run, paid, total: paid.reduce((sum, item) => sum + item.amount, 0n) };
 }
 
 /** One receipt email per paid employee, keyed by (run, employee) so a retry never repeats one. */
@@ -91,9 +96,7 @@ async function partiallyPayRun(db: Db, runId: string, reason: string, lastBlock:
   if (!(await store.markPartiallyPaid(db, runId, reason, lastBlock))) return false;
   const unpaid = (await store.itemsOfRun(db, runId)).filter((item) => item.status === 'failed');
   await releaseNettedAdvances(db, runId, unpaid.map((item) => item.employeeId));
-  const paid = await store.paidItemsWithRecipients(db, runId);
-  const run = (await store.findRun(db, runId))!;
-  const total = paid.reduce((sum, item) => sum + item.amount, 0n);
+  const { run, paid, total } = await paidSoFar(db, runId);
   await notify(db, {
     employerId: run.employerId,
     type: 'payroll_partially_paid',
