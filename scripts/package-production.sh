@@ -5,6 +5,7 @@
 # Needs a full install first (npm ci): the build uses the dev tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ROOT="$(pwd)"
 OUT="$(realpath -m "${1:-release}")"
 
 npm run build
@@ -15,6 +16,9 @@ cp -r web/dist "$OUT/web/dist"
 # No install scripts: `prepare` compiles the contracts with the dev tools, and the compiled cache
 # is copied next; secp256k1 falls back to its pure-JavaScript code without its native build.
 (cd "$OUT" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
+# The dependency patches in patches/ (docs/decisions.md) apply here as `npm ci` applies them.
+cp -r patches "$OUT/patches"
+(cd "$OUT" && "$ROOT/node_modules/.bin/patch-package" --error-on-fail)
 mkdir -p "$OUT/node_modules/.cache"
 cp -r node_modules/.cache/contracts "$OUT/node_modules/.cache/contracts"
 echo "production artefact in $OUT ($(du -sh "$OUT" | cut -f1))"

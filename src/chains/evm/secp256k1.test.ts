@@ -1,7 +1,7 @@
 import { bytesToHex, hashMessage, hexToBytes, keccak256, recoverAddress, toHex, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
-import { loadedSecp256k1, recoverSigner, signerRecovery } from './secp256k1.js';
+import { loadedSecp256k1, recoverSigner, rememberingRecovery, signerRecovery } from './secp256k1.js';
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
@@ -48,5 +48,29 @@ describe('secp256k1 signature recovery', () => {
       expect(native(hashMessage('pay 1.00'), broken), broken).toBeNull();
       expect(pureJs(hashMessage('pay 1.00'), broken), broken).toBeNull();
     }
+  });
+});
+
+describe('rememberingRecovery', () => {
+  it('recovers a signature once however often it is checked, and forgets the oldest beyond its capacity', async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const signed = await Promise.all([0, 1, 2].map(async (i) => ({ digest: keccak256(toHex(`voucher ${i}`)), signature: await account.sign({ hash: keccak256(toHex(`voucher ${i}`)) }) })));
+    const recovered: Hex[] = [];
+    const remembering = rememberingRecovery((digest, signature) => {
+      recovered.push(digest);
+      return recoverSigner(digest, signature);
+    }, 2);
+    const [a, b, c] = signed as [(typeof signed)[0], (typeof signed)[0], (typeof signed)[0]];
+    expect(remembering(a.digest, a.signature)).toBe(account.address);
+    expect(remembering(a.digest, a.signature.toUpperCase().replace('0X', '0x') as Hex)).toBe(account.address);
+    expect(recovered).toEqual([a.digest]);
+    // Another signature over the same digest is another question.
+    expect(remembering(a.digest, b.signature)).not.toBe(account.address);
+    expect(remembering(b.digest, b.signature)).toBe(account.address);
+    expect(remembering(c.digest, c.signature)).toBe(account.address);
+    expect(recovered).toEqual([a.digest, a.digest, b.digest, c.digest]);
+    // Capacity 2: (a, a) went first, (a, b's signature) second; a is recovered afresh.
+    expect(remembering(a.digest, a.signature)).toBe(account.address);
+    expect(recovered).toEqual([a.digest, a.digest, b.digest, c.digest, a.digest]);
   });
 });

@@ -58,3 +58,21 @@ const native = loadNative();
 /** libsecp256k1 as this process loaded it, or null (pure JavaScript recovers then). */
 export const loadedSecp256k1 = (): NativeSecp256k1 | null => native;
 export const recoverSigner = signerRecovery(native);
+
+/**
+ * `recover` remembering its last `capacity` answers: where one signature is checked more than once
+ * (mppx checks each voucher when it validates the credential and again when it applies it), the
+ * second check costs a map lookup. Recovery is a pure function, so a remembered answer is never stale.
+ */
+export function rememberingRecovery(recover: (digest: Hex, signature: Hex) => Address | null, capacity: number): (digest: Hex, signature: Hex) => Address | null {
+  const answers = new Map<string, Address | null>();
+  return (digest, signature) => {
+    const key = `${digest}${signature}`.toLowerCase();
+    if (answers.has(key)) return answers.get(key)!;
+    const signer = recover(digest, signature);
+    answers.set(key, signer);
+    // A Map keeps insertion order: the first key is the oldest answer.
+    if (answers.size > capacity) answers.delete(answers.keys().next().value!);
+    return signer;
+  };
+}

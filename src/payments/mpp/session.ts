@@ -5,6 +5,7 @@ import { Session } from 'mppx/tempo';
 import { createClient, custom, type Account, type Address, type Client, type Transport } from 'viem';
 import { tempo as tempoChain } from 'viem/chains';
 import type { EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
+import { recoverSigner, rememberingRecovery } from '../../chains/evm/secp256k1.js';
 import { tempoRpc } from '../../chains/embedded/tempo-rpc.js';
 import type { Db } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
@@ -44,7 +45,23 @@ export function liveSessionRail(options: { transport: Transport; account: Accoun
   return sessionRail({ client, account: options.account, currency: options.currency, store: options.store });
 }
 
+/**
+ * mppx checks a voucher's signature when it validates the credential and again when it applies it,
+ * and each check recovers the signer twice in pure JavaScript (ox), milliseconds each. Our patch to
+ * mppx (patches/, docs/decisions.md) takes the recovery from here instead: libsecp256k1, once per
+ * voucher (the second check finds the first's answer).
+ */
+export function useNativeVoucherRecovery(): void {
+  const voucher = Session.Precompile.Voucher as typeof Session.Precompile.Voucher & { setSecp256k1SignerRecovery?: unknown };
+  if (typeof voucher.setSecp256k1SignerRecovery !== 'function') throw new Error('mppx is not patched (patches/mppx+*.patch): run npm install');
+  Session.Precompile.Voucher.setSecp256k1SignerRecovery(rememberingRecovery(recoverSigner, VOUCHERS_REMEMBERED));
+}
+
+/** Recovered voucher signers kept for mppx's second check of the same voucher (a few hundred bytes each). */
+const VOUCHERS_REMEMBERED = 4096;
+
 function sessionRail(options: { client: Client; account: Account; currency: Address; store: PgChannelStore }): SessionRail {
+  useNativeVoucherRecovery();
   const method = tempo.session({
     // The payee closes channels (only the payee or operator may): the service's own key.
     account: options.account,
