@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { buildApp, type App } from './app.js';
 import { openEmbeddedChains, stopAtOnce, type LocalChains } from './chains/embedded/index.js';
@@ -106,6 +107,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
 
     // Aborted when shutdown begins: every event stream ends with its final event (AppDependencies.shutdown).
     const shutdown = new AbortController();
+    // One listener per open stream: thousands are expected, not a leak.
+    setMaxListeners(0, shutdown.signal);
     const app = buildApp(
       {
         config,

@@ -68,7 +68,7 @@ export async function openPayments(deps: {
   const realm = new URL(config.publicBaseUrl).host;
   let adapters: PaymentRailAdapter[];
   const db = deps.database.db;
-  const channels = new PgChannelStore(db);
+  const channels = new PgChannelStore(db, deps.log);
   const cardSandbox = embedded ? new CardSandbox(db) : undefined;
   const card: CardRail | undefined = cardSandbox ? sandboxCardRail(cardSandbox) : config.live.stripe ? stripeCardRail(config.live.stripe) : undefined;
   const cardCredits = card && new CardCredits(db, deps.paidCallers, card.refund);

@@ -175,7 +175,8 @@ describe('GET /api/mpp/employee/balance/stream', () => {
     })();
     await reading.catch(() => {});
     expect(ticks.length).toBe(3);
-    expect(await t.payments!.sessions.channel(manager.channelId!)).toMatchObject({ spent: 3n * TICK, units: 3 });
+    // The stream's ticks are written when the server has seen it end (metering.ts), just after the client did.
+    await expect.poll(() => t.payments!.sessions.channel(manager.channelId!), { timeout: 5_000 }).toMatchObject({ spent: 3n * TICK, units: 3 });
   }, 60_000);
   it('shows a claim in a stream already open: accrual restarts and the wallet holds the claim', async () => {
     const employee = await addEmployee(ownerToken, employerId);

@@ -1,10 +1,12 @@
 import { EventEmitter } from 'node:events';
-import { desc, eq, inArray, sql } from 'drizzle-orm';
+import { desc, eq, sql } from 'drizzle-orm';
 import { Json } from 'ox';
+import type { Logger } from 'pino';
 import { getAddress } from 'viem';
 import type { Db } from '../../db/client.js';
 import { mppChannelStore, mppSessions, paymentReceipts } from '../tables.js';
 import { recordOwedRefund, type OwedRefund } from '../store.js';
+import { StreamMetering, type StreamMeter } from './metering.js';
 
 /**
  * MPP session channel state in PostgreSQL (mppx's Store: get/put/delete/update), so every instance
@@ -35,8 +37,11 @@ export interface ChannelState {
 export class PgChannelStore {
   private readonly changes = new EventEmitter().setMaxListeners(0);
 
-  constructor(private readonly db: Db) {
-    this.batch = new MeteringBatch(db, (key) => this.changes.emit(key));
+  constructor(
+    private readonly db: Db,
+    log?: Logger,
+  ) {
+    this.metering = new StreamMetering(db, { changed: (key) => this.changes.emit(key), waitForChange: (key) => this.waitForChange(key) }, log);
     // mppx calls the store's methods detached from it.
     this.get = this.get.bind(this);
     this.put = this.put.bind(this);
@@ -148,106 +153,12 @@ export class PgChannelStore {
     return (await this.get(channelKey(channelId))) as ChannelState | null;
   }
 
-  /**
-   * The channel store mppx's SSE metering (`Session.Server.Sse.serve`) reads and charges through,
-   * once per tick of every open stream. Reads and updates arriving within a few milliseconds are
-   * done together: one SELECT for the reads, and one transaction (rows locked, each update applied
-   * in arrival order, one UPDATE) for the updates, so a thousand streams cost a few queries a tick,
-   * not a thousand transactions. It waits for this process's writes and polls for other instances'.
-   */
-  meteringStore() {
-    return {
-      getChannel: (channelId: string) => this.batch.read(channelKey(channelId)),
-      updateChannel: (channelId: string, fn: (current: ChannelState | null) => ChannelState | null) => this.batch.update(channelKey(channelId), fn),
-      waitForUpdate: (channelId: string) => this.waitForChange(channelKey(channelId)),
-    };
+  /** mppx's metering store for one event stream on `channelId` (src/payments/mpp/metering.ts). */
+  meter(channelId: string): StreamMeter {
+    return this.metering.meter(channelKey(channelId));
   }
 
-  private readonly batch: MeteringBatch;
-}
-
-type Pending<T> = { resolve(value: T): void; reject(error: unknown): void };
-
-/** Coalesces metering reads and updates into one query (reads) or one transaction (updates) per window. */
-class MeteringBatch {
-  private reads = new Map<string, Pending<ChannelState | null>[]>();
-  private updates: (Pending<ChannelState | null> & { key: string; fn: (current: ChannelState | null) => ChannelState | null })[] = [];
-  private readTimer: ReturnType<typeof setTimeout> | undefined;
-  private updateTimer: ReturnType<typeof setTimeout> | undefined;
-
-  constructor(
-    private readonly db: Db,
-    private readonly changed: (key: string) => void,
-    private readonly windowMs = 20,
-  ) {}
-
-  read(key: string): Promise<ChannelState | null> {
-    return new Promise((resolve, reject) => {
-      const waiting = this.reads.get(key);
-      if (waiting) waiting.push({ resolve, reject });
-      else this.reads.set(key, [{ resolve, reject }]);
-      this.readTimer ??= setTimeout(() => void this.flushReads(), this.windowMs);
-    });
-  }
-
-  update(key: string, fn: (current: ChannelState | null) => ChannelState | null): Promise<ChannelState | null> {
-    return new Promise((resolve, reject) => {
-      this.updates.push({ key, fn, resolve, reject });
-      this.updateTimer ??= setTimeout(() => void this.flushUpdates(), this.windowMs);
-    });
-  }
-
-  private async flushReads(): Promise<void> {
-    const reads = this.reads;
-    this.reads = new Map();
-    this.readTimer = undefined;
-    try {
-      const rows = await this.db
-        .select({ key: mppChannelStore.key, value: sql<string>`${mppChannelStore.value}::text` })
-        .from(mppChannelStore)
-        .where(inArray(mppChannelStore.key, [...reads.keys()]));
-      const values = new Map(rows.map((row) => [row.key, Json.parse(row.value) as ChannelState | null]));
-      for (const [key, waiting] of reads) for (const pending of waiting) pending.resolve(values.get(key) ?? null);
-    } catch (error) {
-      for (const waiting of reads.values()) for (const pending of waiting) pending.reject(error);
-    }
-  }
-
-  private async flushUpdates(): Promise<void> {
-    const updates = this.updates;
-    this.updates = [];
-    this.updateTimer = undefined;
-    const keys = [...new Set(updates.map((u) => u.key))];
-    try {
-      const results = await this.db.transaction(async (tx) => {
-        const rows = await tx
-          .select({ key: mppChannelStore.key, value: sql<string>`${mppChannelStore.value}::text` })
-          .from(mppChannelStore)
-          .where(inArray(mppChannelStore.key, keys))
-          .for('update');
-        const state = new Map(rows.map((row) => [row.key, Json.parse(row.value) as ChannelState | null]));
-        const results = updates.map((u) => {
-          const next = u.fn(state.get(u.key) ?? null);
-          state.set(u.key, next);
-          return next;
-        });
-        const written = keys.filter((key) => state.get(key)).map((key) => ({ key, value: Json.stringify(state.get(key)) }));
-        const deleted = keys.filter((key) => !state.get(key));
-        if (written.length > 0) {
-          await tx.execute(sql`
-            UPDATE mpp_channel_store AS m SET value = v.value::jsonb, updated_at = now()
-            FROM jsonb_to_recordset(${JSON.stringify(written)}::jsonb) AS v(key text, value text)
-            WHERE m.key = v.key`);
-        }
-        if (deleted.length > 0) await tx.delete(mppChannelStore).where(inArray(mppChannelStore.key, deleted));
-        return results;
-      });
-      updates.forEach((u, i) => u.resolve(results[i] ?? null));
-      for (const key of keys) this.changed(key);
-    } catch (error) {
-      for (const u of updates) u.reject(error);
-    }
-  }
+  private readonly metering: StreamMetering;
 }
 
 /** mppx keys channel state by the lower-case channel id. */

@@ -21,7 +21,8 @@ import { recordSessionUse, type ChannelState, type PgChannelStore } from './sess
  * PostgreSQL. This module charges: a call is charged its price against the channel's accepted
  * vouchers before the handler runs and given back when the handler fails (5xx); an event stream
  * is metered per event (one tick) by mppx's SSE metering, which asks for a voucher
- * (`payment-need-voucher`) when the accepted amount runs out.
+ * (`payment-need-voucher`) when the accepted amount runs out. Its ticks are charged in this
+ * process's ledger and written in batches (metering.ts).
  */
 
 export interface SessionRail {
@@ -185,6 +186,8 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
     } finally {
       await upstream.body?.cancel().catch(() => {});
       const ticks = firstPassedOn ? 1 + laterTicks : 0;
+      // The ticks charged in memory are written before the stream's use is recorded.
+      await meter.release().catch((error: unknown) => c.var.log.error({ err: error, channelId }, 'stream ticks not written'));
       // A stream that delivered nothing keeps nothing.
       if (ticks === 0) await giveBack(null);
       const channel = await deps.store.channel(channelId);
@@ -196,8 +199,10 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
   const clientGone = () => stop.abort();
   if (original.signal.aborted) stop.abort();
   else original.signal.addEventListener('abort', clientGone, { once: true });
+  // Ticks are charged in this process's ledger and written in batches (metering.ts).
+  const meter = deps.store.meter(channelId);
   const stream = Session.Server.Sse.serve({
-    store: deps.store.meteringStore() as never,
+    store: meter as never,
     channelId: channelId as `0x${string}`,
     challengeId: credential.challenge.id,
     tickCost: price,
