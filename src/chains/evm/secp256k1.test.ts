@@ -1,7 +1,8 @@
 import { bytesToHex, hashMessage, hexToBytes, keccak256, recoverAddress, toHex, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
-import { loadedSecp256k1, recoverSigner, rememberingRecovery, signerRecovery } from './secp256k1.js';
+import { Secp256k1, Signature } from 'ox';
+import { loadedSecp256k1, publicKeyRecovery, recoverSigner, rememberingRecovery, signerRecovery, useNativeOxRecovery } from './secp256k1.js';
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
@@ -72,5 +73,43 @@ describe('rememberingRecovery', () => {
     // Capacity 2: (a, a) went first, (a, b's signature) second; a is recovered afresh.
     expect(remembering(a.digest, a.signature)).toBe(account.address);
     expect(recovered).toEqual([a.digest, a.digest, b.digest, c.digest, a.digest]);
+  });
+});
+
+describe("ox's public key recovery through libsecp256k1 (our patch to ox)", () => {
+  const native = loadedSecp256k1();
+
+  it('answers what noble answers, for low-s and high-s signatures, and nothing for a signature that recovers no key', async () => {
+    if (!native) return; // another platform: ox keeps noble
+    const recover = publicKeyRecovery(native);
+    for (let i = 0; i < 20; i++) {
+      const account = privateKeyToAccount(generatePrivateKey());
+      const digest = keccak256(toHex(`tempo transaction ${i}`));
+      for (const encoded of [await account.sign({ hash: digest }), highSTwin(await account.sign({ hash: digest }))]) {
+        const signature = Signature.fromHex(encoded);
+        Secp256k1.setPublicKeyRecovery(undefined);
+        const byNoble = Secp256k1.recoverPublicKey({ payload: digest, signature });
+        expect(recover(digest, signature)).toEqual(byNoble);
+        expect(recover(hexToBytes(digest), signature)).toEqual(byNoble);
+      }
+    }
+    expect(recover(keccak256('0x01'), { r: 0n, s: 1n, yParity: 0 })).toBeNull();
+    expect(recover('0x1234', { r: 1n, s: 1n, yParity: 0 })).toBeNull();
+  });
+
+  it('is what ox asks once installed, and noble still answers (or throws) for what it leaves', async () => {
+    const asked: unknown[] = [];
+    Secp256k1.setPublicKeyRecovery((payload) => {
+      asked.push(payload);
+      return null;
+    });
+    const account = privateKeyToAccount(generatePrivateKey());
+    const digest = keccak256(toHex('left to noble'));
+    const signature = Signature.fromHex(await account.sign({ hash: digest }));
+    expect(Secp256k1.recoverAddress({ payload: digest, signature }).toLowerCase()).toBe(account.address.toLowerCase());
+    expect(asked).toEqual([digest]);
+    useNativeOxRecovery();
+    expect(Secp256k1.recoverAddress({ payload: digest, signature }).toLowerCase()).toBe(account.address.toLowerCase());
+    expect(asked).toHaveLength(1);
   });
 });

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
-import { Secp256k1, Signature } from 'ox';
-import { getAddress, hexToBytes, keccak256, type Address, type Hex } from 'viem';
+import { PublicKey, Secp256k1, Signature } from 'ox';
+import { getAddress, hexToBytes, keccak256, numberToBytes, type Address, type ByteArray, type Hex } from 'viem';
 
 /** The part of the `secp256k1` package's binding this module uses (libsecp256k1 through N-API). */
 export interface NativeSecp256k1 {
@@ -74,5 +74,34 @@ export function rememberingRecovery(recover: (digest: Hex, signature: Hex) => Ad
     // A Map keeps insertion order: the first key is the oldest answer.
     if (answers.size > capacity) answers.delete(answers.keys().next().value!);
     return signer;
+  };
+}
+
+/**
+ * ox recovers a public key in pure JavaScript (noble), and ox recovers the sender of every Tempo
+ * transaction it deserializes: mppx and viem's Tempo code do so twice or more for each channel
+ * opened, milliseconds each. Our patch to ox (patches/ox+*.patch, docs/decisions.md) lets it ask
+ * libsecp256k1 first. Where libsecp256k1 is not loaded this does nothing; a signature it cannot
+ * recover goes to noble, which answers or throws as before.
+ */
+export function useNativeOxRecovery(): void {
+  const ox = Secp256k1 as typeof Secp256k1 & { setPublicKeyRecovery?: unknown };
+  if (typeof ox.setPublicKeyRecovery !== 'function') throw new Error('ox is not patched (patches/ox+*.patch): run npm install');
+  if (native) Secp256k1.setPublicKeyRecovery(publicKeyRecovery(native));
+}
+
+/** ox's `recoverPublicKey` through libsecp256k1: null for what it does not take (the caller falls back). */
+export function publicKeyRecovery(native: NativeSecp256k1): (payload: Hex | ByteArray, signature: Signature.Signature) => PublicKey.PublicKey | null {
+  return (payload, signature) => {
+    const digest = typeof payload === 'string' ? hexToBytes(payload) : payload;
+    if (digest.length !== 32 || (signature.yParity !== 0 && signature.yParity !== 1)) return null;
+    const compact = new Uint8Array(64);
+    compact.set(numberToBytes(signature.r, { size: 32 }), 0);
+    compact.set(numberToBytes(signature.s, { size: 32 }), 32);
+    try {
+      return PublicKey.from(native.ecdsaRecover(compact, signature.yParity, digest, false));
+    } catch {
+      return null;
+    }
   };
 }

@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { desc, eq, sql } from 'drizzle-orm';
 import { Json } from 'ox';
 import type { Logger } from 'pino';
@@ -35,13 +34,13 @@ export interface ChannelState {
 }
 
 export class PgChannelStore {
-  private readonly changes = new EventEmitter().setMaxListeners(0);
+  private readonly waiting = new Map<string, { promise: Promise<void>; resolve(): void }>();
 
   constructor(
     private readonly db: Db,
     log?: Logger,
   ) {
-    this.metering = new StreamMetering(db, { changed: (key) => this.changes.emit(key), waitForChange: (key) => this.waitForChange(key) }, log);
+    this.metering = new StreamMetering(db, { changed: (key) => this.changed(key), waitForChange: (key) => this.waitForChange(key) }, log);
     // mppx calls the store's methods detached from it.
     this.get = this.get.bind(this);
     this.put = this.put.bind(this);
@@ -63,12 +62,12 @@ export class PgChannelStore {
       .insert(mppChannelStore)
       .values({ key, value: json })
       .onConflictDoUpdate({ target: mppChannelStore.key, set: { value: json, updatedAt: new Date() } });
-    this.changes.emit(key);
+    this.changed(key);
   }
 
   async delete(key: string): Promise<void> {
     await this.db.delete(mppChannelStore).where(eq(mppChannelStore.key, key));
-    this.changes.emit(key);
+    this.changed(key);
   }
 
   /**
@@ -96,13 +95,29 @@ export class PgChannelStore {
       await alongside?.(tx, result.result as R);
       return result;
     });
-    if (change.op !== 'noop') this.changes.emit(key);
+    if (change.op !== 'noop') this.changed(key);
     return change.result as R;
   }
 
-  /** Resolves on this process's next write to `key` (other instances' writes are seen by polling). */
+  /**
+   * Resolves on this process's next write to `key` (other instances' writes are seen by polling).
+   * Everyone waiting on a key shares one promise: mppx asks again on every poll of a stream waiting
+   * for a voucher, and a listener each time would pile up.
+   */
   waitForChange(key: string): Promise<void> {
-    return new Promise((resolve) => this.changes.once(key, () => resolve()));
+    let waiting = this.waiting.get(key);
+    if (!waiting) {
+      let resolve = () => {};
+      waiting = { promise: new Promise<void>((done) => (resolve = done)), resolve };
+      this.waiting.set(key, waiting);
+    }
+    return waiting.promise;
+  }
+
+  private changed(key: string): void {
+    const waiting = this.waiting.get(key);
+    this.waiting.delete(key);
+    waiting?.resolve();
   }
 
   // ---- charging --------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
 import type { Context, Next } from 'hono';
 import { Credential, type Method } from 'mppx';
+import pLimit from 'p-limit';
 import { tempo } from 'mppx/server';
 import { Session } from 'mppx/tempo';
 import { createClient, custom, type Account, type Address, type Client, type Transport } from 'viem';
 import { tempo as tempoChain } from 'viem/chains';
 import type { EmbeddedEvmChain } from '../../chains/embedded/devnet.js';
-import { recoverSigner, rememberingRecovery } from '../../chains/evm/secp256k1.js';
+import { recoverSigner, rememberingRecovery, useNativeOxRecovery } from '../../chains/evm/secp256k1.js';
 import { tempoRpc } from '../../chains/embedded/tempo-rpc.js';
 import type { Db } from '../../db/client.js';
 import type { AppEnv } from '../../http/context.js';
@@ -63,6 +64,7 @@ const VOUCHERS_REMEMBERED = 4096;
 
 function sessionRail(options: { client: Client; account: Account; currency: Address; store: PgChannelStore }): SessionRail {
   useNativeVoucherRecovery();
+  useNativeOxRecovery();
   const method = tempo.session({
     // The payee closes channels (only the payee or operator may): the service's own key.
     account: options.account,
@@ -86,6 +88,15 @@ export function sessionRequest(route: PaidRoute, recipient: Address) {
     description: route.summary,
   };
 }
+
+/**
+ * Channel opens and top-ups checked at once by this process. Each one verifies and broadcasts a
+ * chain transaction (tens of milliseconds of CPU and several database round trips); thousands
+ * arriving together would queue every running stream's voucher behind them, and a stream whose
+ * voucher is late stops. Past this many, the rest wait their turn.
+ */
+const FUNDINGS_AT_ONCE = 4;
+const channelFunding = pLimit(FUNDINGS_AT_ONCE);
 
 type SessionHandler = (request: Request) => Promise<{ status: 402; challenge: Response } | { status: 200; withReceipt(response?: Response): Response }>;
 
@@ -112,7 +123,8 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
     method: 'POST',
     headers: { Authorization: proof.authorization },
   });
-  const result = await deps.handler(probe);
+  // Opens and top-ups (a chain transaction each) take turns; vouchers of running streams never wait for them.
+  const result = await (payload.action === 'open' || payload.action === 'topUp' ? channelFunding(() => deps.handler(probe)) : deps.handler(probe));
   if (result.status === 402) return call.refuse('PAYMENT_INVALID', await refusalReason(result.challenge));
   const applied = result.withReceipt();
   const name = routeName(route);
