@@ -8,7 +8,8 @@
  * streams open (do openings starve the running streams?) and while they are held. Without
  * PostgreSQL it falls back to one process holding the service, in-memory PGlite and the embedded
  * chains (bench/payments-server.ts). This process is the load generator. Loopback only; every
- * phase is bounded.
+ * phase is bounded. BENCH_SERVICE_LOG=FILE keeps the service's output; BENCH_SERVICE_NODE_ARGS adds
+ * node options to it (a profiler).
  *
  *   BENCH_STREAMS=5000 BENCH_STREAM_SECONDS=60 npx tsx bench/streams.ts   (alone)
  */
@@ -26,6 +27,12 @@ import { startServer, type BenchServer } from './payments.js';
 import { checkTarget } from './targets.js';
 
 type Row = [string, string, string, string];
+
+/** What holds the targets back, as measured with the service's CPU profile (BENCH_SERVICE_NODE_ARGS) on this machine. */
+const STARVED =
+  "one instance's main thread carries every tick, and saturates at about 3,000 streams here: a tick costs about 0.2 ms of it (the route's SSE answer re-read by mppx's iterateData, mppx's metering generator and SSE stream, our voucher transform, the node adapter's reader: five stream hops with their promises; a writev per tick; a fifth of it garbage collection), and the load generator, PostgreSQL and the devnet share the 2 cores; past that, voucher answers come late and streams stop";
+const PER_STREAM_MEMORY =
+  'about 240 KiB a stream: its request and Hono context, mppx credential, four web streams and three async generators, held for the life of the stream, plus the heap V8 grows to collect the per-tick garbage';
 
 /** The issue's target: 5,000 streams on one instance under one core and 1 GiB over idle. */
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 5000);
@@ -161,9 +168,9 @@ async function streamService(): Promise<StreamService> {
   const devnet = await startDevnetProcess(dirs[1]!);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  // BENCH_PROFILE_DIR: the service writes a V8 CPU profile there when it stops (where its time goes).
-  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const service = startServiceProcess({ PORT: String(port), DATA_DIR: dirs[0]!, DATABASE_URL: database.url, DEVNET_URL: devnet.url, LOG_LEVEL: 'warn' }, profile);
+  // BENCH_SERVICE_NODE_ARGS: node options for the service, e.g. `--cpu-prof --cpu-prof-dir=DIR` or `--heapsnapshot-signal=SIGUSR2`.
+  const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const service = startServiceProcess({ PORT: String(port), DATA_DIR: dirs[0]!, DATABASE_URL: database.url, DEVNET_URL: devnet.url, LOG_LEVEL: 'warn' }, nodeArgs);
   const stop = async () => {
     service.child.kill('SIGTERM');
     await service.exited;
@@ -264,8 +271,10 @@ export async function streamFigures(): Promise<Row[]> {
     if (refusals.size > 0) process.stderr.write(`answers refused: ${JSON.stringify(Object.fromEntries(refusals))}\n`);
     const expected = STREAMS * HOLD_SECONDS;
     const at5000 = STREAMS === 5000 ? '5,000 streams' : `5,000 streams (projected linearly from ${STREAMS})`;
-    checkTarget(`${at5000} on one instance: CPU`, (held.cores - idle.cores) * scale + idle.cores, { below: 1 }, 'cores');
-    checkTarget(`${at5000} on one instance: memory over idle`, (overIdle * scale) / 2 ** 20, { below: 1024 }, 'MiB');
+    // CPU and memory count only if the streams got their ticks: a saturated service drops streams and looks cheap.
+    checkTarget(`${at5000} on one instance: ticks delivered, of one a second each`, delivered / expected, { atLeast: 0.99 }, '', STARVED);
+    checkTarget(`${at5000} on one instance: CPU`, (held.cores - idle.cores) * scale + idle.cores, { below: 1 }, 'cores', STARVED);
+    checkTarget(`${at5000} on one instance: memory over idle`, (overIdle * scale) / 2 ** 20, { below: 1024 }, 'MiB', PER_STREAM_MEMORY);
     const p99 = (sorted: number[]) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0;
     return [
       [`balance streams open at once (paid per tick, one MPP session each; ${server.shape})`, String(STREAMS), `opened in ${openSeconds.toFixed(0)} s, ${OPEN_CONCURRENCY} at a time`, ''],

@@ -137,7 +137,7 @@ describe('MPP sessions', () => {
     const channelId = manager.channelId!;
     const channel = await t.payments!.sessions.channel(channelId);
     expect(channel).toMatchObject({ spent: 10n * TICK, units: 10 });
-    // The first voucher covered the first tick; the server then asked for one covering 60 ticks ahead,
+    // The first voucher covered the first tick; the server then asked for one covering 300 ticks ahead,
     // capped at the channel's deposit ($0.05, 50 ticks): one refill, not one a tick. Only the ticks
     // served are collected (below).
     expect(channel!.highestVoucherAmount).toBe(50n * TICK);
