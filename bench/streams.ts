@@ -271,9 +271,11 @@ export async function streamFigures(): Promise<Row[]> {
     if (refusals.size > 0) process.stderr.write(`answers refused: ${JSON.stringify(Object.fromEntries(refusals))}\n`);
     const expected = STREAMS * HOLD_SECONDS;
     const at5000 = STREAMS === 5000 ? '5,000 streams' : `5,000 streams (projected linearly from ${STREAMS})`;
-    // CPU and memory count only if the streams got their ticks: a saturated service drops streams and looks cheap.
-    checkTarget(`${at5000} on one instance: ticks delivered, of one a second each`, delivered / expected, { atLeast: 0.99 }, '', STARVED);
-    checkTarget(`${at5000} on one instance: CPU`, (held.cores - idle.cores) * scale + idle.cores, { below: 1 }, 'cores', STARVED);
+    // A saturated service drops streams and looks cheap: CPU is counted for the ticks expected, at what a tick delivered cost.
+    const shareDelivered = delivered / expected;
+    const coresForAllTicks = ((held.cores - idle.cores) / Math.max(shareDelivered, 0.01)) * scale + idle.cores;
+    checkTarget(`${at5000} on one instance: ticks delivered, of one a second each`, shareDelivered, { atLeast: 0.99 }, '', STARVED);
+    checkTarget(`${at5000} on one instance: CPU for every tick (cores while held / share of ticks delivered)`, coresForAllTicks, { below: 1 }, 'cores', STARVED);
     checkTarget(`${at5000} on one instance: memory over idle`, (overIdle * scale) / 2 ** 20, { below: 1024 }, 'MiB', PER_STREAM_MEMORY);
     const p99 = (sorted: number[]) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0;
     return [
@@ -291,7 +293,12 @@ export async function streamFigures(): Promise<Row[]> {
         `expected ${HOLD_SECONDS}; longest wait between two ticks p99 / max ${p99(heldGaps).toFixed(0)} / ${heldGaps.at(-1)?.toFixed(0)} ms`,
         '',
       ],
-      [`server CPU while ${STREAMS} streams tick, cores`, held.cores.toFixed(2), `idle ${idle.cores.toFixed(2)}; target < 1 at 5,000`, held.cores.toFixed(2)],
+      [
+        `server CPU while ${STREAMS} streams tick, cores`,
+        held.cores.toFixed(2),
+        `idle ${idle.cores.toFixed(2)}; ${coresForAllTicks.toFixed(2)} for every tick at 5,000; target < 1`,
+        held.cores.toFixed(2),
+      ],
       [`load generator CPU (mppx session clients, same machine), cores`, clientCores.toFixed(2), `${os.cpus().length} cores in all`, ''],
       [
         `server peak RSS while ${STREAMS} streams tick, MiB`,
