@@ -32,7 +32,7 @@ type Row = [string, string, string, string];
 const STARVED =
   "one instance's main thread carries every tick, and saturates at about 3,000 streams here: a tick costs about 0.2 ms of it (the route's SSE answer re-read by mppx's iterateData, mppx's metering generator and SSE stream, our voucher transform, the node adapter's reader: five stream hops with their promises; a writev per tick; a fifth of it garbage collection), and the load generator, PostgreSQL and the devnet share the 2 cores; past that, voucher answers come late and streams stop";
 const PER_STREAM_MEMORY =
-  'about 240 KiB a stream: its request and Hono context, mppx credential, four web streams and three async generators, held for the life of the stream, plus the heap V8 grows to collect the per-tick garbage';
+  "not what a stream holds: a heap snapshot at 1,000 streams (BENCH_SERVICE_NODE_ARGS=--heapsnapshot-signal=SIGUSR2) held 176 MiB of live JavaScript in all, code included, against 742 MiB of RSS over idle; the growth is heap V8 keeps after collecting each tick's garbage (web-stream chunks, promises, strings at thousands of ticks a second) and native buffers, so fewer allocations per tick would cut it with the CPU";
 
 /** The target: 5,000 streams on one instance under one core and 1 GiB over idle. */
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 5000);
