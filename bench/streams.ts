@@ -46,6 +46,14 @@ const OPEN_TIMEOUT_MS = 600_000;
 const TICK = 1_000n; // $0.001
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux
+/** The service's VOUCHER_WAIT_MS (src/payments/mpp/metered-stream.ts), in seconds. */
+const VOUCHER_WAIT_S = 20;
+
+/** The `share` quantile of `values` (0.5: the median; 1: the largest). */
+function pct(values: number[], share: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))] ?? 0;
+}
 
 /** The process's CPU seconds (user + system) and resident memory, from /proc. */
 function usage(pid: number): { cpuSeconds: number; rssBytes: number } {
@@ -98,7 +106,7 @@ interface OpenStream {
   firstAt: number;
   lastAt: number;
   longestGapMs: number;
-  /** Why the stream ended before the client left, if it did. */
+  /** Why the stream ended before the client left, if it did (the service ended it: "ended by the service"). */
   error?: string;
   opened: Promise<void>;
   leave(): void;
@@ -124,6 +132,7 @@ function openStream(manager: ReturnType<typeof Session.Client.sessionManager>, u
         } else stream.longestGapMs = Math.max(stream.longestGapMs, now - stream.lastAt);
         stream.lastAt = now;
       }
+      if (!leave.signal.aborted) stream.error = 'ended by the service (no voucher in time)';
     } catch (error) {
       if (!leave.signal.aborted) {
         stream.error = error instanceof Error ? error.message : String(error);
@@ -136,8 +145,12 @@ function openStream(manager: ReturnType<typeof Session.Client.sessionManager>, u
 
 /** Answers the streams' requests got that are neither paid content nor a 402, by status and body: printed if any. */
 const refusals = new Map<string, number>();
+/** How long each voucher or top-up (a POST of the session client) took to be answered, ms. */
+const voucherWaits: number[] = [];
 const noticingFetch: typeof fetch = async (input, init) => {
+  const began = performance.now();
   const response = await fetch(input, init);
+  if (init?.method === 'POST') voucherWaits.push(performance.now() - began);
   if (response.status >= 400 && response.status !== 402) {
     const what = `${response.status} ${(await response.clone().text()).slice(0, 200)}`;
     refusals.set(what, (refusals.get(what) ?? 0) + 1);
@@ -298,6 +311,12 @@ export async function streamFigures(): Promise<Row[]> {
         held.cores.toFixed(2),
         `idle ${idle.cores.toFixed(2)}; ${coresForAllTicks.toFixed(2)} for every tick at 5,000; target < 1`,
         held.cores.toFixed(2),
+      ],
+      [
+        'vouchers and top-ups the streams sent: answered in p50 / p99 / max ms',
+        `${pct(voucherWaits, 0.5).toFixed(0)} / ${pct(voucherWaits, 0.99).toFixed(0)} / ${pct(voucherWaits, 1).toFixed(0)}`,
+        `${voucherWaits.length} sent; a stream waits ${VOUCHER_WAIT_S} s for one before it ends`,
+        '',
       ],
       [`load generator CPU (mppx session clients, same machine), cores`, clientCores.toFixed(2), `${os.cpus().length} cores in all`, ''],
       [

@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { buildApp, type App } from './app.js';
 import { openEmbeddedChains, stopAtOnce, type LocalChains } from './chains/embedded/index.js';
 import { openDevnetChains } from './devnet/remote.js';
@@ -20,7 +21,7 @@ import { armCrashPoint } from './faults.js';
 import { listen } from './http/server.js';
 import type { Logger } from './log.js';
 import { SecretRedactor } from './secrets.js';
-import { openPayments } from './payments/index.js';
+import { openPayments, type Payments } from './payments/index.js';
 import { DevIdentityProvider } from './providers/identity/dev-idp.js';
 import { createIdentityVerifier } from './providers/identity/verifier.js';
 import { createServices, type Services } from './services.js';
@@ -135,7 +136,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       jobs,
       devIdentityProvider,
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
-      close: () => closeService({ config, log, shutdown, http, jobs, embeddedChains, database }),
+      close: () => closeService({ config, log, shutdown, http, jobs, payments, embeddedChains, database }),
     };
   } catch (error) {
     await embeddedChains?.close().catch(() => {});
@@ -166,6 +167,7 @@ async function closeService(parts: {
   shutdown: AbortController;
   http: Awaited<ReturnType<typeof listen>>;
   jobs: JobRunner;
+  payments: Payments;
   embeddedChains: LocalChains | undefined;
   database: Database;
 }): Promise<{ clean: boolean }> {
@@ -175,6 +177,13 @@ async function closeService(parts: {
   parts.shutdown.abort();
   const answered = await http.drain(graceMs * DRAIN_SHARE);
   if (!answered) log.warn('shutdown: answers still running were cut off');
+  // Streams that ended write their ticks and record their use; the ticks of any cut off are written too.
+  const settleMs = Math.max(0, deadline - Date.now() - graceMs * CLOSE_RESERVE_SHARE);
+  const settled = await Promise.race([
+    parts.payments.sessions.settle().then(() => true),
+    delay(settleMs, undefined, { ref: false }).then(() => false),
+  ]);
+  if (!settled) log.warn('shutdown: stream ticks still being written were cut off');
   // Jobs stop after the answers: a request in flight may still enqueue one.
   await jobs.stop(deadline - Date.now() - graceMs * CLOSE_RESERVE_SHARE);
   await embeddedChains?.close();

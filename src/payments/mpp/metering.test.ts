@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { Session } from 'mppx/tempo';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSharedDatabase } from '../../../test/support/shared-database.js';
 import type { Db } from '../../db/client.js';
-import { StreamMetering } from './metering.js';
+import { meteredStream } from './metered-stream.js';
+import { StreamMetering, type StreamMeter } from './metering.js';
 import { channelKey, PgChannelStore, type ChannelState } from './session-store.js';
 
 /**
- * Stream ticks charged in memory and written in batches (metering.ts), driven by mppx's own SSE
- * metering (`Session.Server.Sse.serve`) as the balance stream drives it.
+ * Stream ticks charged in memory and written in batches (metering.ts), driven by the metered
+ * stream (metered-stream.ts) as the balance stream drives it.
  */
 const TICK = 1_000n;
 let shared: Awaited<ReturnType<typeof openSharedDatabase>>;
@@ -47,26 +47,64 @@ function metering(db: Db = shared.first.db, flushMs = 3_600_000) {
   const changes = new EventEmitter();
   return new StreamMetering(
     db,
-    { changed: (key) => changes.emit(key), waitForChange: (key) => new Promise<void>((resolve) => changes.once(key, () => resolve())) },
+    { wake: (key) => changes.emit(key), waitForChange: (key) => new Promise<void>((resolve) => changes.once(key, () => resolve())) },
     undefined,
     flushMs,
   );
 }
 
-/** mppx's metering of `events` events on the channel through `store`; resolves with the SSE events it sent. */
-async function stream(meterStore: unknown, channelId: string, events: number, onEvent: (event: string) => void = () => {}): Promise<string[]> {
-  const generate = async function* () {
-    for (let i = 1; i <= events; i++) yield `tick ${i}`;
-  };
-  const body = Session.Server.Sse.serve({ store: meterStore as never, channelId: channelId as `0x${string}`, challengeId: 'c', tickCost: TICK, generate: generate(), pollIntervalMs: 20 });
+/** An SSE body of `count` events, as a route answers. */
+function sseBody(count: number): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let sent = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (sent === count) return controller.close();
+      sent += 1;
+      controller.enqueue(encoder.encode(`data: tick ${sent}\n\n`));
+    },
+  });
+}
+
+/**
+ * `events` events of a route metered on the channel through `meter` (none prepaid); resolves with
+ * the SSE events sent, or rejects when the stream ends before all `events` were sent.
+ */
+async function stream(meter: StreamMeter, channelId: string, events: number, onEvent: (event: string) => void = () => {}): Promise<string[]> {
+  const { sent, delivered } = await serve(meter, channelId, events, { onEvent });
+  if (delivered !== events) throw new Error(`the stream ended after ${delivered} of ${events} events: ${sent.join('')}`);
+  return sent;
+}
+
+/** Serves `events` events through a metered stream; what it sent, and what it reported delivered (how often) when it ended. */
+async function serve(meter: StreamMeter, channelId: string, events: number, options: { onEvent?: (event: string) => void; signal?: AbortSignal; voucherWaitMs?: number; release?: boolean }) {
+  let delivered = -1;
+  let ends = 0;
+  const body = meteredStream({
+    upstream: sseBody(events),
+    meter,
+    channelId,
+    challengeId: 'c',
+    price: TICK,
+    prepaid: 0,
+    signal: options.signal ?? new AbortController().signal,
+    voucherWaitMs: options.voucherWaitMs,
+    ended: async (ticks) => {
+      delivered = ticks;
+      ends += 1;
+      // As the service's streams do; the metering's own tests write when they choose.
+      if (options.release) await meter.release();
+      return store.channel(channelId);
+    },
+  });
   const sent: string[] = [];
   const decoder = new TextDecoder();
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
     const event = decoder.decode(chunk);
     sent.push(event);
-    onEvent(event);
+    options.onEvent?.(event);
   }
-  return sent;
+  return { sent, delivered, ends };
 }
 
 const billed = async (channelId: string) => {
@@ -82,7 +120,7 @@ describe('stream metering', () => {
     expect(messages(await stream(meter, id, 5))).toBe(5);
     // Served and charged against the vouchers, not written yet.
     expect(await billed(id)).toEqual({ spent: 0n, units: 0 });
-    expect(await meter.getChannel(id)).toMatchObject({ spent: 5n * TICK, units: 5 });
+    expect(await meter.channel()).toMatchObject({ spent: 5n * TICK, units: 5 });
     await meter.release();
     expect(await billed(id)).toEqual({ spent: 5n * TICK, units: 5 });
   });
@@ -101,7 +139,10 @@ describe('stream metering', () => {
       // The payer's voucher for 5 ticks, accepted as mppx accepts it (through the store).
       if (event.startsWith('event: payment-need-voucher')) void store.update(channelKey(id), (value) => ({ op: 'set', value: { ...(value as ChannelState), highestVoucherAmount: 5n * TICK }, result: null }));
     });
-    expect(served.filter((event) => event.startsWith('event: payment-need-voucher'))).toHaveLength(1);
+    const asked = served.filter((event) => event.startsWith('event: payment-need-voucher'));
+    expect(asked).toHaveLength(1);
+    // Asked for 300 ticks past the 3 spent, not for the next one alone.
+    expect(JSON.parse(asked[0]!.split('data: ')[1]!)).toMatchObject({ requiredCumulative: String(303n * TICK), acceptedCumulative: String(3n * TICK) });
     expect(messages(served)).toBe(5);
     await meter.release();
     expect(await billed(id)).toEqual({ spent: 5n * TICK, units: 5 });
@@ -113,7 +154,7 @@ describe('stream metering', () => {
     await stream(crashed, id, 4);
     // The process dies here: its ledger is gone. A new process meters the next stream of the channel.
     const after = metering().meter(channelKey(id));
-    expect(await after.getChannel(id)).toMatchObject({ spent: 0n, units: 0 });
+    expect(await after.channel()).toMatchObject({ spent: 0n, units: 0 });
     await stream(after, id, 2);
     await after.release();
     expect(await billed(id)).toEqual({ spent: 2n * TICK, units: 2 });
@@ -180,15 +221,92 @@ describe('stream metering', () => {
     await store.update(channelKey(id), (value) => ({ op: 'set', value: { ...(value as ChannelState), closeRequestedAt: 1_700_000_000n }, result: null }));
     await ledger.flush();
     expect(await billed(id)).toEqual({ spent: 0n, units: 0 });
-    expect(await meter.getChannel(id)).toMatchObject({ closeRequestedAt: 1_700_000_000n, spent: 0n });
-    // mppx's metering refuses to go on.
-    await expect(stream(meter, id, 1)).rejects.toThrow(/close/);
+    expect(await meter.channel()).toMatchObject({ closeRequestedAt: 1_700_000_000n, spent: 0n });
+    // The stream refuses to go on.
+    await expect(stream(meter, id, 1)).rejects.toThrow(/after 0 of 1 events/);
   });
 
-  it('takes nothing but charges through the stream meter', async () => {
+  it('streams ending together are written in one transaction', async () => {
+    let transactions = 0;
+    const db = shared.first.db;
+    const counting = new Proxy(db, {
+      get(target, property) {
+        if (property !== 'transaction') return Reflect.get(target, property, target) as unknown;
+        return (work: Parameters<Db['transaction']>[0]) => {
+          transactions += 1;
+          return target.transaction(work);
+        };
+      },
+    });
+    const ledger = metering(counting);
+    const ids = await Promise.all([1, 2, 3].map(() => channel(10n)));
+    const meters = ids.map((id) => ledger.meter(channelKey(id)));
+    await Promise.all(meters.map((meter, i) => stream(meter, ids[i]!, i + 1)));
+    await Promise.all(meters.map((meter) => meter.release()));
+    expect(transactions).toBe(1);
+    expect(await Promise.all(ids.map(billed))).toEqual([1, 2, 3].map((n) => ({ spent: BigInt(n) * TICK, units: n })));
+  });
+
+  it('shutdown (settle) waits for the streams ending and writes the ticks of those still running', async () => {
+    const running = await channel(10n);
+    const meter = store.meter(running);
+    await stream(meter, running, 3);
+    let recorded = false;
+    void store.ending(new Promise<void>((resolve) => setTimeout(resolve, 100)).then(() => (recorded = true)));
+    await store.settle();
+    expect(recorded).toBe(true);
+    expect(await billed(running)).toEqual({ spent: 3n * TICK, units: 3 });
+    await meter.release();
+  });
+
+  it('a close requested through this process shows to its streams at once', async () => {
+    const id = await channel(10n);
+    const meter = store.meter(id);
+    await meter.channel();
+    expect(meter.tryCharge(TICK)).toBe(true);
+    await store.update(channelKey(id), (value) => ({ op: 'set', value: { ...(value as ChannelState), closeRequestedAt: 1_700_000_000n }, result: null }));
+    expect(meter.tryCharge(TICK)).toBe(false);
+    await meter.release();
+  });
+});
+
+describe('metered stream', () => {
+  it("ends with the session's receipt for what was written", async () => {
     const id = await channel(10n);
     const meter = metering().meter(channelKey(id));
-    await expect(meter.updateChannel(id, (current) => current && { ...current, highestVoucherAmount: 0n })).rejects.toThrow(/only charges/);
-    await expect(meter.updateChannel(id, (current) => current && { ...current, spent: current.spent - 1n })).rejects.toThrow(/only charges/);
+    const { sent, delivered, ends } = await serve(meter, id, 4, { release: true });
+    expect([delivered, ends]).toEqual([4, 1]);
+    expect(sent.slice(0, 4)).toEqual([1, 2, 3, 4].map((n) => `event: message\ndata: tick ${n}\n\n`));
+    expect(sent).toHaveLength(5);
+    expect(sent[4]).toMatch(/^event: payment-receipt\n/);
+    expect(JSON.parse(sent[4]!.split('data: ')[1]!)).toMatchObject({ channelId: id, spent: String(4n * TICK), units: 4, acceptedCumulative: String(10n * TICK) });
+  });
+
+  it('asks for at most the deposit, and ends when no voucher comes in time', async () => {
+    const id = await channel(2n);
+    // A deposit of 100 ticks: the voucher asked for cannot pass it.
+    await store.update(channelKey(id), (value) => ({ op: 'set', value: { ...(value as ChannelState), deposit: 100n * TICK }, result: null }));
+    const meter = metering().meter(channelKey(id));
+    const { sent, delivered } = await serve(meter, id, 5, { voucherWaitMs: 300, release: true });
+    expect(delivered).toBe(2);
+    expect(sent.map((event) => event.split('\n')[0])).toEqual(['event: message', 'event: message', 'event: payment-need-voucher', 'event: payment-receipt']);
+    expect(JSON.parse(sent[2]!.split('data: ')[1]!)).toMatchObject({ requiredCumulative: String(100n * TICK), deposit: String(100n * TICK) });
+    expect(await billed(id)).toEqual({ spent: 2n * TICK, units: 2 });
+  });
+
+  it('a client that leaves ends the stream once, with no receipt, and its ticks are written', async () => {
+    const id = await channel(10n);
+    const meter = metering().meter(channelKey(id));
+    const leave = new AbortController();
+    const { sent, delivered, ends } = await serve(meter, id, 8, {
+      signal: leave.signal,
+      release: true,
+      onEvent: (event) => {
+        if (event === 'event: message\ndata: tick 3\n\n') leave.abort();
+      },
+    });
+    expect([delivered, ends]).toEqual([3, 1]);
+    expect(sent).toHaveLength(3);
+    expect(await billed(id)).toEqual({ spent: 3n * TICK, units: 3 });
   });
 });

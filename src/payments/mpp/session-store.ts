@@ -40,7 +40,7 @@ export class PgChannelStore {
     private readonly db: Db,
     log?: Logger,
   ) {
-    this.metering = new StreamMetering(db, { changed: (key) => this.changed(key), waitForChange: (key) => this.waitForChange(key) }, log);
+    this.metering = new StreamMetering(db, { wake: (key) => this.wake(key), waitForChange: (key) => this.waitForChange(key) }, log);
     // mppx calls the store's methods detached from it.
     this.get = this.get.bind(this);
     this.put = this.put.bind(this);
@@ -114,7 +114,13 @@ export class PgChannelStore {
     return waiting.promise;
   }
 
+  /** This process wrote `key`: its streams' ledgers read it again, and the streams waiting on it wake. */
   private changed(key: string): void {
+    this.metering.changed(key);
+    this.wake(key);
+  }
+
+  private wake(key: string): void {
     const waiting = this.waiting.get(key);
     this.waiting.delete(key);
     waiting?.resolve();
@@ -168,12 +174,26 @@ export class PgChannelStore {
     return (await this.get(channelKey(channelId))) as ChannelState | null;
   }
 
-  /** mppx's metering store for one event stream on `channelId` (src/payments/mpp/metering.ts). */
+  /** The ledger access of one event stream on `channelId` (src/payments/mpp/metering.ts). */
   meter(channelId: string): StreamMeter {
     return this.metering.meter(channelKey(channelId));
   }
 
+  /** Work a stream does as it ends (its ticks written, its use recorded), which shutdown waits for. */
+  ending<T>(work: Promise<T>): Promise<T> {
+    this.endings.add(work);
+    void work.finally(() => this.endings.delete(work)).catch(() => {});
+    return work;
+  }
+
+  /** Shutdown, before the database closes: the streams' endings finish and every unbilled tick is written. */
+  async settle(): Promise<void> {
+    while (this.endings.size > 0) await Promise.allSettled([...this.endings]);
+    await this.metering.flush();
+  }
+
   private readonly metering: StreamMetering;
+  private readonly endings = new Set<Promise<unknown>>();
 }
 
 /** mppx keys channel state by the lower-case channel id. */

@@ -14,6 +14,7 @@ import { formatUsd } from '../../money.js';
 import { paymentContext } from '../attribution.js';
 import type { PaymentProof } from '../carriers.js';
 import { routeName, type PaidRoute } from '../prices.js';
+import { meteredStream } from './metered-stream.js';
 import { recordSessionUse, type ChannelState, type PgChannelStore } from './session-store.js';
 
 /**
@@ -21,9 +22,9 @@ import { recordSessionUse, type ChannelState, type PgChannelStore } from './sess
  * applies every credential (open, voucher, top-up, close) against the escrow, with channel state in
  * PostgreSQL. This module charges: a call is charged its price against the channel's accepted
  * vouchers before the handler runs and given back when the handler fails (5xx); an event stream
- * is metered per event (one tick) by mppx's SSE metering, which asks for a voucher
- * (`payment-need-voucher`) when the accepted amount runs out. Its ticks are charged in this
- * process's ledger and written in batches (metering.ts).
+ * is metered per event (one tick) with mppx's SSE protocol, asking for a voucher
+ * (`payment-need-voucher`) when the accepted amount runs out (metered-stream.ts). Its ticks are
+ * charged in this process's ledger and written in batches (metering.ts).
  */
 
 export interface SessionRail {
@@ -182,107 +183,37 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
     return;
   }
 
-  // A stream: one tick per event, the first one already charged above. The metering reads an event
-  // from upstream before it charges it, so the ticks are what it charged, not what it read: an event
-  // read while the payer left or ran out of vouchers was never paid for.
-  const upstream = c.res;
-  let firstPassedOn = false;
-  let laterTicks = 0;
-  const events = async function* () {
-    try {
-      for await (const data of Session.Server.Sse.iterateData(upstream)) {
-        yield data;
-        // Asked for the next one: the metering passed this one on.
-        firstPassedOn = true;
-      }
-    } finally {
-      await upstream.body?.cancel().catch(() => {});
-      const ticks = firstPassedOn ? 1 + laterTicks : 0;
-      // The ticks charged in memory are written before the stream's use is recorded.
-      await meter.release().catch((error: unknown) => c.var.log.error({ err: error, channelId }, 'stream ticks not written'));
-      // A stream that delivered nothing keeps nothing.
-      if (ticks === 0) await giveBack(null);
-      const channel = await deps.store.channel(channelId);
-      await record(channel, ticks).catch((error: unknown) => c.var.log.error({ err: error, channelId }, 'session use not recorded'));
-    }
-  };
-  // Ends the stream when the client leaves, or when the session runs dry (no voucher in time).
+  // A stream: one tick per event, the first one already charged above, the rest in this process's
+  // ledger (metered-stream.ts). It ends when the client leaves, the route's answer ends, or the
+  // session runs dry (no voucher in time).
   const stop = new AbortController();
   const clientGone = () => stop.abort();
   if (original.signal.aborted) stop.abort();
   else original.signal.addEventListener('abort', clientGone, { once: true });
-  // Ticks are charged in this process's ledger and written in batches (metering.ts).
   const meter = deps.store.meter(channelId);
-  const stream = Session.Server.Sse.serve({
-    store: meter as never,
-    channelId: channelId as `0x${string}`,
+  const stream = meteredStream({
+    upstream: c.res.body ?? new Response('').body!,
+    meter,
+    channelId,
     challengeId: credential.challenge.id,
-    tickCost: price,
-    generate: events(),
-    prepaidUnits: 1,
-    onChargeCommitted: () => {
-      laterTicks += 1;
-    },
-    pollIntervalMs: 250,
+    price,
+    prepaid: 1,
     signal: stop.signal,
+    ended: (ticks) =>
+      deps.store.ending(
+        (async () => {
+          original.signal.removeEventListener('abort', clientGone);
+          // The ticks charged in memory are written before the stream's use is recorded.
+          await meter.release().catch((error: unknown) => c.var.log.error({ err: error, channelId }, 'stream ticks not written'));
+          // A stream that delivered nothing keeps nothing.
+          if (ticks === 0) await giveBack(null);
+          const channel = await deps.store.channel(channelId);
+          await record(channel, ticks).catch((error: unknown) => c.var.log.error({ err: error, channelId }, 'session use not recorded'));
+          return channel;
+        })(),
+      ),
   });
-  const released = () => original.signal.removeEventListener('abort', clientGone);
-  c.res = Session.Server.Sse.toResponse(stream.pipeThrough(voucherPolicy({ price, stop, released })));
-}
-
-/** Where an SSE chunk's event name starts ("event: …"), and the first letters of message and payment-… events. */
-const EVENT_NAME_AT = 'event: '.length;
-const [M, P] = ['m', 'p'].map((letter) => letter.charCodeAt(0));
-
-/** How long a metered stream waits for the voucher it asked for before it ends. */
-const VOUCHER_WAIT_MS = 20_000;
-/**
- * How many ticks one voucher of a stream should cover (the deposit permitting): five minutes of a
- * balance stream ($0.30). Each voucher costs the service a request, a chain read and a database
- * write (about 1.7 ms of CPU in a profile of the streams bench): at 60 ticks, a tenth of what a tick costs.
- */
-const VOUCHER_AHEAD_UNITS = 300n;
-
-/**
- * What the service asks of a metered stream's vouchers, as one pass over its events:
- * - mppx's metering asks for a voucher covering exactly the next tick, so a client would sign
- *   and send one a second. Each request is raised to cover VOUCHER_AHEAD_UNITS ticks (never
- *   beyond the channel's deposit). It only widens what the payer authorises: the payer is
- *   charged the ticks served (`spent`), which is what a close or settlement collects.
- * - A request no paid event follows within VOUCHER_WAIT_MS aborts the stream (`stop`): a client
- *   that cannot or will not pay more gets a closed stream rather than an open, silent one.
- */
-function voucherPolicy(options: { price: bigint; stop: AbortController; released(): void }): TransformStream<Uint8Array, Uint8Array> {
-  const decoder = new TextDecoder();
-  const encoder = new TextEncoder();
-  const needVoucher = 'event: payment-need-voucher\ndata: ';
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return new TransformStream({
-    transform(chunk, controller) {
-      // Most chunks are ticks ("event: message"): told apart by one byte, passed on undecoded.
-      if (chunk[EVENT_NAME_AT] !== P) {
-        if (timer !== undefined && chunk[EVENT_NAME_AT] === M) {
-          clearTimeout(timer);
-          timer = undefined;
-        }
-        return controller.enqueue(chunk);
-      }
-      const text = decoder.decode(chunk);
-      if (!text.startsWith(needVoucher)) return controller.enqueue(chunk);
-      timer ??= setTimeout(() => options.stop.abort(), VOUCHER_WAIT_MS);
-      const need = JSON.parse(text.slice(needVoucher.length)) as { requiredCumulative: string; deposit: string };
-      const required = BigInt(need.requiredCumulative);
-      const deposit = BigInt(need.deposit);
-      const ahead = required + options.price * (VOUCHER_AHEAD_UNITS - 1n);
-      const capped = ahead < deposit ? ahead : deposit;
-      const asked = capped > required ? capped : required;
-      controller.enqueue(encoder.encode(`${needVoucher}${JSON.stringify({ ...need, requiredCumulative: asked.toString() })}\n\n`));
-    },
-    flush() {
-      clearTimeout(timer);
-      options.released();
-    },
-  });
+  c.res = Session.Server.Sse.toResponse(stream);
 }
 
 function receiptOf(challengeId: string, channel: ChannelState) {
