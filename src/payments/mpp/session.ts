@@ -1,6 +1,6 @@
 import type { Context, Next } from 'hono';
 import { Credential, type Method } from 'mppx';
-import pLimit from 'p-limit';
+import PQueue from 'p-queue';
 import { tempo } from 'mppx/server';
 import { Session } from 'mppx/tempo';
 import { createClient, custom, type Account, type Address, type Client, type Transport } from 'viem';
@@ -78,9 +78,19 @@ function sessionRail(options: { client: Client; account: Account; currency: Addr
   return { method: method as unknown as Method.AnyServer, store: options.store };
 }
 
+/**
+ * Ticks a stream's suggested deposit covers: an hour of a balance stream. Each deposit and top-up
+ * is a chain transaction (the payer's fee, and a turn in FUNDINGS_AT_ONCE), so a deposit of a few
+ * minutes would have every stream topping up every few minutes; what is not spent is the payer's
+ * again when the channel closes.
+ */
+const TICKS_PER_DEPOSIT = 3_600n;
+/** Calls a per-session route's suggested deposit covers. */
+const CALLS_PER_DEPOSIT = 10n;
+
 /** What a session-billed route asks: the price per unit, and a deposit that covers a good while. */
 export function sessionRequest(route: PaidRoute, recipient: Address) {
-  const unitsPerDeposit = route.unit === 'tick' ? 100n : 10n;
+  const unitsPerDeposit = route.unit === 'tick' ? TICKS_PER_DEPOSIT : CALLS_PER_DEPOSIT;
   return {
     amount: formatUsd(route.price),
     unitType: route.unit === 'tick' ? 'second' : 'session',
@@ -94,10 +104,16 @@ export function sessionRequest(route: PaidRoute, recipient: Address) {
  * Channel opens and top-ups checked at once by this process. Each one verifies and broadcasts a
  * chain transaction (tens of milliseconds of CPU and several database round trips); thousands
  * arriving together would queue every running stream's voucher behind them, and a stream whose
- * voucher is late stops. Past this many, the rest wait their turn.
+ * voucher is late stops. Past this many, the rest wait their turn: top-ups first, since a running
+ * stream waits for its top-up (and ends without it), and an open only delays a stream not begun.
  */
 const FUNDINGS_AT_ONCE = 4;
-const channelFunding = pLimit(FUNDINGS_AT_ONCE);
+const channelFunding = new PQueue({ concurrency: FUNDINGS_AT_ONCE });
+
+/** Runs an open's or a top-up's check and broadcast in its turn (see FUNDINGS_AT_ONCE). */
+export function fundingTurn<T>(action: 'open' | 'topUp', work: () => Promise<T>): Promise<T> {
+  return channelFunding.add(work, { priority: action === 'topUp' ? 1 : 0 });
+}
 
 type SessionHandler = (request: Request) => Promise<{ status: 402; challenge: Response } | { status: 200; withReceipt(response?: Response): Response }>;
 
@@ -125,7 +141,7 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
     headers: { Authorization: proof.authorization },
   });
   // Opens and top-ups (a chain transaction each) take turns; vouchers of running streams never wait for them.
-  const result = await (payload.action === 'open' || payload.action === 'topUp' ? channelFunding(() => deps.handler(probe)) : deps.handler(probe));
+  const result = await (payload.action === 'open' || payload.action === 'topUp' ? fundingTurn(payload.action, () => deps.handler(probe)) : deps.handler(probe));
   if (result.status === 402) return call.refuse('PAYMENT_INVALID', await refusalReason(result.challenge));
   const applied = result.withReceipt();
   const name = routeName(route);
