@@ -1,3 +1,4 @@
+import './heap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { serviceLogger } from './log.js';
 import { startService } from './service.js';
