@@ -309,4 +309,31 @@ describe('metered stream', () => {
     expect(sent).toHaveLength(3);
     expect(await billed(id)).toEqual({ spent: 3n * TICK, units: 3 });
   });
+
+  it('a client whose connection closes (the stream cancelled) ends it once, and its ticks are written', async () => {
+    const id = await channel(10n);
+    const meter = metering().meter(channelKey(id));
+    let ends = 0;
+    let delivered = -1;
+    const body = meteredStream({
+      upstream: sseBody(8),
+      meter,
+      channelId: id,
+      challengeId: 'c',
+      price: TICK,
+      prepaid: 0,
+      signal: new AbortController().signal,
+      ended: async (ticks) => {
+        ends += 1;
+        delivered = ticks;
+        await meter.release();
+        return store.channel(id);
+      },
+    });
+    const reader = body.getReader();
+    for (let i = 0; i < 2; i++) await reader.read();
+    await reader.cancel();
+    expect([ends, delivered]).toEqual([1, 2]);
+    expect(await billed(id)).toEqual({ spent: 2n * TICK, units: 2 });
+  });
 });
