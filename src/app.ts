@@ -17,6 +17,7 @@ import { announcementRoutes } from './features/announcements/index.js';
 import { bridgeRoutes } from './features/bridge/index.js';
 import { complianceRoutes } from './features/compliance/index.js';
 import { demoAgentRoutes } from './features/demo/index.js';
+import { publicChainRoutes } from './features/chains/index.js';
 import { devRoutes } from './features/dev/index.js';
 import { employerRoutes, tip403PolicyExists } from './features/employers/index.js';
 import { escrowRoutes } from './features/escrow/index.js';
@@ -225,7 +226,7 @@ function accountRoutes(deps: AppDependencies, services: Services, mount: Mount):
   ];
 }
 
-/** The MCP front door (spec 4.6: its free tools exist without chains) and the sign-in routes. */
+/** The MCP front door (spec 4.6: its free tools exist without chains), the sign-in routes and the public chain ids. */
 function frontDoorRoutes(deps: AppDependencies, services: Services, mount: Mount): FeatureApp[] {
   const { requireUser: authenticated } = mount;
   const { config } = deps;
@@ -233,6 +234,7 @@ function frontDoorRoutes(deps: AppDependencies, services: Services, mount: Mount
     mcpRoutes({ config, oauth: services.oauth, appFetch: mount.appFetch, offers: deps.payments?.offers }),
     sessionRoute({ requireUser: authenticated }),
     signInOptionsRoute({ devSignIn: deps.devIdentityProvider !== null, loginUrl: config.idp.loginUrl }),
+    ...(deps.chains ? [publicChainRoutes({ chains: deps.chains })] : []),
   ];
 }
 

@@ -7,6 +7,7 @@ import type { DevIdentityProvider } from '../../providers/identity/dev-idp.js';
 import type { Faucet } from './faucet.js';
 import { DEV_WALLET_MNEMONIC, devWallets } from './wallets.js';
 import { answerJsonRpc } from '../../chains/embedded/json-rpc.js';
+import { LOCAL_ESCROW_PROGRAM_ID } from '../../chains/solana/escrow-program/index.js';
 import type { CardSandbox } from '../../payments/card/sandbox.js';
 import {
   CardTokenRequest,
@@ -136,7 +137,7 @@ export function devRoutes({ idp, chains, cardSandbox, faucet }: DevRouteDeps): F
   return app;
 }
 
-/** `GET /api/dev/chains`: each embedded network, its RPC path and contracts. */
+/** `GET /api/dev/chains`: each embedded network, its RPC path and contracts (the public ones are also at `GET /api/chains`). */
 function embeddedNetworks(chains: LocalChains) {
   return {
     networks: [
@@ -150,7 +151,7 @@ function embeddedNetworks(chains: LocalChains) {
         network: chains.solana.network,
         chain_id: null,
         rpc_url: '/api/dev/rpc/solana',
-        contracts: { mint: chains.solana.mint, operator: chains.solana.operator.address },
+        contracts: { mint: chains.solana.mint, operator: chains.solana.operator.address, escrowProgram: LOCAL_ESCROW_PROGRAM_ID },
       },
     ],
   };

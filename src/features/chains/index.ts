@@ -1,0 +1,2 @@
+/** The chains feature's public face: the public network and contract ids. */
+export { publicChainRoutes, publicNetworks } from './routes.js';
