@@ -259,6 +259,40 @@ describe('stream metering', () => {
     await meter.release();
   });
 
+  it('a voucher this process accepted while a write was finishing is not hidden by the row that write read', async () => {
+    let hold: Promise<void> | null = null;
+    const db = shared.first.db;
+    // The write's transaction commits, then its answer is late: the voucher below lands meanwhile.
+    const slow = new Proxy(db, {
+      get(target, property) {
+        if (property !== 'transaction') return Reflect.get(target, property, target) as unknown;
+        return async (work: Parameters<Db['transaction']>[0]) => {
+          const late = hold;
+          hold = null;
+          const result = await target.transaction(work);
+          if (late) await late;
+          return result;
+        };
+      },
+    });
+    const sessions = new PgChannelStore(slow);
+    const id = await channel(3n);
+    const meter = sessions.meter(id);
+    await meter.channel();
+    for (let i = 0; i < 3; i++) expect(meter.tryCharge(TICK)).toBe(true);
+    expect(meter.tryCharge(TICK)).toBe(false);
+    let answer = () => {};
+    hold = new Promise<void>((resolve) => (answer = resolve));
+    const writing = sessions.settle();
+    await expect.poll(() => billed(id)).toEqual({ spent: 3n * TICK, units: 3 });
+    await sessions.update(channelKey(id), (value) => ({ op: 'set', value: { ...(value as ChannelState), highestVoucherAmount: 10n * TICK }, result: null }));
+    answer();
+    await writing;
+    await meter.channel();
+    expect(meter.tryCharge(TICK)).toBe(true);
+    await meter.release();
+  });
+
   it('a close requested through this process shows to its streams at once', async () => {
     const id = await channel(10n);
     const meter = store.meter(id);

@@ -162,7 +162,7 @@ export class StreamMetering {
 
   /** One transaction: each channel's unbilled ticks added to its row, where its vouchers still cover them. */
   private async write(meters: Meter[]): Promise<void> {
-    const batch = meters.map((meter) => ({ meter, amount: meter.unbilled, units: meter.units, billed: false }));
+    const batch = meters.map((meter) => ({ meter, amount: meter.unbilled, units: meter.units, version: meter.version, billed: false }));
     const keys = batch.map((b) => b.meter.key).sort();
     let committing = false;
     let rows: Map<string, ChannelState | null>;
@@ -211,12 +211,14 @@ export class StreamMetering {
   }
 
   /** The written (or given-up) ticks leave the ledger; ticks charged during the write stay. */
-  private settled(meter: Meter, written: { amount: bigint; units: number }, row: ChannelState | null): void {
+  private settled(meter: Meter, written: { amount: bigint; units: number; version: number }, row: ChannelState | null): void {
+    // A change this process made during the write (a voucher waiting on the row lock) may be newer than `row`.
+    const changedMeanwhile = meter.version !== written.version;
     meter.unbilled -= written.amount;
     meter.units -= written.units;
     meter.version += 1;
     meter.row = row;
-    meter.stale = row === null;
+    meter.stale = row === null || changedMeanwhile;
   }
 }
 
