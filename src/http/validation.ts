@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { z } from '@hono/zod-openapi';
 import type { ZodError } from 'zod';
+import { canonicalEvmAddress, EVM_ADDRESS_PATTERN, EVM_ADDRESS_RULE } from '../chains/evm/address.js';
 import { USD_DECIMAL_PATTERN } from '../money.js';
 import { AppError } from '../errors.js';
 import { errorResponse } from './errors.js';
@@ -69,9 +70,15 @@ z.config({ customError: plainMessage });
 
 // Shared field schemas; each carries its OpenAPI description.
 export const uuidSchema = z.uuid();
+/** An EVM address under the API's one rule (`canonicalEvmAddress`), parsed to its EIP-55 spelling. */
 export const evmAddressSchema = z
   .string()
-  .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address')
+  .regex(EVM_ADDRESS_PATTERN, EVM_ADDRESS_RULE)
+  .transform((value, ctx) => {
+    const address = canonicalEvmAddress(value);
+    if (address === null) ctx.addIssue({ code: 'custom', message: EVM_ADDRESS_RULE });
+    return address ?? z.NEVER;
+  })
   .openapi({ example: '0x5FbDB2315678afecb367f032d93F642f64180aa3' });
 export const usdAmountSchema = z
   .string()

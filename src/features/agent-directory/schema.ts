@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { plainText } from '../employers/index.js';
-import { isSolanaKey } from '../agents/index.js';
+import { isSolanaKey, withEvmAddressRule } from '../agents/index.js';
 
 export const CAPABILITY_PATTERN = /^[a-z0-9][a-z0-9-]{0,39}$/;
 export const MAX_CAPABILITIES = 20;
@@ -17,7 +17,7 @@ const solanaPublicKey = z
 
 /** The identity proof headers of the paid registration (docs/api.md, "Agent identity proof"). */
 export const RegisterHeaders = z.object({
-  'x-agent-identifier': z.string().optional().openapi({
+  'x-agent-identifier': withEvmAddressRule(z.string()).optional().openapi({
     description:
       'Required. The identity to register: `erc8004:eip155:4217:<agent id>` (or `erc8004:tempo:<agent id>`), `solana:<base58 key>` ' +
       '(or the bare key), or a `0x` EVM address. Any other form: 400.',
@@ -117,15 +117,11 @@ export const Directory = z
   .openapi('AgentDirectory');
 
 export const ProfileParams = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(200)
-    .openapi({
-      param: { name: 'id', in: 'path' },
-      description: 'A registration id (uuid), or an identifier in any accepted spelling, URL-encoded (e.g. `erc8004%3Aeip155%3A4217%3A42`).',
-      example: 'erc8004:eip155:4217:42',
-    }),
+  id: withEvmAddressRule(z.string().min(1).max(200)).openapi({
+    param: { name: 'id', in: 'path' },
+    description: 'A registration id (uuid), or an identifier in any accepted spelling, URL-encoded (e.g. `erc8004%3Aeip155%3A4217%3A42`).',
+    example: 'erc8004:eip155:4217:42',
+  }),
 });
 
 /** The registration id inside a directory cursor. */

@@ -11,7 +11,7 @@ import { loseAnswer, proofMaker, railA, type PayingFetch } from '../../../test/s
 import { paymentReceipts, payments } from '../../payments/tables.js';
 import { notifications } from '../notifications/tables.js';
 import { reputationWrites } from '../reputation/tables.js';
-import { agentPayCalls } from './tables.js';
+import { agentAuthorizations, agentPayCalls } from './tables.js';
 import { decodeMemo } from '../memo/codec.js';
 import { enqueueReputationWrite } from '../reputation/service.js';
 import { TreasuryService } from '../treasury/service.js';
@@ -510,6 +510,41 @@ describe('a redeemed fee whose call did not pay', () => {
     expect(await redeem(await call({ status: 'released', failureReason: 'the transfer was never mined' }))).toEqual({ status: 502, code: 'TRANSFER_FAILED' });
     // Nothing recorded for the fee: a normal call, whose spent proof is refused.
     expect(await redeem(randomUUID())).toEqual({ status: 401, code: 'PROOF_MISSING' });
+  });
+});
+
+describe('the recipient address rule (#33)', () => {
+  const upperCase = (address: Address) => `0x${address.slice(2).toUpperCase()}` as Address;
+
+  it('pays an all-upper-case recipient (once a 502) and records and answers it checksummed', async () => {
+    const agent = await authorize();
+    const to = recipient();
+    const response = await agentPay(agent, { to: upperCase(to), amount: '1.25' });
+    expect(response.status, await response.clone().text()).toBe(200);
+    const result = await json<{ recipient: string; tx_hash: string }>(response);
+    expect(result.recipient).toBe(to);
+    expect(await balanceOf(to)).toBe(1_250_000n);
+    const [call] = await t.database.db.select().from(agentPayCalls).where(eq(agentPayCalls.txHash, result.tx_hash));
+    expect(call!.recipientWallet).toBe(to);
+  });
+
+  it('refuses a mixed-case recipient whose checksum is wrong with 400 naming recipient_wallet', async () => {
+    const agent = await authorize();
+    // 0x5FbDB2315678afecb367f032d93F642f64180aa3 with one letter's case flipped.
+    const body = await expectRefused(await agentPay(agent, { to: '0x5fbDB2315678afecb367f032d93F642f64180aa3' }), 400, 'VALIDATION_ERROR');
+    expect(body).toMatchObject({ field: 'recipient_wallet', error: expect.stringContaining('EIP-55') });
+  });
+
+  it('matches an allowlist kept in lower case before #33 against any spelling, and answers it checksummed', async () => {
+    const to = recipient();
+    const agent = await authorize({ allowed_recipients: [to.toLowerCase()] });
+    await t.database.db.update(agentAuthorizations).set({ allowedRecipients: [to.toLowerCase()] }).where(eq(agentAuthorizations.id, agent.authorization.id));
+    const shown = await t.request('GET', `/api/employers/${employerId}/agents/authorizations/${agent.authorization.id}`, { token: owner });
+    expect((await json<{ allowed_recipients: string[] }>(shown)).allowed_recipients).toEqual([to]);
+    for (const spelling of [to, upperCase(to)]) {
+      const response = await agentPay(agent, { to: spelling });
+      expect(response.status, await response.clone().text()).toBe(200);
+    }
   });
 });
 

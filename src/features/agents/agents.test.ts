@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
+import { getAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { agentProofHeaders } from '../../../test/support/agents.js';
@@ -122,10 +123,10 @@ describe('creating an authorization', () => {
   });
 
   it('refuses a second active authorization for the same identifier (EVM addresses in any case), and allows it after revocation', async () => {
-    const address = '0xAbCdEf0123456789abcdef0123456789ABCDEF01';
+    const address = '0xABCDEF0123456789ABCDEF0123456789ABCDEF01';
     const first = await json<{ id: string; agent_identifier: string }>(await create(validBody({ agent_identifier: address })));
     expect(first.agent_identifier).toBe(address.toLowerCase());
-    const again = await create(validBody({ agent_identifier: address.toLowerCase() }));
+    const again = await create(validBody({ agent_identifier: getAddress(address) }));
     expect(again.status).toBe(409);
     expect(await json(again)).toMatchObject({ code: 'AGENT_IDENTIFIER_TAKEN' });
     expect((await t.request('DELETE', `${base()}/${first.id}`, { token: owner })).status).toBe(200);

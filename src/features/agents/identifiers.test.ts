@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { getBase58Decoder } from '@solana/kit';
 import { describe, expect, it } from 'vitest';
-import { normaliseIdentifier, parseAgentIdentifier } from './identifiers.js';
+import { breaksEvmAddressRule, normaliseIdentifier, parseAgentIdentifier } from './identifiers.js';
 
 const solanaKey = () => getBase58Decoder().decode(Buffer.from(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!, 'base64url'));
 
@@ -35,7 +35,19 @@ describe('agent identifiers', () => {
   });
 
   it('are matched exactly, except that EVM addresses ignore case', () => {
-    expect(normaliseIdentifier('0xAbCdEf0123456789abcdef0123456789ABCDEF01')).toBe('0xabcdef0123456789abcdef0123456789abcdef01');
+    expect(normaliseIdentifier('0xABCDEF0123456789ABCDEF0123456789ABCDEF01')).toBe('0xabcdef0123456789abcdef0123456789abcdef01');
+    expect(normaliseIdentifier('0x5FbDB2315678afecb367f032d93F642f64180aa3')).toBe('0x5fbdb2315678afecb367f032d93f642f64180aa3');
     expect(normaliseIdentifier('Buyer-Bot ')).toBe('Buyer-Bot ');
+  });
+
+  it('follow the EVM address rule: an address in one case names its checksummed address, a wrong checksum is refused', () => {
+    expect(parseAgentIdentifier('0x5FBDB2315678AFECB367F032D93F642F64180AA3')).toEqual({
+      kind: 'evm',
+      canonical: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
+      address: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+    });
+    expect(breaksEvmAddressRule('0x5fbDB2315678afecb367f032d93F642f64180aa3')).toBe(true);
+    expect(breaksEvmAddressRule('0x5FbDB2315678afecb367f032d93F642f64180aa3')).toBe(false);
+    expect(breaksEvmAddressRule('buyer-bot-7')).toBe(false);
   });
 });

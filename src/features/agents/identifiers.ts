@@ -1,21 +1,23 @@
 import { getBase58Decoder, getBase58Encoder } from '@solana/kit';
+import type { Address } from 'viem';
+import { canonicalEvmAddress, EVM_ADDRESS_PATTERN } from '../../chains/evm/address.js';
 
 /**
  * What an agent identifier names (spec 5.2), with its one canonical spelling:
  * - an ERC-8004 agent on Tempo: `erc8004:eip155:4217:<agent_id>` (alias `erc8004:tempo:<id>`);
  * - a Solana identity: `solana:<base58 key>` (or the bare key);
- * - an EVM address (case-insensitive: canonically lower-cased);
+ * - an EVM address (under the API's address rule; its identifier is the lower-cased address, see
+ *   `normaliseIdentifier`, while `address` is its EIP-55 spelling);
  * - anything else (an agent-card URI, an opaque token): itself, proven by HMAC.
  */
 export type AgentIdentity =
   | { kind: 'erc8004'; canonical: string; agentId: bigint }
   | { kind: 'solana'; canonical: string; publicKey: string }
-  | { kind: 'evm'; canonical: string; address: `0x${string}` }
+  | { kind: 'evm'; canonical: string; address: Address }
   | { kind: 'opaque'; canonical: string };
 
 export const ERC8004_CHAIN = 'eip155:4217';
 const ERC8004 = /^erc8004:(?:eip155:4217|tempo):(\d+)$/;
-const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const BASE58_KEY = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 const UINT256_MAX = (1n << 256n) - 1n;
 
@@ -23,10 +25,8 @@ export function parseAgentIdentifier(identifier: string): AgentIdentity {
   const erc8004 = ERC8004.exec(identifier);
   const agentId = erc8004 ? parseAgentId(erc8004[1]!) : null;
   if (agentId !== null) return { kind: 'erc8004', canonical: `erc8004:${ERC8004_CHAIN}:${agentId}`, agentId };
-  if (EVM_ADDRESS.test(identifier)) {
-    const address = identifier.toLowerCase() as `0x${string}`;
-    return { kind: 'evm', canonical: address, address };
-  }
+  const address = canonicalEvmAddress(identifier);
+  if (address !== null) return { kind: 'evm', canonical: address.toLowerCase(), address };
   const key = identifier.startsWith('solana:') ? identifier.slice('solana:'.length) : identifier;
   if (isSolanaKey(key)) return { kind: 'solana', canonical: `solana:${key}`, publicKey: key };
   return { kind: 'opaque', canonical: identifier };
@@ -52,8 +52,15 @@ export function isSolanaKey(value: string): boolean {
 
 /**
  * How authorizations store and match identifiers: exactly as the owner wrote them (no wildcards,
- * no trimming), except that an EVM address is case-insensitive and so lower-cased.
+ * no trimming), except that an EVM address is case-insensitive and so lower-cased. The identifier
+ * is a key (authorizations, escrows, the directory, proof replays and failures all store it), and
+ * keys written before #33 are lower case: it stays so, while the address it names is EIP-55.
  */
 export function normaliseIdentifier(identifier: string): string {
-  return EVM_ADDRESS.test(identifier) ? identifier.toLowerCase() : identifier;
+  return canonicalEvmAddress(identifier)?.toLowerCase() ?? identifier;
+}
+
+/** An identifier spelled as an EVM address that breaks the address rule (a wrong EIP-55 checksum): refused with 400. */
+export function breaksEvmAddressRule(identifier: string): boolean {
+  return EVM_ADDRESS_PATTERN.test(identifier) && canonicalEvmAddress(identifier) === null;
 }

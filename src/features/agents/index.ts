@@ -3,7 +3,7 @@ export { agentRoutes } from './routes.js';
 export type { AgentPayService } from './pay.js';
 export type { AgentsService } from './service.js';
 // Used by other features today (agent-directory, escrow, reputation, payroll, mcp).
-export { AGENT_IDENTIFIER_PATTERN, AgentPayBody } from './schema.js';
+export { AGENT_IDENTIFIER_PATTERN, AgentPayBody, withEvmAddressRule } from './schema.js';
 export { isSolanaKey, normaliseIdentifier, parseAgentId, parseAgentIdentifier, type AgentIdentity } from './identifiers.js';
 export { ed25519Verify, readProofHeaders, verifyProof, type ProofFailure, type ProofRequest, type ProofScheme } from './identity-proof.js';
 export { ProofFailures } from './proof-failures.js';

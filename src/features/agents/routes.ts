@@ -1,6 +1,5 @@
 import { createRoute, type RouteHandler } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import type { Address } from 'viem';
 import type { AppEnv } from '../../http/context.js';
 import { featureApp, type FeatureApp } from '../../http/feature-app.js';
 import { errorResponse } from '../../http/errors.js';
@@ -28,6 +27,7 @@ import {
   UpdateAuthorizationBody,
 } from './schema.js';
 import type { AgentsService, AuthorizationPatch } from './service.js';
+import { recipientKey } from './spend-gates.js';
 import type { AuthorizationRow } from './store.js';
 
 export interface AgentRouteDeps {
@@ -289,7 +289,7 @@ const onAgentPay =
     const result = await agentPay.pay({
       identifier,
       employerId: body.employer_id,
-      recipient: body.recipient_wallet as Address,
+      recipient: body.recipient_wallet,
       amount: usd(body.amount),
       reference: body.reference ?? null,
       idempotencyKey: c.req.header('Idempotency-Key') ?? null,
@@ -336,7 +336,7 @@ export function presentAuthorization(row: AuthorizationRow) {
     per_tx_cap_usd: formatUsd(row.perTxCap),
     per_day_cap_usd: formatUsd(row.perDayCap),
     velocity_per_minute: row.velocityPerMinute,
-    allowed_recipients: row.allowedRecipients,
+    allowed_recipients: row.allowedRecipients?.map(recipientKey) ?? null,
     elevated_per_tx_cap_usd: money(row.elevatedPerTxCap),
     elevated_per_day_cap_usd: money(row.elevatedPerDayCap),
     paused_at: time(row.pausedAt),

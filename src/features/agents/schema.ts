@@ -1,7 +1,9 @@
 import { z } from '@hono/zod-openapi';
+import { EVM_ADDRESS_RULE } from '../../chains/evm/address.js';
 import { evmAddressSchema, usdAmountSchema } from '../../http/validation.js';
 import { parseUsd } from '../../money.js';
 import { plainText, solanaAddressSchema } from '../employers/index.js';
+import { breaksEvmAddressRule } from './identifiers.js';
 
 /** A USD amount above zero, parsed to base units. */
 const positiveUsd = usdAmountSchema.refine((value) => parseUsd(value)! > 0n, 'must be more than 0');
@@ -16,9 +18,9 @@ export const AuthorizationParams = EmployerIdParams.extend({
 });
 
 export const AGENT_IDENTIFIER_PATTERN = /^[\x21-\x7e]{1,200}$/;
-const agentIdentifier = z
-  .string()
-  .regex(AGENT_IDENTIFIER_PATTERN, 'must be 1-200 printable ASCII characters without spaces')
+/** An agent identifier (body or X-Agent-Identifier) spelled as an EVM address follows the API's address rule (#33). */
+export const withEvmAddressRule = (identifier: z.ZodString) => identifier.refine((value) => !breaksEvmAddressRule(value), EVM_ADDRESS_RULE);
+const agentIdentifier = withEvmAddressRule(z.string().regex(AGENT_IDENTIFIER_PATTERN, 'must be 1-200 printable ASCII characters without spaces'))
   .openapi({
     description:
       'What the agent sends in X-Agent-Identifier, matched exactly (EVM addresses case-insensitively): `erc8004:tempo:<agent_id>`, a Solana key (`solana:<base58>` or bare), an EVM address, an agent-card URI or an opaque token.',
@@ -29,6 +31,7 @@ const velocity = z.number().int().min(1).max(600);
 /** An allowlist entry: an agent/pay recipient on Tempo (EVM) or an escrow worker's wallet (Solana). */
 const recipientAddress = z
   .string()
+  .refine((value) => !breaksEvmAddressRule(value), { message: EVM_ADDRESS_RULE, abort: true })
   .refine((value) => evmAddressSchema.safeParse(value).success || solanaAddressSchema.safeParse(value).success, 'must be an EVM address (0x...) or a base58 Solana address')
   .openapi({ example: '0x5FbDB2315678afecb367f032d93F642f64180aa3' });
 const allowlist = z
@@ -38,7 +41,7 @@ const allowlist = z
   .nullable()
   .openapi({
     description:
-      'Recipients this agent may pay or post escrows to: EVM addresses (agent/pay, compared case-insensitively) and Solana wallets (escrow workers, compared exactly); null = any recipient.',
+      'Recipients this agent may pay or post escrows to: EVM addresses (agent/pay, kept in their EIP-55 spelling; mixed case must carry a valid checksum) and Solana wallets (escrow workers, compared exactly); null = any recipient.',
   });
 
 export const CreateAuthorizationBody = z
@@ -147,8 +150,7 @@ export const ResumeAllResult = z
 // ---- POST /api/mpp/agent/pay (spec 4.4) -------------------------------------------------------
 
 export const AgentPayHeaders = z.object({
-  'x-agent-identifier': z
-    .string()
+  'x-agent-identifier': withEvmAddressRule(z.string())
     .optional()
     .openapi({ description: 'Required. Must match an active authorization of the employer exactly.' }),
   'x-agent-timestamp': z.string().optional().openapi({ description: 'Required. Integer epoch seconds, within 5 minutes of the server.' }),

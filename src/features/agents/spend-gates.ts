@@ -1,3 +1,4 @@
+import { canonicalEvmAddress } from '../../chains/evm/address.js';
 import { displayUsd, formatUsd } from '../../money.js';
 import type { ReputationTier } from '../reputation/index.js';
 import type { AuthorizationRow } from './store.js';
@@ -75,7 +76,7 @@ export function evaluateGates(
       details: { velocity_per_minute: authorization.velocityPerMinute, retry_after_seconds: 60 },
     };
   }
-  if (authorization.allowedRecipients !== null && !authorization.allowedRecipients.includes(recipientKey(payment.recipient))) {
+  if (authorization.allowedRecipients !== null && !onAllowlist(authorization.allowedRecipients, payment.recipient)) {
     return {
       gate: 5,
       code: 'RECIPIENT_NOT_ALLOWED',
@@ -87,9 +88,12 @@ export function evaluateGates(
 }
 
 /**
- * How a recipient is kept in an allowlist and compared with one: an EVM address in lower case
- * (its hex is case-insensitive), a Solana address exactly as written (base58 is case-sensitive).
+ * How a recipient is kept in an allowlist and compared with one: an EVM address in its EIP-55
+ * spelling (`canonicalEvmAddress`), a Solana address exactly as written (base58 is case-sensitive).
  */
 export function recipientKey(address: string): string {
-  return /^0x[0-9a-fA-F]{40}$/.test(address) ? address.toLowerCase() : address;
+  return canonicalEvmAddress(address) ?? address;
 }
+
+// Both sides through `recipientKey`: allowlists stored before #33 hold lower-cased EVM addresses.
+const onAllowlist = (allowlist: string[], recipient: string) => allowlist.some((entry) => recipientKey(entry) === recipientKey(recipient));

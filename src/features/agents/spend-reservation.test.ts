@@ -126,7 +126,7 @@ describe('the recipient allowlist covers escrow workers', () => {
     const listedPayee = evmRecipient();
     const agent = await authorize({ allowed_recipients: [listedPayee, listedWorker] });
     const shown = await json<{ allowed_recipients: string[] }>(await t.request('GET', `/api/employers/${employerId}/agents/authorizations/${agent.authorizationId}`, { token: owner }));
-    expect(shown.allowed_recipients).toEqual([listedPayee.toLowerCase(), listedWorker]);
+    expect(shown.allowed_recipients).toEqual([listedPayee, listedWorker]);
 
     const before = await available();
     const outsider = solanaWallet();

@@ -1,4 +1,5 @@
 import { isAddress } from '@solana/kit';
+import { EVM_ADDRESS_PATTERN } from '../../chains/evm/address.js';
 import { CSV_FIELDS, type CsvField } from './schema.js';
 
 /**
@@ -113,7 +114,6 @@ function nameScore(words: string[], field: CsvField): number {
 type ValueKind = 'email' | 'evm' | 'solana' | 'amount' | 'person' | 'text';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const EVM = /^0x[0-9a-fA-F]{40}$/;
 /** "$120,000", "120000.50", "USD 95k", "95 000 USD". */
 const AMOUNT = /^(?:usd|us\$|\$)?\s*\d{1,3}(?:[,\s]?\d{3})*(?:\.\d+)?\s*k?\s*(?:usd)?$/i;
 /** Two or more words of letters: "Ada Lovelace", "O'Neil, Mary-Jane". */
@@ -121,7 +121,8 @@ const PERSON = /^\p{L}[\p{L}'’.-]*(?:,?\s+\p{L}[\p{L}'’.-]*)+$/u;
 
 function valueKind(value: string): ValueKind {
   if (EMAIL.test(value)) return 'email';
-  if (EVM.test(value)) return 'evm';
+  // By shape only: a wallet column is found even where a row's checksum is wrong; the import refuses that row with the address rule.
+  if (EVM_ADDRESS_PATTERN.test(value)) return 'evm';
   if (AMOUNT.test(value)) return 'amount';
   if (isAddress(value)) return 'solana';
   if (PERSON.test(value)) return 'person';

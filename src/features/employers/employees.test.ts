@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { getAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { DUPLICATE_IN_IMPORT, WALLET_REVIEW_NOTE } from './service.js';
@@ -224,14 +225,14 @@ describe('PATCH /api/employees/{id}', () => {
   });
 
   it('puts a changed payout wallet under review until the employer approves it', async () => {
-    // The same wallet in another letter case is not a change.
+    // The same wallet in another letter case is not a change; wallets are kept in their EIP-55 spelling (#33).
     const same = await patch({ wallet_address: '0xAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' });
-    expect(await json(same)).toMatchObject({ manual_review_status: 'none', wallet_address: '0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' });
+    expect(await json(same)).toMatchObject({ manual_review_status: 'none', wallet_address: getAddress('0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa') });
 
     const res = await patch({ wallet_address: '0xbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb' });
     expect(res.status).toBe(200);
     expect(await json(res)).toMatchObject({
-      wallet_address: '0xbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb',
+      wallet_address: getAddress('0xbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'),
       manual_review_status: 'pending',
       manual_review_note: WALLET_REVIEW_NOTE,
       manual_reviewed_at: null,
@@ -245,8 +246,8 @@ describe('PATCH /api/employees/{id}', () => {
     expect(rows[0]).toMatchObject({
       actor_user_id: 'sam-user',
       details: {
-        before: { wallet_address: '0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', manual_review_status: 'none' },
-        after: { wallet_address: '0xbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', manual_review_status: 'pending' },
+        before: { wallet_address: getAddress('0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'), manual_review_status: 'none' },
+        after: { wallet_address: getAddress('0xbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'), manual_review_status: 'pending' },
         review_required: true,
       },
     });

@@ -1,20 +1,20 @@
 import { z } from '@hono/zod-openapi';
 import { usdAmountSchema } from '../../http/validation.js';
 import { parseUsd } from '../../money.js';
-import { AGENT_IDENTIFIER_PATTERN } from '../agents/index.js';
+import { AGENT_IDENTIFIER_PATTERN, withEvmAddressRule } from '../agents/index.js';
 import { solanaAddressSchema } from '../employers/index.js';
 
 /** Spec 7 limits. */
 export const ESCROW_MAX_AMOUNT = 100_000_000n; // 100.00 USDC in base units
 export const RUBRIC_MAX_CHARS = 2000;
 
-const agentIdentifier = z.string().regex(AGENT_IDENTIFIER_PATTERN, 'must be 1-200 printable ASCII characters without spaces');
+const agentIdentifier = withEvmAddressRule(z.string().regex(AGENT_IDENTIFIER_PATTERN, 'must be 1-200 printable ASCII characters without spaces'));
 // Rubrics are multi-line text: line breaks and tabs are allowed, other control characters are not.
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 export const AgentHeaders = z.object({
-  'x-agent-identifier': z.string().optional().openapi({ description: 'Required (401 without).' }),
+  'x-agent-identifier': withEvmAddressRule(z.string()).optional().openapi({ description: 'Required (401 without).' }),
   'x-agent-timestamp': z.string().optional().openapi({ description: 'The identity proof of X-Agent-Identifier (docs/api.md "Agent identity proof"); 401 without it (deliver-signed: unless the identifier is the signing wallet\'s key).' }),
   'x-agent-signature': z.string().optional().openapi({ description: 'The identity proof; each signature is accepted once.' }),
 });

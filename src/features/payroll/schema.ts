@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { PAYMENT_ITEM_STATUSES, PAYROLL_BATCH_STATUSES, PAYROLL_RUN_STATUSES } from './tables.js';
+import { withEvmAddressRule } from '../agents/index.js';
 import { evmAddressSchema, usdAmountSchema } from '../../http/validation.js';
 import { MemoFieldsSchema } from '../memo/index.js';
 import { PayPeriodSchema } from '../employers/index.js';
@@ -312,7 +313,7 @@ export const ProposeDecisionBody = z
       )
       .min(1)
       .max(MAX_RUN_ITEMS),
-    agent_identifier: z.string().trim().min(1).max(300).optional().openapi({ description: 'The agent that planned it, for the record.' }),
+    agent_identifier: withEvmAddressRule(z.string().trim().min(1).max(300)).optional().openapi({ description: 'The agent that planned it, for the record.' }),
     pay_period_start: isoDate.optional(),
     pay_period_end: isoDate.optional(),
     pay_date: isoDate.optional().openapi({ description: 'The day the run pays, e.g. the scheduled pay date; payslips show it as their pay date.' }),

@@ -1274,6 +1274,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/chains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The networks the service pays and is paid on, with every public contract and program id a client needs (no sign-in)
+         * @description The same ids in local and live mode, from the service's own configuration: a client building a transaction (a deliver-signed escrow submission, a session channel) reads them here. Local mode's `GET /api/dev/chains` adds each embedded chain's RPC endpoint.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The networks. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PublicChains"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/demo/run-agent": {
         parameters: {
             query?: never;
@@ -10391,7 +10430,7 @@ export interface components {
              */
             agent_identifier: string;
             /**
-             * @description Recipients this agent may pay or post escrows to: EVM addresses (agent/pay, compared case-insensitively) and Solana wallets (escrow workers, compared exactly); null = any recipient.
+             * @description Recipients this agent may pay or post escrows to: EVM addresses (agent/pay, kept in their EIP-55 spelling; mixed case must carry a valid checksum) and Solana wallets (escrow workers, compared exactly); null = any recipient.
              * @default null
              */
             allowed_recipients: string[] | null;
@@ -11635,6 +11674,26 @@ export interface components {
             status: "draft";
             total_amount_usd: string;
         };
+        PublicChains: {
+            networks: components["schemas"]["PublicNetwork"][];
+        };
+        PublicNetwork: {
+            /** @description The EVM chain id; null for Solana. */
+            chain_id: number | null;
+            /** @description Every contract or program a client may need, by name. Tempo: `stablecoin`, `payrollTreasury`, `streamVesting`, `yieldRouter`, `tip403Registry`, `addressRegistry`, `agentIdentityRegistry`, `agentReputationRegistry` and `channelEscrow` (MPP sessions). Solana: `mint`, `tokenProgram` and, where one is configured, `escrowProgram` (the agent escrow; its instructions are in docs/api.md). */
+            contracts: {
+                [key: string]: string;
+            };
+            /**
+             * @description CAIP-2 id.
+             * @example eip155:4217
+             */
+            network: string;
+            /** @description The service's own address on the network: where paid calls are paid. */
+            pay_to: string;
+            /** @description The stablecoin the service is paid and pays in: a token contract, or a Solana mint. */
+            token: string;
+        };
         Readiness: {
             /** @description Per check (`database`, `jobs` where this instance runs jobs): whether it answered within 2 s. Never why not: that goes to the log. */
             checks: {
@@ -11995,7 +12054,7 @@ export interface components {
             }[];
         };
         UpdateAgentAuthorization: {
-            /** @description Recipients this agent may pay or post escrows to: EVM addresses (agent/pay, compared case-insensitively) and Solana wallets (escrow workers, compared exactly); null = any recipient. */
+            /** @description Recipients this agent may pay or post escrows to: EVM addresses (agent/pay, kept in their EIP-55 spelling; mixed case must carry a valid checksum) and Solana wallets (escrow workers, compared exactly); null = any recipient. */
             allowed_recipients?: string[] | null;
             /**
              * @description null removes it.
