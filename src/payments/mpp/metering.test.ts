@@ -53,6 +53,16 @@ function metering(db: Db = shared.first.db, flushMs = 3_600_000) {
   );
 }
 
+/** `db` whose transactions run through `around`, which may fail, count or delay them. */
+function aroundTransactions(db: Db, around: (run: () => Promise<unknown>) => Promise<unknown>): Db {
+  return new Proxy(db, {
+    get(target, property) {
+      if (property !== 'transaction') return Reflect.get(target, property, target) as unknown;
+      return (work: Parameters<Db['transaction']>[0]) => around(() => target.transaction(work));
+    },
+  });
+}
+
 /** An SSE body of `count` events, as a route answers. */
 function sseBody(count: number): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
@@ -164,18 +174,13 @@ describe('stream metering', () => {
     let fail: 'before' | 'after commit' | null = null;
     const db = shared.first.db;
     // The database as the metering sees it: each transaction can fail before it starts, or answer an error after it committed.
-    const flaky = new Proxy(db, {
-      get(target, property) {
-        if (property !== 'transaction') return Reflect.get(target, property, target) as unknown;
-        return async (work: Parameters<Db['transaction']>[0]) => {
-          const failure = fail;
-          fail = null;
-          if (failure === 'before') throw new Error('connection lost before the transaction');
-          const result = await target.transaction(work);
-          if (failure === 'after commit') throw new Error('connection lost after COMMIT');
-          return result;
-        };
-      },
+    const flaky = aroundTransactions(db, async (run) => {
+      const failure = fail;
+      fail = null;
+      if (failure === 'before') throw new Error('connection lost before the transaction');
+      const result = await run();
+      if (failure === 'after commit') throw new Error('connection lost after COMMIT');
+      return result;
     });
     const ledger = metering(flaky);
     const rolledBack = await channel(10n);
@@ -229,14 +234,9 @@ describe('stream metering', () => {
   it('streams ending together are written in one transaction', async () => {
     let transactions = 0;
     const db = shared.first.db;
-    const counting = new Proxy(db, {
-      get(target, property) {
-        if (property !== 'transaction') return Reflect.get(target, property, target) as unknown;
-        return (work: Parameters<Db['transaction']>[0]) => {
-          transactions += 1;
-          return target.transaction(work);
-        };
-      },
+    const counting = aroundTransactions(db, (run) => {
+      transactions += 1;
+      return run();
     });
     const ledger = metering(counting);
     const ids = await Promise.all([1, 2, 3].map(() => channel(10n)));
@@ -263,17 +263,12 @@ describe('stream metering', () => {
     let hold: Promise<void> | null = null;
     const db = shared.first.db;
     // The write's transaction commits, then its answer is late: the voucher below lands meanwhile.
-    const slow = new Proxy(db, {
-      get(target, property) {
-        if (property !== 'transaction') return Reflect.get(target, property, target) as unknown;
-        return async (work: Parameters<Db['transaction']>[0]) => {
-          const late = hold;
-          hold = null;
-          const result = await target.transaction(work);
-          if (late) await late;
-          return result;
-        };
-      },
+    const slow = aroundTransactions(db, async (run) => {
+      const late = hold;
+      hold = null;
+      const result = await run();
+      if (late) await late;
+      return result;
     });
     const sessions = new PgChannelStore(slow);
     const id = await channel(3n);
