@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { getAddress } from 'viem';
 import { expect, inject } from 'vitest';
 
 /** Browser-test helpers: one Chromium per test file, a fresh context per signed-in user. */
@@ -74,8 +75,9 @@ export function uniqueTag(): string {
   return `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 }
 
+/** A new EVM address in its EIP-55 spelling: how the service stores and answers addresses (#33). */
 export function freshEvmAddress(): string {
-  return `0x${randomBytes(20).toString('hex')}`;
+  return getAddress(`0x${randomBytes(20).toString('hex')}`);
 }
 
 function fileNameFor(route: string): string {
