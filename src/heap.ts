@@ -7,5 +7,5 @@ import v8 from 'node:v8';
  * with it: by default V8 let 300 MiB of live objects grow to 1.2 GiB of heap before collecting
  * (the streams bench, BENCHMARKS.md). Imported first by src/main.ts; V8 reads it at each collection.
  */
-export const HEAP_GROWING_PERCENT = 50;
+const HEAP_GROWING_PERCENT = 50;
 v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);

@@ -14,7 +14,7 @@ import { formatUsd } from '../../money.js';
 import { paymentContext } from '../attribution.js';
 import type { PaymentProof } from '../carriers.js';
 import { routeName, type PaidRoute } from '../prices.js';
-import { meteredStream } from './metered-stream.js';
+import { meteredStream, sessionReceipt } from './metered-stream.js';
 import { recordSessionUse, type ChannelState, type PgChannelStore } from './session-store.js';
 
 /**
@@ -189,13 +189,13 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
         employerId: fee.attributedTo(),
         charged: price * BigInt(units),
         units,
-        receipt: { ...receiptOf(credential.challenge.id, channel) },
+        receipt: { ...sessionReceipt(credential.challenge.id, channel) },
       });
     }
   };
   if (!Session.Server.Sse.isEventStream(c.res)) {
     await record(charged.channel, 1);
-    c.res.headers.set('Payment-Receipt', Session.Precompile.Receipt.serializeSessionReceipt(receiptOf(credential.challenge.id, charged.channel!)));
+    c.res.headers.set('Payment-Receipt', Session.Precompile.Receipt.serializeSessionReceipt(sessionReceipt(credential.challenge.id, charged.channel!)));
     return;
   }
 
@@ -230,16 +230,6 @@ export async function serveSessionCall(deps: { db: Db; store: PgChannelStore; ha
       ),
   });
   c.res = Session.Server.Sse.toResponse(stream);
-}
-
-function receiptOf(challengeId: string, channel: ChannelState) {
-  return Session.Precompile.Receipt.createSessionReceipt({
-    challengeId,
-    channelId: channel.channelId as `0x${string}`,
-    acceptedCumulative: channel.highestVoucherAmount,
-    spent: channel.spent,
-    units: channel.units,
-  });
 }
 
 /** A request that asks for the route's content (mppx's rule): any GET, or a POST with a body or query. */
