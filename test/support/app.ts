@@ -143,3 +143,21 @@ export async function startTestApp(
     },
   };
 }
+
+/**
+ * The app as live mode builds it over a test app's database: no development identity provider, so
+ * no `/api/dev` routes, and no identity tokens verify. `deps` adds what the test needs (chain ports).
+ */
+export function liveShapedApp(t: TestApp, deps: Partial<AppDependencies> = {}): App {
+  return buildApp({
+    config: t.config,
+    database: t.database,
+    log: createLogger('silent'),
+    verifyIdentity: async () => {
+      throw new Error('unused');
+    },
+    devIdentityProvider: null,
+    readiness: [],
+    ...deps,
+  });
+}

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildApp } from '../../app.js';
+import { liveShapedApp, startTestApp, type TestApp } from '../../../test/support/app.js';
 import { LOCAL_ESCROW_PROGRAM_ID } from '../../chains/solana/escrow-program/index.js';
-import { createLogger } from '../../log.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -36,17 +34,7 @@ describe('GET /api/chains', () => {
   });
 
   it('is there in live mode too (no development routes), and in the OpenAPI document', async () => {
-    const live = buildApp({
-      config: t.config,
-      database: t.database,
-      log: createLogger('silent'),
-      verifyIdentity: async () => {
-        throw new Error('unused');
-      },
-      devIdentityProvider: null,
-      chains: t.chains,
-      readiness: [],
-    });
+    const live = liveShapedApp(t, { chains: t.chains });
     expect((await live.request('/api/dev/chains')).status).toBe(404);
     const res = await live.request('/api/chains');
     expect(res.status).toBe(200);

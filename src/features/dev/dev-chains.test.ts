@@ -2,9 +2,7 @@ import type { RpcTransport } from '@solana/kit';
 import { createPublicClient, createWalletClient, custom, defineChain, parseAbi, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildApp } from '../../app.js';
-import { createLogger } from '../../log.js';
+import { liveShapedApp, startTestApp, type TestApp } from '../../../test/support/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -165,17 +163,7 @@ describe('POST /api/dev/rpc/{chain}', () => {
 
 describe('live mode', () => {
   it('has no development routes at all', async () => {
-    const live = buildApp({
-      config: t.config,
-      database: t.database,
-      log: createLogger('silent'),
-      verifyIdentity: async () => {
-        throw new Error('unused');
-      },
-      devIdentityProvider: null,
-      embeddedChains: t.embeddedChains,
-      readiness: [],
-    });
+    const live = liveShapedApp(t, { embeddedChains: t.embeddedChains });
     for (const path of ['/api/dev/token', '/api/dev/faucet', '/api/dev/rpc/tempo', '/api/dev/rpc/base', '/api/dev/rpc/solana']) {
       expect((await live.request(path, { method: 'POST', body: '{}' })).status, path).toBe(404);
     }
