@@ -196,7 +196,7 @@ function accountRoutes(deps: AppDependencies, services: Services, mount: Mount):
   const { config } = deps;
   return [
     ...(deps.devIdentityProvider
-      ? [devRoutes({ idp: deps.devIdentityProvider, chains: deps.embeddedChains, cardSandbox: deps.payments?.cardSandbox, faucet: services.onChain?.faucet })]
+      ? [devRoutes({ idp: deps.devIdentityProvider, chains: deps.embeddedChains, cardSandbox: deps.payments?.cardSandbox, faucet: services.onChain?.faucet, clock: services.onChain?.devClock ?? undefined })]
       : []),
     employerRoutes({
       employers: services.employers,

@@ -62,6 +62,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
   try {
     const migrations = await migrate(database);
     log.info({ engine: database.engine, applied: migrations.applied }, 'database ready');
+    await startClock(config, database, log);
 
     const { devIdentityProvider, verifyIdentity } = await openIdentity(config);
 
@@ -143,6 +144,19 @@ export async function startService(config: Config, log: Logger): Promise<Running
     await database.close().catch(() => {});
     throw error;
   }
+}
+
+/**
+ * The service clock reads the database's offset. Local mode follows the advances other instances
+ * make; live mode refuses a database whose clock was advanced (a local database pointed at by mistake).
+ */
+async function startClock(config: Config, database: Database, log: Logger): Promise<void> {
+  const offsetSeconds = await database.clock.sync(database.db);
+  if (config.mode === 'live' && offsetSeconds !== 0) {
+    throw new Error(`this database's clock was advanced by ${offsetSeconds} s in local mode (service_clock): live mode will not run on it`);
+  }
+  if (config.mode === 'local') database.clock.follow(database.db, (error) => log.warn({ err: error }, 'could not read the service clock'));
+  if (offsetSeconds !== 0) log.info({ offsetSeconds }, 'service clock ahead of the real time (dev clock)');
 }
 
 /** Local mode's identity provider (none in live mode), and the verifier of its or the configured issuer's tokens. */

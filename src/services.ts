@@ -15,6 +15,7 @@ import { AnnouncementsService } from './features/announcements/service.js';
 import { BridgeService, bridgeProviderFor } from './features/bridge/service.js';
 import { ComplianceService } from './features/compliance/service.js';
 import { DemoAgentService } from './features/demo/service.js';
+import { DevClock } from './features/dev/clock.js';
 import { Faucet } from './features/dev/faucet.js';
 import { PaidCallers } from './features/employers/paid-caller.js';
 import { EmployersService } from './features/employers/service.js';
@@ -77,6 +78,8 @@ export interface ChainServices {
   escrow: EscrowService;
   /** Local mode only: funds wallets on the embedded chains. */
   faucet: Faucet | null;
+  /** Local mode only: moves the service's and the embedded chains' time forward. */
+  devClock: DevClock | null;
   demoAgent: DemoAgentService;
 }
 
@@ -190,6 +193,7 @@ function createChainServices(
       log: log.child({ component: 'escrow' }),
     }),
     faucet,
+    devClock: deps.embeddedChains ? new DevClock({ database, chains: deps.embeddedChains }) : null,
     demoAgent: new DemoAgentService({ mode: config.mode, faucet, chains, liveWallet, database }),
   };
 }

@@ -1,7 +1,7 @@
 /** Embedded chains (local mode only: their state is the replay of a journal) and the chain writers shared by every instance. Column conventions: src/db/columns.ts. */
 import { sql } from 'drizzle-orm';
 import { bigint, bigserial, check, index, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
-import { createdAt } from '../db/columns.js';
+import { createdAt, clockNow } from '../db/columns.js';
 
 /** One embedded chain (`tempo`, `base`, `solana`): its local-only operator key and deployment. */
 export const embeddedChains = pgTable('embedded_chains', {
@@ -44,7 +44,7 @@ export const chainSigners = pgTable(
     chain: text('chain').notNull(),
     address: text('address').notNull(),
     nextNonce: bigint('next_nonce', { mode: 'number' }).notNull(),
-    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().default(clockNow),
   },
   (t) => [primaryKey({ columns: [t.chain, t.address] })],
 );

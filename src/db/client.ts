@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
+import { ServiceClock } from '../clock/clock.js';
 import type { Logger } from '../log.js';
 import { lockDataDir } from './datadir-lock.js';
 
@@ -34,6 +35,8 @@ export interface Database {
   /** How other clients (pg-boss) connect to the same database. */
   connection: pg.PoolConfig;
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /** The service's time, kept with the data: the same time SQL reads as `clock_now()`. */
+  clock: ServiceClock;
   close(): Promise<void>;
 }
 
@@ -145,11 +148,13 @@ function wrapPool(
   // operator must see it: a restarted or failed-over server shows up here first.
   pool.on('error', (error) => options.log?.error({ err: error, engine }, 'database connection lost (idle client)'));
   const db = drizzle({ client: pool });
+  const clock = new ServiceClock();
   return {
     engine,
     db,
     pool,
     connection,
+    clock,
     async transaction(work) {
       const client = await pool.connect();
       let broken: Error | undefined;
@@ -171,6 +176,7 @@ function wrapPool(
       }
     },
     async close() {
+      clock.stop();
       await pool.end();
       await closeEngine();
     },

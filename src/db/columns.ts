@@ -18,9 +18,11 @@
 import { sql } from 'drizzle-orm';
 import { customType, numeric, pgTable, timestamp, uuid } from 'drizzle-orm/pg-core';
 
+/** The service's time in SQL (src/clock/clock.ts): the real time plus local mode's dev clock offset. Use it, never now(). */
+export const clockNow = sql`clock_now()`;
 export const money = (name: string) => numeric(name, { precision: 78, scale: 0, mode: 'bigint' });
-export const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
-export const updatedAt = () => timestamp('updated_at', { withTimezone: true }).notNull().defaultNow();
+export const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().default(clockNow);
+export const updatedAt = () => timestamp('updated_at', { withTimezone: true }).notNull().default(clockNow);
 export const tstz = (name: string) => timestamp(name, { withTimezone: true });
 export const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
 

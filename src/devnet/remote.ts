@@ -156,4 +156,8 @@ class DevnetSolana implements LocalSolana {
   async airdrop(to: Address, amount: bigint): Promise<SolanaSendResult> {
     return { signature: await this.call<Signature>('requestAirdrop', to, Number(amount)) };
   }
+
+  async advanceClock(seconds: number): Promise<void> {
+    await this.call('localAdvanceClock', seconds);
+  }
 }

@@ -1,7 +1,7 @@
 /** Payments through the gate (spec 4.1, 4.2), MPP sessions and the local card sandbox. Column conventions: src/db/columns.ts. */
 import { sql } from 'drizzle-orm';
 import { check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { money, createdAt, updatedAt, tstz, oneOf, employerReference } from '../db/columns.js';
+import { money, createdAt, updatedAt, tstz, oneOf, employerReference, clockNow } from '../db/columns.js';
 
 export const RAILS = ['A', 'B', 'C', 'card'] as const;
 /**
@@ -108,7 +108,7 @@ export const mppSessions = pgTable(
     settled: money('settled').notNull().default(sql`0`),
     lastVoucher: jsonb('last_voucher'),
     status: text('status', { enum: MPP_SESSION_STATUSES }).notNull().default('open'),
-    openedAt: tstz('opened_at').notNull().defaultNow(),
+    openedAt: tstz('opened_at').notNull().default(clockNow),
     updatedAt: updatedAt(),
     closedAt: tstz('closed_at'),
   },

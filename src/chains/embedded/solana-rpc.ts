@@ -124,6 +124,12 @@ export function solanaRpc(chain: EmbeddedSolana) {
       if (result.error) throw new JsonRpcError(-32002, `Airdrop failed: ${result.error}`);
       return result.signature;
     },
+    // Not a Solana method: the dev clock's advance reaches a shared devnet's chain through it.
+    localAdvanceClock: async ([seconds]) => {
+      if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds <= 0) throw new JsonRpcError(-32602, 'Invalid params: seconds');
+      await chain.advanceClock(seconds);
+      return null;
+    },
   };
 
   return {

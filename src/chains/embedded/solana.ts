@@ -97,6 +97,8 @@ export interface LocalSolana {
   mintTo(owner: Address, amount: bigint): Promise<SolanaSendResult>;
   /** Grants lamports for fees. */
   airdrop(to: Address, amount: bigint): Promise<SolanaSendResult>;
+  /** Moves the chain's clock forward (the dev clock); it never goes back. */
+  advanceClock(seconds: number): Promise<void>;
 }
 
 /** The instructions that mint the stablecoin to an owner, creating its token account when missing. */

@@ -1,7 +1,7 @@
 /** Announcements and their dismissals. Column conventions: src/db/columns.ts. */
 import { sql } from 'drizzle-orm';
 import { check, index, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
-import { createdAt, updatedAt, tstz, oneOf } from '../../db/columns.js';
+import { createdAt, updatedAt, tstz, oneOf, clockNow } from '../../db/columns.js';
 import { SEVERITIES } from '../notifications/tables.js';
 import { users } from '../users/tables.js';
 
@@ -42,7 +42,7 @@ export const announcementDismissals = pgTable(
     userId: text('user_id')
       .notNull()
       .references(() => users.id),
-    dismissedAt: tstz('dismissed_at').notNull().defaultNow(),
+    dismissedAt: tstz('dismissed_at').notNull().default(clockNow),
   },
   (t) => [primaryKey({ columns: [t.announcementId, t.userId] })],
 );

@@ -1,7 +1,7 @@
 /** Compliance: blocklists and the compliance ledger. Column conventions: src/db/columns.ts. */
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { createdAt, tstz, oneOf } from '../../db/columns.js';
+import { createdAt, tstz, oneOf, clockNow } from '../../db/columns.js';
 import { employees, employers } from '../employers/tables.js';
 
 /** Sanctions (employer_id null: global list) and an employer's own blocklist entries. */
@@ -36,7 +36,7 @@ export const complianceEvents = pgTable(
     result: text('result', { enum: ['CLEAR', 'BLOCKED'] }).notNull(),
     eventType: text('event_type').notNull(),
     reasons: jsonb('reasons').notNull().default([]),
-    checkedAt: tstz('checked_at').notNull().defaultNow(),
+    checkedAt: tstz('checked_at').notNull().default(clockNow),
   },
   (t) => [
     index('compliance_events_employer_idx').on(t.employerId, t.checkedAt),

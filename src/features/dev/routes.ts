@@ -9,8 +9,11 @@ import { DEV_WALLET_MNEMONIC, devWallets } from './wallets.js';
 import { answerJsonRpc } from '../../chains/embedded/json-rpc.js';
 import { LOCAL_ESCROW_PROGRAM_ID } from '../../chains/solana/escrow-program/index.js';
 import type { CardSandbox } from '../../payments/card/sandbox.js';
+import type { DevClock } from './clock.js';
 import {
   CardTokenRequest,
+  ClockAdvanceRequest,
+  ClockReading,
   CardTokenResponse,
   ChainsResponse,
   DevWalletsResponse,
@@ -30,6 +33,8 @@ export interface DevRouteDeps {
   cardSandbox?: CardSandbox | undefined;
   /** Funds wallets on the embedded chains (with `chains`). */
   faucet?: Faucet | null | undefined;
+  /** Moves the service's and the embedded chains' time forward (with `chains`). */
+  clock?: DevClock | undefined;
 }
 
 const tags = ['Local development'];
@@ -85,6 +90,25 @@ const devChains = createRoute({
   responses: { 200: jsonContent(ChainsResponse, 'Embedded networks.') },
 });
 
+const clockRoute = createRoute({
+  method: 'get',
+  path: '/api/dev/clock',
+  tags,
+  summary: "The service time, which every expiry, window and schedule follows (local mode only)",
+  responses: { 200: jsonContent(ClockReading, 'The service time and how far it is ahead of the real time.') },
+});
+
+const clockAdvanceRoute = createRoute({
+  method: 'post',
+  path: '/api/dev/clock/advance',
+  tags,
+  summary: "Move the service time and the embedded chains' time forward together (local mode only)",
+  description:
+    'Expiries, rolling windows, token lifetimes and schedules pass as if the time had gone by; the background jobs act on what fell due at their next run. Time never goes back. Times checked against the caller\'s own clock stay on the real time (X-Agent-Timestamp, payment credentials, identity tokens).',
+  request: { body: jsonBody(ClockAdvanceRequest) },
+  responses: { 200: jsonContent(ClockReading, 'The service time after the advance.'), ...errorResponses(400, 415) },
+});
+
 /** The JSON-RPC endpoint of one embedded chain (its summary names the chain id, known only at runtime). */
 const rpcRoute = (name: 'tempo' | 'base' | 'solana', description: string) =>
   createRoute({
@@ -97,7 +121,7 @@ const rpcRoute = (name: 'tempo' | 'base' | 'solana', description: string) =>
   });
 
 /** Local mode only (ARCHITECTURE.md, "Local-mode contract"): never registered in live mode. */
-export function devRoutes({ idp, chains, cardSandbox, faucet }: DevRouteDeps): FeatureApp {
+export function devRoutes({ idp, chains, cardSandbox, faucet, clock }: DevRouteDeps): FeatureApp {
   const app = featureApp();
   app.openapi(devToken, async (c) => {
     const { sub, email } = c.req.valid('json');
@@ -116,7 +140,9 @@ export function devRoutes({ idp, chains, cardSandbox, faucet }: DevRouteDeps): F
       return c.json({ spt }, 200);
     });
   }
-  if (!chains || !faucet) return app;
+  if (!chains || !faucet || !clock) return app;
+  app.openapi(clockRoute, (c) => c.json(clock.read(), 200));
+  app.openapi(clockAdvanceRoute, async (c) => c.json(await clock.advance(c.req.valid('json').seconds), 200));
   app.openapi(faucetRoute, async (c) => {
     const { network, address, amount } = c.req.valid('json');
     const { txHash } = await faucet.fund(network, address, parseUsd(amount)!);

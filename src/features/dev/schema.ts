@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { usdAmountSchema } from '../../http/validation.js';
 import { SANDBOX_PAYMENT_METHODS } from '../../payments/card/sandbox.js';
+import { MAX_ADVANCE_SECONDS } from '../../clock/clock.js';
 
 export const TokenRequest = z
   .object({
@@ -55,3 +56,21 @@ export const DevWalletsResponse = z
     ),
   })
   .openapi('DevWallets');
+
+export const ClockAdvanceRequest = z
+  .object({
+    seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_ADVANCE_SECONDS)
+      .openapi({ example: 7200, description: `Whole seconds to move forward: at least 1 (time never goes back), at most ${MAX_ADVANCE_SECONDS} (366 days) at once.` }),
+  })
+  .openapi('DevClockAdvanceRequest');
+export const ClockReading = z
+  .object({
+    now: z.string().openapi({ example: '2026-11-27T14:00:00.000Z', description: 'The service time (ISO 8601).' }),
+    unix: z.number().int().openapi({ example: 1795788000, description: 'The service time in Unix seconds; the embedded chains run at it too.' }),
+    offset_seconds: z.number().int().openapi({ example: 7200, description: 'How far the service time is ahead of the real time: every advance so far.' }),
+  })
+  .openapi('DevClock');

@@ -1,7 +1,7 @@
 /** Reputation writes (attestations and ERC-8004 feedback). Column conventions: src/db/columns.ts. */
 import { sql } from 'drizzle-orm';
 import { check, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { money, createdAt, tstz, oneOf } from '../../db/columns.js';
+import { money, createdAt, tstz, oneOf, clockNow } from '../../db/columns.js';
 
 export const REPUTATION_WRITE_STATUSES = ['pending', 'written', 'failed'] as const;
 /** Attestations (Solana) and ERC-8004 feedback (Tempo), written asynchronously by a job (6). */
@@ -27,7 +27,7 @@ export const reputationWrites = pgTable(
     /** The signed transaction's hash or signature, recorded before it is sent: a retry after a crash looks it up instead of writing twice. */
     pendingReference: text('pending_reference'),
     /** When the job may (re)try it; a claimed write holds it a few minutes ahead (its lease). */
-    nextAttemptAt: tstz('next_attempt_at').notNull().defaultNow(),
+    nextAttemptAt: tstz('next_attempt_at').notNull().default(clockNow),
     createdAt: createdAt(),
     writtenAt: tstz('written_at'),
   },

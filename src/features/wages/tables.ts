@@ -1,7 +1,7 @@
 /** Streamed wages: advances and salary streams to stop. Column conventions: src/db/columns.ts. */
 import { sql } from 'drizzle-orm';
 import { check, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { money, createdAt, tstz, oneOf } from '../../db/columns.js';
+import { money, createdAt, tstz, oneOf, clockNow } from '../../db/columns.js';
 import { employees, employers } from '../employers/tables.js';
 import { payrollRuns } from '../payroll/tables.js';
 
@@ -63,7 +63,7 @@ export const streamStops = pgTable(
     /** What the stop paid the wallet (null: there was no stream of this employer to stop). */
     amount: money('amount'),
     lastError: text('last_error'),
-    nextAttemptAt: tstz('next_attempt_at').notNull().defaultNow(),
+    nextAttemptAt: tstz('next_attempt_at').notNull().default(clockNow),
     createdAt: createdAt(),
     stoppedAt: tstz('stopped_at'),
   },

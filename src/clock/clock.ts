@@ -1,0 +1,79 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import { serviceClock } from './tables.js';
+
+/** Never more than this in one advance (a year): a typo of a few zeros should not age the data by millennia. */
+export const MAX_ADVANCE_SECONDS = 366 * 24 * 3600;
+
+/** How often a local-mode process rereads the offset another instance may have advanced. */
+const FOLLOW_INTERVAL_MS = 1_000;
+
+/**
+ * The service's time: the real time plus the seconds local mode's dev clock was advanced by. Every time
+ * rule reads it (expiries, windows, token lifetimes, schedules, jobs); SQL reads the same time as
+ * `clock_now()`. The offset lives in the database (service_clock), so every instance on it agrees:
+ * in live mode it is zero and never moves (the advance route does not exist there, and live mode
+ * refuses to start on a database whose clock was advanced).
+ *
+ * Times exchanged with a client's own clock stay on the real time: request-signature windows
+ * (X-Agent-Timestamp), payment-protocol expiries checked by the protocol libraries, identity tokens
+ * from the identity provider, and durations measured inside the process (docs/decisions.md).
+ */
+export class ServiceClock {
+  private offsetMs = 0;
+  private follower: NodeJS.Timeout | undefined;
+
+  /** Milliseconds since the epoch, by the service's time. */
+  nowMs(): number {
+    return Date.now() + this.offsetMs;
+  }
+
+  now(): Date {
+    return new Date(this.nowMs());
+  }
+
+  /** Whole seconds since the epoch, by the service's time. */
+  nowSeconds(): number {
+    return Math.floor(this.nowMs() / 1000);
+  }
+
+  /** Seconds the dev clock is ahead of the real time. */
+  get offsetSeconds(): number {
+    return this.offsetMs / 1000;
+  }
+
+  /** Reads the offset the database holds (a read that raced an advance never takes this process back). */
+  async sync(db: Db): Promise<number> {
+    const [row] = await db.select({ offsetSeconds: serviceClock.offsetSeconds }).from(serviceClock);
+    this.offsetMs = Math.max(this.offsetMs, (row?.offsetSeconds ?? 0) * 1000);
+    return this.offsetSeconds;
+  }
+
+  /** Local mode: keeps up with advances made by other instances on the same database. */
+  follow(db: Db, onError: (error: unknown) => void): void {
+    this.follower ??= setInterval(() => this.sync(db).catch(onError), FOLLOW_INTERVAL_MS).unref();
+  }
+
+  stop(): void {
+    clearInterval(this.follower);
+    this.follower = undefined;
+  }
+
+  /**
+   * Moves the service's time forward by `seconds` for every instance on the database. Only the local
+   * mode's dev clock calls it. Advances add up, so two at once both count and time never goes back.
+   */
+  async advance(db: Db, seconds: number): Promise<number> {
+    if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_ADVANCE_SECONDS) throw new RangeError(`cannot advance the clock by ${seconds} s`);
+    const [row] = await db
+      .insert(serviceClock)
+      .values({ offsetSeconds: seconds })
+      .onConflictDoUpdate({
+        target: serviceClock.singleton,
+        set: { offsetSeconds: sql`${serviceClock.offsetSeconds} + ${seconds}`, updatedAt: sql`now()` },
+      })
+      .returning({ offsetSeconds: serviceClock.offsetSeconds });
+    this.offsetMs = row!.offsetSeconds * 1000;
+    return this.offsetSeconds;
+  }
+}

@@ -1,0 +1,37 @@
+import type { LocalChains } from '../../chains/embedded/index.js';
+import type { Database } from '../../db/client.js';
+
+/** `GET /api/dev/clock` and the answer of an advance. */
+export interface ClockReading {
+  now: string;
+  unix: number;
+  offset_seconds: number;
+}
+
+/**
+ * Local mode's time travel: moves the service clock (src/clock/clock.ts) and the embedded chains'
+ * clocks forward together, so an expiry passes for the service and the chain alike.
+ */
+export class DevClock {
+  constructor(private readonly deps: { database: Database; chains: LocalChains }) {}
+
+  read(): ClockReading {
+    const { clock } = this.deps.database;
+    return { now: clock.now().toISOString(), unix: clock.nowSeconds(), offset_seconds: clock.offsetSeconds };
+  }
+
+  /**
+   * The chains move first: if the service's advance then failed, the chains would be ahead, which an
+   * expiry check tolerates, where the service ahead of the chain would send refunds the chain refuses.
+   */
+  async advance(seconds: number): Promise<ClockReading> {
+    const { database, chains } = this.deps;
+    for (const evm of [chains.tempo.evm, chains.base.evm]) {
+      await evm.request({ method: 'evm_increaseTime', params: [seconds] } as never);
+      await evm.request({ method: 'evm_mine' } as never); // the latest block shows the new time at once
+    }
+    await chains.solana.advanceClock(seconds);
+    await database.clock.advance(database.db, seconds);
+    return this.read();
+  }
+}
