@@ -7,6 +7,7 @@ import { openDevnetChains } from './devnet/remote.js';
 import { embeddedChainPorts, liveChainPorts, type Chains } from './chains/index.js';
 import { checkLiveChains } from './chains/live-checks.js';
 import type { Config } from './config.js';
+import { startServiceClock } from './clock/clock.js';
 import { openDatabase, type Database } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { fundDemo, seedDemo } from './features/demo/seed.js';
@@ -61,8 +62,11 @@ export async function startService(config: Config, log: Logger): Promise<Running
   let embeddedChains: LocalChains | undefined;
   try {
     const migrations = await migrate(database);
-    log.info({ engine: database.engine, applied: migrations.applied }, 'database ready');
-    await startClock(config, database, log);
+    log.info({ engine: database.engine, applied: migrations.applied, repaired: migrations.repaired }, 'database ready');
+    for (const { name, refused } of migrations.repaired) {
+      if (refused.length > 0) log.warn({ repair: name, refused }, 'stored values a person must correct (docs/operations.md, "Data repairs")');
+    }
+    await startServiceClock(config.mode, database, log);
 
     const { devIdentityProvider, verifyIdentity } = await openIdentity(config);
 
@@ -100,6 +104,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     // (Batches never signed wait for the payroll-reconcile job: start-up signs nothing.)
     await onChain.payroll.reconcileStale(0, { send: false });
     if (config.jobsEnabled) await jobs.start();
+    onChain.devClock?.onAdvance(() => jobs.runScheduledNow());
 
     log.info(await onChain.compliance.loadSanctionsSnapshot(), 'sanctions list in force');
     if (config.mode === 'local') {
@@ -144,19 +149,6 @@ export async function startService(config: Config, log: Logger): Promise<Running
     await database.close().catch(() => {});
     throw error;
   }
-}
-
-/**
- * The service clock reads the database's offset. Local mode follows the advances other instances
- * make; live mode refuses a database whose clock was advanced (a local database pointed at by mistake).
- */
-async function startClock(config: Config, database: Database, log: Logger): Promise<void> {
-  const offsetSeconds = await database.clock.sync(database.db);
-  if (config.mode === 'live' && offsetSeconds !== 0) {
-    throw new Error(`this database's clock was advanced by ${offsetSeconds} s in local mode (service_clock): live mode will not run on it`);
-  }
-  if (config.mode === 'local') database.clock.follow(database.db, (error) => log.warn({ err: error }, 'could not read the service clock'));
-  if (offsetSeconds !== 0) log.info({ offsetSeconds }, 'service clock ahead of the real time (dev clock)');
 }
 
 /** Local mode's identity provider (none in live mode), and the verifier of its or the configured issuer's tokens. */

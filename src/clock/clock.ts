@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
+import type { Database, Db } from '../db/client.js';
+import type { Logger } from '../log.js';
 import { serviceClock } from './tables.js';
 
 /** Never more than this in one advance (a year): a typo of a few zeros should not age the data by millennia. */
@@ -76,4 +77,17 @@ export class ServiceClock {
     this.offsetMs = row!.offsetSeconds * 1000;
     return this.offsetSeconds;
   }
+}
+
+/**
+ * At start-up: the clock reads the database's offset. Local mode follows the advances other instances
+ * make; live mode refuses a database whose clock was advanced (a local database pointed at by mistake).
+ */
+export async function startServiceClock(mode: 'local' | 'live', database: Database, log: Pick<Logger, 'info' | 'warn'>): Promise<void> {
+  const offsetSeconds = await database.clock.sync(database.db);
+  if (mode === 'live' && offsetSeconds !== 0) {
+    throw new Error(`this database's clock was advanced by ${offsetSeconds} s in local mode (service_clock): live mode will not run on it`);
+  }
+  if (mode === 'local') database.clock.follow(database.db, (error) => log.warn({ err: error }, 'could not read the service clock'));
+  if (offsetSeconds !== 0) log.info({ offsetSeconds }, 'service clock ahead of the real time (dev clock)');
 }

@@ -146,6 +146,15 @@ export class JobRunner {
     });
   }
 
+  /** Runs every scheduled job once now, besides its schedule (after the dev clock moved: what fell due acts at once). */
+  async runScheduledNow(): Promise<void> {
+    const boss = this.boss;
+    if (!boss || this.options.work === false) return;
+    for (const definition of this.definitions.values()) {
+      if (definition.schedule) await boss.send(definition.name, {});
+    }
+  }
+
   /** For admin views and tests: the job's state, or null when unknown. */
   async state(name: string, id: string): Promise<string | null> {
     if (!this.boss) throw new Error('job runner not started');

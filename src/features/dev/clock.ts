@@ -13,7 +13,14 @@ export interface ClockReading {
  * clocks forward together, so an expiry passes for the service and the chain alike.
  */
 export class DevClock {
+  private readonly advanced: (() => Promise<void>)[] = [];
+
   constructor(private readonly deps: { database: Database; chains: LocalChains }) {}
+
+  /** `then` runs after each advance (the service runs its scheduled jobs, so what fell due acts at once). */
+  onAdvance(then: () => Promise<void>): void {
+    this.advanced.push(then);
+  }
 
   read(): ClockReading {
     const { clock } = this.deps.database;
@@ -32,6 +39,7 @@ export class DevClock {
     }
     await chains.solana.advanceClock(seconds);
     await database.clock.advance(database.db, seconds);
+    for (const then of this.advanced) await then();
     return this.read();
   }
 }

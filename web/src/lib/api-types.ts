@@ -1479,6 +1479,103 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/dev/clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The service time, which every expiry, window and schedule follows (local mode only) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The service time and how far it is ahead of the real time. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DevClock"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dev/clock/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the service time and the embedded chains' time forward together (local mode only)
+         * @description Expiries, rolling windows, token lifetimes and schedules pass as if the time had gone by; the background jobs act on what fell due at their next run. Time never goes back. Times checked against the caller's own clock stay on the real time (X-Agent-Timestamp, payment credentials, identity tokens).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["DevClockAdvanceRequest"];
+                };
+            };
+            responses: {
+                /** @description The service time after the advance. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DevClock"];
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body must be application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/dev/faucet": {
         parameters: {
             query?: never;
@@ -10613,6 +10710,30 @@ export interface components {
                 network: string;
                 rpc_url: string;
             }[];
+        };
+        DevClock: {
+            /**
+             * @description The service time (ISO 8601).
+             * @example 2026-11-27T14:00:00.000Z
+             */
+            now: string;
+            /**
+             * @description How far the service time is ahead of the real time: every advance so far.
+             * @example 7200
+             */
+            offset_seconds: number;
+            /**
+             * @description The service time in Unix seconds; the embedded chains run at it too.
+             * @example 1795788000
+             */
+            unix: number;
+        };
+        DevClockAdvanceRequest: {
+            /**
+             * @description Whole seconds to move forward: at least 1 (time never goes back), at most 31622400 (366 days) at once.
+             * @example 7200
+             */
+            seconds: number;
         };
         DevFaucetRequest: {
             /** @description An EVM (0x) or Solana (base58) address, matching the network. */
