@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabaseTarget, type TestDatabaseTarget } from '../../test/support/database.js';
 import { openDatabase, type Database } from './client.js';
 import { migrate } from './migrate.js';
+import { DATA_REPAIRS } from './repairs.js';
 
 /** Everything a migration could change: tables, columns, constraints, indexes. */
 async function catalog(database: Database) {
@@ -63,6 +64,26 @@ describe('migrations', () => {
     await expect(
       database.pool.query("INSERT INTO users (id) VALUES ('u'); INSERT INTO employers (owner_user_id, name) VALUES ('u', '')"),
     ).rejects.toThrow(/employers_name_length/);
+  });
+
+  it('repairs EVM addresses entered before the address rule into EIP-55, once; a wrong checksum is left and named', async () => {
+    const address = '0x0532b428e3f86c6a3a6cb0edbd4e7a66bf6adfae';
+    const checksummed = '0x0532b428E3f86C6A3a6cb0EDbD4E7A66bF6ADFAE';
+    const wrongChecksum = '0x0532B428E3f86C6A3a6cb0EDbD4E7A66bF6ADFAE';
+    await database.pool.query(`
+      INSERT INTO users (id) VALUES ('legacy');
+      INSERT INTO employers (id, owner_user_id, name, admin_wallet) VALUES ('00000000-0000-4000-8000-000000000001', 'legacy', 'Legacy', '${address.toUpperCase().replace('0X', '0x')}');
+      INSERT INTO employees (employer_id, email, full_name, wallet_address) VALUES
+        ('00000000-0000-4000-8000-000000000001', 'a@legacy.example', 'A', '${address}'),
+        ('00000000-0000-4000-8000-000000000001', 'b@legacy.example', 'B', '${wrongChecksum}'),
+        ('00000000-0000-4000-8000-000000000001', 'c@legacy.example', 'C', '${checksummed}')`);
+    const again = { ...DATA_REPAIRS[0]!, name: 'repair:test-canonical-evm-addresses' };
+    const result = await migrate(database, undefined, [again]);
+    expect(result.repaired).toEqual([{ name: again.name, changed: 2, refused: [`employees.wallet_address ${wrongChecksum}`] }]);
+    const { rows } = await database.pool.query("SELECT email, wallet_address FROM employees WHERE email LIKE '%@legacy.example' ORDER BY email");
+    expect(rows.map((row) => row.wallet_address)).toEqual([checksummed, wrongChecksum, checksummed]);
+    expect((await database.pool.query("SELECT admin_wallet FROM employers WHERE owner_user_id = 'legacy'")).rows[0].admin_wallet).toBe(checksummed);
+    expect((await migrate(database, undefined, [again])).repaired).toEqual([]);
   });
 
   it('refuses a migration that was edited after it was applied', async () => {

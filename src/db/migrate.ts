@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Database } from './client.js';
+import { DATA_REPAIRS, type DataRepair } from './repairs.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 // Serialises start-up migrations across instances sharing one PostgreSQL server.
@@ -10,14 +11,17 @@ const MIGRATION_LOCK_ID = 4_217_845_301;
 export interface MigrationResult {
   applied: string[];
   alreadyApplied: string[];
+  /** What each data repair applied now reported: rows changed, values it left for a person. */
+  repaired: { name: string; changed: number; refused: string[] }[];
 }
 
 /**
- * Applies the SQL files of src/db/migrations in name order, each once, all in one transaction.
+ * Applies the SQL files of src/db/migrations in name order, then the data repairs of
+ * src/db/repairs.ts, each once, all in one transaction.
  * Running it again changes nothing. A file whose content changed after it was applied is refused:
  * an applied migration is history, and a new change needs a new file.
  */
-export async function migrate(database: Database, dir = MIGRATIONS_DIR): Promise<MigrationResult> {
+export async function migrate(database: Database, dir = MIGRATIONS_DIR, repairs: DataRepair[] = DATA_REPAIRS): Promise<MigrationResult> {
   const files = fs
     .readdirSync(dir)
     .filter((name) => name.endsWith('.sql'))
@@ -31,7 +35,7 @@ export async function migrate(database: Database, dir = MIGRATIONS_DIR): Promise
     )`);
     const { rows } = await tx.query('SELECT name, checksum FROM schema_migrations');
     const known = new Map(rows.map((row) => [String(row.name), String(row.checksum)]));
-    const result: MigrationResult = { applied: [], alreadyApplied: [] };
+    const result: MigrationResult = { applied: [], alreadyApplied: [], repaired: [] };
     for (const name of files) {
       const sql = fs.readFileSync(`${dir}/${name}`, 'utf8');
       const checksum = createHash('sha256').update(sql).digest('hex');
@@ -48,6 +52,12 @@ export async function migrate(database: Database, dir = MIGRATIONS_DIR): Promise
       }
       await tx.query('INSERT INTO schema_migrations (name, checksum) VALUES ($1, $2)', [name, checksum]);
       result.applied.push(name);
+    }
+    // Data repairs (src/db/repairs.ts): once each, after the schema they read.
+    for (const repair of repairs) {
+      if (known.has(repair.name)) continue;
+      result.repaired.push({ name: repair.name, ...(await repair.run(tx)) });
+      await tx.query('INSERT INTO schema_migrations (name, checksum) VALUES ($1, $2)', [repair.name, 'repair']);
     }
     return result;
   });
