@@ -28,7 +28,7 @@ describe('the dev clock', () => {
     expect(Math.floor(Date.parse(reading.now) / 1000)).toBe(reading.unix);
   });
 
-  it('moves the service and every embedded chain forward together, and runs what was waiting for it', async () => {
+  it('moves the service, Tempo and Solana forward together, and runs what was waiting for it', async () => {
     let ran = 0;
     t.services.onChain!.devClock!.onAdvance(async () => {
       ran++;
@@ -41,14 +41,18 @@ describe('the dev clock', () => {
     expect(Math.abs(after.unix - (Date.now() / 1000 + 7200))).toBeLessThan(5);
     expect(await read()).toMatchObject({ offset_seconds: 7200 });
     expect(Math.abs(t.database.clock.nowSeconds() - after.unix)).toBeLessThan(5);
-    // Each chain is 2 h further on (give or take the seconds the test took).
-    for (const [chain, moved] of [
-      ['tempo', (await evmTime('tempo')) - before.tempo],
-      ['base', (await evmTime('base')) - before.base],
-      ['solana', Number(t.embeddedChains!.solana.unixTime()) - before.solana],
-    ] as const) {
-      expect({ chain, moved: moved >= 7200 && moved < 7230 }).toEqual({ chain, moved: true });
-    }
+    // Tempo and Solana are 2 h further on (give or take the seconds the test took); Base, which
+    // carries no time rule of ours but clients' x402 validBefore, stays on the real time.
+    const moved = {
+      tempo: (await evmTime('tempo')) - before.tempo,
+      base: (await evmTime('base')) - before.base,
+      solana: Number(t.embeddedChains!.solana.unixTime()) - before.solana,
+    };
+    expect({ tempo: moved.tempo >= 7200 && moved.tempo < 7230, solana: moved.solana >= 7200 && moved.solana < 7230, base: moved.base < 30 }).toEqual({
+      tempo: true,
+      solana: true,
+      base: true,
+    });
     expect(ran).toBe(1);
   });
 

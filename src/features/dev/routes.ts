@@ -102,9 +102,9 @@ const clockAdvanceRoute = createRoute({
   method: 'post',
   path: '/api/dev/clock/advance',
   tags,
-  summary: "Move the service time and the embedded chains' time forward together (local mode only)",
+  summary: "Move the service time and the embedded Tempo and Solana clocks forward together (local mode only)",
   description:
-    'Expiries, rolling windows, token lifetimes and schedules pass as if the time had gone by; the background jobs act on what fell due at their next run. Time never goes back. Times checked against the caller\'s own clock stay on the real time (X-Agent-Timestamp, payment credentials, identity tokens).',
+    'Expiries, rolling windows, token lifetimes and schedules pass as if the time had gone by; every scheduled job runs at once, so what fell due acts within seconds. Base stays on the real time (no rule of ours reads it; x402 authorizations carry the client\'s own clock). Time never goes back. Times checked against the caller\'s own clock stay on the real time (X-Agent-Timestamp, payment credentials, identity tokens).',
   request: { body: jsonBody(ClockAdvanceRequest) },
   responses: { 200: jsonContent(ClockReading, 'The service time after the advance.'), ...errorResponses(400, 415) },
 });

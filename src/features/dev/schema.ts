@@ -70,7 +70,7 @@ export const ClockAdvanceRequest = z
 export const ClockReading = z
   .object({
     now: z.string().openapi({ example: '2026-11-27T14:00:00.000Z', description: 'The service time (ISO 8601).' }),
-    unix: z.number().int().openapi({ example: 1795788000, description: 'The service time in Unix seconds; the embedded chains run at it too.' }),
+    unix: z.number().int().openapi({ example: 1795788000, description: 'The service time in Unix seconds; embedded Tempo and Solana run at it too.' }),
     offset_seconds: z.number().int().openapi({ example: 7200, description: 'How far the service time is ahead of the real time: every advance so far.' }),
   })
   .openapi('DevClock');

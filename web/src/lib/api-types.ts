@@ -1525,8 +1525,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Move the service time and the embedded chains' time forward together (local mode only)
-         * @description Expiries, rolling windows, token lifetimes and schedules pass as if the time had gone by; the background jobs act on what fell due at their next run. Time never goes back. Times checked against the caller's own clock stay on the real time (X-Agent-Timestamp, payment credentials, identity tokens).
+         * Move the service time and the embedded Tempo and Solana clocks forward together (local mode only)
+         * @description Expiries, rolling windows, token lifetimes and schedules pass as if the time had gone by; every scheduled job runs at once, so what fell due acts within seconds. Base stays on the real time (no rule of ours reads it; x402 authorizations carry the client's own clock). Time never goes back. Times checked against the caller's own clock stay on the real time (X-Agent-Timestamp, payment credentials, identity tokens).
          */
         post: {
             parameters: {
@@ -10723,7 +10723,7 @@ export interface components {
              */
             offset_seconds: number;
             /**
-             * @description The service time in Unix seconds; the embedded chains run at it too.
+             * @description The service time in Unix seconds; embedded Tempo and Solana run at it too.
              * @example 1795788000
              */
             unix: number;
