@@ -42,6 +42,11 @@ describe('the service clock', () => {
     expect(await sqlOffset()).toBe(7260);
   });
 
+  it('SQL reads the offset from the body of clock_now(), which the planner inlines like now()', async () => {
+    const { rows } = await database.db.execute<{ 'QUERY PLAN': string }>(sql`EXPLAIN (VERBOSE, COSTS OFF) SELECT clock_now()`);
+    expect(rows.map((row) => row['QUERY PLAN']).join('\n')).toMatch(/now\(\) \+ '02:01:00'::interval/);
+  });
+
   it('refuses to go back, to stand still, a fraction or more than the maximum; nothing moves', async () => {
     for (const seconds of [0, -1, 1.5, MAX_ADVANCE_SECONDS + 1, Number.NaN]) {
       await expect(database.clock.advance(database.db, seconds)).rejects.toThrow(RangeError);

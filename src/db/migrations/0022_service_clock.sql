@@ -6,8 +6,9 @@ CREATE TABLE "service_clock" (
 	CONSTRAINT "service_clock_never_backwards" CHECK ("service_clock"."offset_seconds" >= 0)
 );
 --> statement-breakpoint
--- The service's time: the real time plus the dev clock's offset (zero without a row, as in live mode).
--- STABLE: one value per statement, like now(); TypeScript reads the same time from database.clock.
+-- The service's time: the real time plus the dev clock's offset, written into the body as a constant
+-- by each advance (src/clock/clock.ts), so the planner inlines it like now() (a lookup of
+-- service_clock here cost 4 us on every row a WHERE clause filtered). STABLE: one value per statement.
 CREATE FUNCTION clock_now() RETURNS timestamp with time zone LANGUAGE sql STABLE AS $$
-	SELECT now() + make_interval(secs => coalesce((SELECT offset_seconds FROM service_clock), 0))
+	SELECT now() + interval '0 seconds'
 $$;
