@@ -251,7 +251,7 @@ function chainRoutes(deps: AppDependencies, services: Services, mount: Mount): F
   return [
     treasuryRoutes({ treasury: on.treasury, operations: on.treasuryOperations, history: on.treasuryHistory, gate, paidCallers, requireUser: authenticated }),
     aiRoutes({ mode: config.mode, ai: on.ai, rules: services.aiRules, requireUser: authenticated }),
-    streamRoutes({ gate, solanaAgentWallet: solana.serviceAddress }),
+    streamRoutes({ gate, solanaAgentWallet: solana.serviceAddress, clock: deps.database.clock }),
     complianceRoutes({ compliance: on.compliance, paidCallers, gate, requireUser: authenticated, idempotency }),
     memoRoutes({ gate }),
     payrollRoutes({ payroll: on.payroll, requireUser: authenticated, idempotency }),

@@ -115,6 +115,7 @@ export function createServices(deps: ServiceDependencies): Services {
     audience: `${config.publicBaseUrl}/api/mcp`,
     configuredKey: config.oauthSigningKey,
     dataDir: config.dataDir,
+    clock: database.clock,
   });
   const rateLimits = new RateLimits(database, rateLimitRules(config.rateLimits));
   const services: Services = {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Database, Db } from '../db/client.js';
+import { clockNow } from '../db/columns.js';
 import { idempotencyKeys } from './tables.js';
 import type { AppEnv } from './context.js';
 import { AppError, badRequest } from '../errors.js';
@@ -85,7 +86,7 @@ export function idempotency(database: Database, options: IdempotencyOptions = {}
 type KeyId = { scope: string; key: string; route: string };
 type KeyRow = typeof idempotencyKeys.$inferSelect;
 
-const expired = sql`${idempotencyKeys.createdAt} < now() - ${sql.raw(`interval '${IDEMPOTENCY_TTL_HOURS} hours'`)}`;
+const expired = sql`${idempotencyKeys.createdAt} < ${clockNow} - ${sql.raw(`interval '${IDEMPOTENCY_TTL_HOURS} hours'`)}`;
 const keyMatches = (id: KeyId) =>
   and(eq(idempotencyKeys.scope, id.scope), eq(idempotencyKeys.key, id.key), eq(idempotencyKeys.route, id.route));
 

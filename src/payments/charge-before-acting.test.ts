@@ -69,7 +69,7 @@ function steeredGate(mode: 'lose' | 'skip') {
   const refunds = new PaymentRefunds(db, { ...t.chains!, refundCard: (id) => t.payments!.cardSandbox!.refund(id) }, 1);
   return {
     gate: paymentGate({ db, adapters: steered, refunds, leaseSeconds: 1 }),
-    reconciler: (unservedSeconds = 3600) => new PaymentReconciler({ db, adapters: steered, refunds, unservedSeconds, log: createLogger('silent') }),
+    reconciler: (unservedSeconds = 3600) => new PaymentReconciler({ db, clock: t.database.clock, adapters: steered, refunds, unservedSeconds, log: createLogger('silent') }),
   };
 }
 

@@ -134,7 +134,7 @@ export async function openPayments(deps: {
     cardSandbox,
     payTo,
     sessions: channels,
-    reconciler: new PaymentReconciler({ db, adapters, refunds, cardCredits, log: deps.log.child({ component: 'payments' }) }),
+    reconciler: new PaymentReconciler({ db, clock: deps.database.clock, adapters, refunds, cardCredits, log: deps.log.child({ component: 'payments' }) }),
     cardCredits,
     adapters,
     offers: (route) => routeOffers(route, { card: card !== undefined }),

@@ -1,3 +1,4 @@
+import type { ServiceClock } from '../clock/clock.js';
 import type { Db } from '../db/client.js';
 import type { CardCredits } from './card/credit.js';
 import type { Logger } from '../log.js';
@@ -30,6 +31,8 @@ export class PaymentReconciler {
   constructor(
     private readonly deps: {
       db: Db;
+      /** The service clock: how long a payment has been stuck is measured on it. */
+      clock: Pick<ServiceClock, 'nowMs'>;
       adapters: PaymentRailAdapter[];
       refunds: PaymentRefunds;
       /** Card credit refunds whose worker died are finished each round too. */
@@ -70,7 +73,7 @@ export class PaymentReconciler {
     if (!adapter || !row.trace) throw new Error(`no way to look payment ${row.id} up (rail ${row.rail}, trace ${row.trace ? 'kept' : 'missing'})`);
     const found = await adapter.lookup(row.trace as PaymentTrace, row.reference);
     if (found.state === 'pending') {
-      if (Date.now() - row.createdAt.getTime() > STUCK_AFTER_MS) {
+      if (this.deps.clock.nowMs() - row.createdAt.getTime() > STUCK_AFTER_MS) {
         this.deps.log.warn({ paymentId: row.id, rail: row.rail, reference: row.reference }, 'fee payment outcome still unknown; a person must resolve it (docs/operations.md)');
       }
       return 'pending';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
+import { clockNow } from '../db/columns.js';
 import { auditLog } from '../audit/tables.js';
 import { paymentReceipts, payments } from './tables.js';
 
@@ -35,8 +36,8 @@ export interface Settlement {
   receipt: Record<string, unknown>;
 }
 
-const leaseFor = (seconds: number) => sql`now() + make_interval(secs => ${seconds})`;
-const leaseLapsed = or(isNull(payments.leaseUntil), lt(payments.leaseUntil, sql`now()`));
+const leaseFor = (seconds: number) => sql`${clockNow} + make_interval(secs => ${seconds})`;
+const leaseLapsed = or(isNull(payments.leaseUntil), lt(payments.leaseUntil, clockNow));
 
 /**
  * Claims a proof before its handler runs: the unique `proof_key` lets exactly one request through.
@@ -114,7 +115,7 @@ export async function recordSettlement(db: Db, paymentId: string, settlement: Se
       reference: settlement.reference,
       payer: settlement.payer,
       settlement: { headers: settlement.headers, receipt: settlement.receipt },
-      settledAt: sql`now()`,
+      settledAt: clockNow,
     })
     .where(and(eq(payments.id, paymentId), eq(payments.status, 'claimed')));
 }
@@ -138,12 +139,12 @@ export async function markServed(
         status: 'served',
         httpStatus: served.httpStatus,
         employerId: served.employerId,
-        servedAt: sql`now()`,
+        servedAt: clockNow,
         ...(settlement && {
           reference: settlement.reference,
           payer: settlement.payer,
           settlement: { headers: settlement.headers, receipt: settlement.receipt },
-          settledAt: sql`now()`,
+          settledAt: clockNow,
         }),
       })
       .where(and(eq(payments.id, paymentId), eq(payments.status, settlement ? 'claimed' : 'settled')))
@@ -240,7 +241,7 @@ export async function markRefunded(db: Db, row: PaymentRow, reference: string, r
   return db.transaction(async (tx) => {
     const changed = await tx
       .update(payments)
-      .set({ status: 'refunded', refundReference: reference, refundedAt: sql`now()`, leaseUntil: null })
+      .set({ status: 'refunded', refundReference: reference, refundedAt: clockNow, leaseUntil: null })
       .where(and(eq(payments.id, row.id), eq(payments.status, 'refunding')))
       .returning({ id: payments.id });
     if (changed.length === 0) return false;
@@ -283,7 +284,7 @@ export async function stalePayments(db: Db, options: { unservedSeconds: number; 
         leaseLapsed,
         or(
           inArray(payments.status, ['claimed', 'unknown', 'refunding']),
-          and(eq(payments.status, 'settled'), lt(payments.settledAt, sql`now() - make_interval(secs => ${options.unservedSeconds})`)),
+          and(eq(payments.status, 'settled'), lt(payments.settledAt, sql`${clockNow} - make_interval(secs => ${options.unservedSeconds})`)),
         ),
       ),
     )
@@ -297,7 +298,7 @@ export async function resolvePayment(db: Db, row: PaymentRow, to: 'settled' | 'v
     const reference = details.reference ?? row.reference;
     const changed = await tx
       .update(payments)
-      .set({ status: to, reference, ...(to === 'settled' && { settledAt: sql`now()` }) })
+      .set({ status: to, reference, ...(to === 'settled' && { settledAt: clockNow }) })
       .where(and(eq(payments.id, row.id), eq(payments.status, row.status), leaseLapsed))
       .returning({ id: payments.id });
     if (changed.length === 0) return false;

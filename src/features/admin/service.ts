@@ -170,7 +170,7 @@ const presentAudit = (a: store.AuditRow) => ({
 });
 
 /** scope=overview: counts, each status listed even at zero. */
-async function overview(db: Db) {
+async function overview(db: Db, now: Date) {
   const [employers, runs, payments, emails, reputationWrites, sanctions] = await Promise.all([
     employerCounts(db),
     payrollRunCounts(db),
@@ -181,7 +181,7 @@ async function overview(db: Db) {
   ]);
   return {
     scope: 'overview' as const,
-    generated_at: new Date().toISOString(),
+    generated_at: now.toISOString(),
     counts: {
       employers: employers.employers,
       employees: byStatus(EMPLOYEE_STATUSES, employers.employees),
@@ -228,7 +228,7 @@ export class AdminService {
     const paging = { page: query.page, limit: query.limit };
     switch (query.scope) {
       case 'overview':
-        return overview(db);
+        return overview(db, this.database.clock.now());
       case 'employers': {
         const { rows, total } = await employersPage(db, page);
         return { scope: 'employers' as const, ...paging, total, items: rows.map(presentEmployer) };
@@ -270,12 +270,12 @@ export class AdminService {
         };
       }
       case 'announcements': {
-        const now = new Date();
+        const now = this.database.clock.now();
         const { rows, total } = await listAnnouncements(db, { ...page, now });
         return { scope: 'announcements' as const, ...paging, total, items: rows.map((row) => presentForAdmin(row, now)) };
       }
       case 'health':
-        return { scope: 'health' as const, generated_at: new Date().toISOString(), checks: (await this.health?.check()) ?? {} };
+        return { scope: 'health' as const, generated_at: this.database.clock.now().toISOString(), checks: (await this.health?.check()) ?? {} };
       case 'audit_log':
       case 'audit': {
         const { rows, total } = await store.listAudit(db, page, query.employerId);

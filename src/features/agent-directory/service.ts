@@ -70,7 +70,7 @@ export interface AgentDirectoryServiceOptions {
   tempo: Pick<TempoChain, 'agentOwner'>;
   /** Counts refused proofs per identifier (429 past the limit); default: uncounted. */
   failures?: ProofFailures;
-  /** The clock the proofs' timestamps are checked against; default: now. */
+  /** The clock the proofs' timestamps are checked against; default: the real time (X-Agent-Timestamp is the agent's clock, not the service clock). */
   nowSeconds?: () => number;
 }
 

@@ -1,5 +1,6 @@
 import { and, desc, eq, getTableColumns, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import { agentRegistrations } from './tables.js';
 
 export type AgentRegistrationRow = typeof agentRegistrations.$inferSelect;
@@ -35,7 +36,7 @@ export async function upsertRegistration(db: Db, values: RegistrationValues): Pr
         ownerAddress: sql`excluded.owner_address`,
         capabilities: sql`excluded.capabilities`,
         feePaymentId: sql`excluded.fee_payment_id`,
-        updatedAt: sql`now()`,
+        updatedAt: clockNow,
       },
     })
     .returning({ ...getTableColumns(agentRegistrations), created: sql<boolean>`(xmax = 0)` });
@@ -47,7 +48,7 @@ export async function upsertRegistration(db: Db, values: RegistrationValues): Pr
 /**
  * The registration as the upsert of this fee payment left it, if it is still the latest write of
  * its identifier. `created`: that upsert inserted the row (`created_at = updated_at` holds only
- * for an inserted row version: an update sets `updated_at` to a later transaction's `now()`).
+ * for an inserted row version: an update sets `updated_at` to a later transaction's `clock_now()`).
  */
 export async function findByFeePayment(db: Db, feePaymentId: string): Promise<{ row: AgentRegistrationRow; created: boolean } | null> {
   const [result] = await db

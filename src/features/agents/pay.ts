@@ -172,7 +172,7 @@ export class AgentPayService {
   async reconcileStale(limit = 50): Promise<{ paid: number; released: number }> {
     const result = { paid: 0, released: 0 };
     for (const call of await store.staleReservations(this.database.db, STALE_RESERVATION_SECONDS, limit)) {
-      const ageSeconds = (Date.now() - call.createdAt.getTime()) / 1000;
+      const ageSeconds = (this.database.clock.nowMs() - call.createdAt.getTime()) / 1000;
       const receipt = call.txHash ? await this.tempo.connection.receipt(call.txHash as Hex) : null;
       if (receipt?.status === 'success') {
         const authorization = await store.findAuthorization(this.database.db, call.employerId, call.authorizationId);

@@ -77,6 +77,7 @@ export class AgentRequestVerifier {
   private async verify(identifier: string, request: SignedAgentRequest, scheme: ProofScheme): Promise<void> {
     const headers = readProofHeaders(request.headers);
     if (!headers.ok) throw unauthenticated(headers.code, headers.reason);
+    // Real time, not the service clock: X-Agent-Timestamp comes from the agent's own clock.
     const result = await verifyProof(
       { identifier: request.headers.get('X-Agent-Identifier') ?? identifier, method: request.method, pathWithQuery: request.pathWithQuery, timestamp: headers.timestamp, body: request.body },
       headers.signature,

@@ -179,7 +179,7 @@ export class AgentsService {
   async pauseAll(caller: Caller, employerId: string, reason: string, requestId: string) {
     return this.database.transaction(async (tx) => {
       await this.employers.requireOwned(tx.db, caller, employerId);
-      const pausedAt = new Date();
+      const pausedAt = this.database.clock.now();
       const paused = await store.pauseAll(tx.db, employerId, reason, pausedAt);
       await this.audit(tx.db, caller, employerId, 'agents.paused_all', employerId, requestId, { reason, count: paused.length });
       return { pausedAt, reason, paused };
@@ -191,7 +191,7 @@ export class AgentsService {
       await this.employers.requireOwned(tx.db, caller, employerId);
       const resumed = await store.resumeAll(tx.db, employerId);
       await this.audit(tx.db, caller, employerId, 'agents.resumed_all', employerId, requestId, { count: resumed.length });
-      return { resumedAt: new Date(), resumed };
+      return { resumedAt: this.database.clock.now(), resumed };
     });
   }
 

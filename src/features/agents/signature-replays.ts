@@ -30,6 +30,8 @@ export function signatureClaimer(db: Db, agentIdentifier: string, feePaymentId: 
 export async function purgeExpiredSignatures(db: Db): Promise<number> {
   const deleted = await db
     .delete(agentSignatureReplays)
+    // Real now(), not clock_now(): expires_at closes a window on the agent's real clock; purging by an
+    // advanced service clock would forget signatures a replay could still present in time.
     .where(lt(agentSignatureReplays.expiresAt, sql`now()`))
     .returning({ signatureHash: agentSignatureReplays.signatureHash });
   return deleted.length;

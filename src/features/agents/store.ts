@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, isNotNull, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import { agentAuthorizations, agentPayCalls } from './tables.js';
 
 export type AuthorizationRow = typeof agentAuthorizations.$inferSelect;
@@ -49,7 +50,7 @@ export async function lockAuthorization(db: Db, id: string): Promise<Authorizati
 export async function updateAuthorization(db: Db, employerId: string, id: string, patch: Partial<NewAuthorization>): Promise<AuthorizationRow | null> {
   const [row] = await db
     .update(agentAuthorizations)
-    .set({ ...patch, updatedAt: new Date() })
+    .set({ ...patch, updatedAt: clockNow })
     .where(and(ofEmployer(employerId, id), active))
     .returning();
   return row ?? null;
@@ -59,7 +60,7 @@ export async function updateAuthorization(db: Db, employerId: string, id: string
 export async function revokeAuthorization(db: Db, employerId: string, id: string): Promise<AuthorizationRow | null> {
   const [row] = await db
     .update(agentAuthorizations)
-    .set({ revokedAt: new Date(), updatedAt: new Date() })
+    .set({ revokedAt: clockNow, updatedAt: clockNow })
     .where(and(ofEmployer(employerId, id), active))
     .returning();
   return row ?? null;
@@ -69,7 +70,7 @@ export async function revokeAuthorization(db: Db, employerId: string, id: string
 export async function restoreHalvedCap(db: Db, employerId: string, id: string): Promise<AuthorizationRow | null> {
   const [row] = await db
     .update(agentAuthorizations)
-    .set({ perTxCap: sql`${agentAuthorizations.perTxCapOriginal}`, perTxCapOriginal: null, capHalvedAt: null, updatedAt: new Date() })
+    .set({ perTxCap: sql`${agentAuthorizations.perTxCapOriginal}`, perTxCapOriginal: null, capHalvedAt: null, updatedAt: clockNow })
     .where(and(ofEmployer(employerId, id), active, isNotNull(agentAuthorizations.capHalvedAt), isNotNull(agentAuthorizations.perTxCapOriginal)))
     .returning();
   return row ?? null;
@@ -83,8 +84,8 @@ export async function halveCap(db: Db, id: string): Promise<AuthorizationRow | n
       perTxCapOriginal: sql`coalesce(${agentAuthorizations.perTxCapOriginal}, ${agentAuthorizations.perTxCap})`,
       // Never below one base unit (the cap must stay positive).
       perTxCap: sql`greatest(${agentAuthorizations.perTxCap} / 2, 1)`,
-      capHalvedAt: new Date(),
-      updatedAt: new Date(),
+      capHalvedAt: clockNow,
+      updatedAt: clockNow,
     })
     .where(and(eq(agentAuthorizations.id, id), active))
     .returning();
@@ -104,7 +105,7 @@ export function pauseAll(db: Db, employerId: string, reason: string, at: Date) {
 export function resumeAll(db: Db, employerId: string) {
   return db
     .update(agentAuthorizations)
-    .set({ pausedAt: null, pauseReason: null, updatedAt: new Date() })
+    .set({ pausedAt: null, pauseReason: null, updatedAt: clockNow })
     .where(and(eq(agentAuthorizations.employerId, employerId), active, isNotNull(agentAuthorizations.pausedAt)))
     .returning({ id: agentAuthorizations.id, label: agentAuthorizations.label });
 }
@@ -127,10 +128,10 @@ export type OtherReservations = (authorizationId: string, since: SQL) => SQL;
  * whatever became of it.
  */
 export async function spendUsage(db: Db, authorizationId: string, others: OtherReservations): Promise<{ spentLastDay: bigint; callsLastMinute: number }> {
-  const dayAgo = sql`now() - interval '24 hours'`;
+  const dayAgo = sql`${clockNow} - interval '24 hours'`;
   const result = await db.execute<{ spent: string; calls: number }>(sql`
     select coalesce(sum(amount) filter (where counts), 0)::text as spent,
-           (count(*) filter (where created_at > now() - interval '60 seconds'))::int as calls
+           (count(*) filter (where created_at > ${clockNow} - interval '60 seconds'))::int as calls
     from (
       select ${agentPayCalls.amount} as amount, ${agentPayCalls.createdAt} as created_at, ${counting} as counts
         from ${agentPayCalls}
@@ -184,7 +185,7 @@ export async function recordCallTransfer(db: Db, id: string, txHash: string): Pr
 export async function markCallPaid(db: Db, id: string, txHash: string): Promise<PayCallRow | null> {
   const [row] = await db
     .update(agentPayCalls)
-    .set({ status: 'paid', txHash, settledAt: new Date() })
+    .set({ status: 'paid', txHash, settledAt: clockNow })
     .where(and(eq(agentPayCalls.id, id), eq(agentPayCalls.status, 'reserved')))
     .returning();
   return row ?? null;
@@ -198,7 +199,7 @@ export async function markCallPaid(db: Db, id: string, txHash: string): Promise<
 export async function releaseCall(db: Db, id: string, reason: string, { unsentOnly = false } = {}): Promise<boolean> {
   const rows = await db
     .update(agentPayCalls)
-    .set({ status: 'released', failureReason: reason, settledAt: new Date() })
+    .set({ status: 'released', failureReason: reason, settledAt: clockNow })
     .where(and(eq(agentPayCalls.id, id), eq(agentPayCalls.status, 'reserved'), unsentOnly ? isNull(agentPayCalls.txHash) : undefined))
     .returning({ id: agentPayCalls.id });
   return rows.length > 0;
@@ -227,7 +228,7 @@ export function staleReservations(db: Db, olderThanSeconds: number, limit: numbe
   return db
     .select()
     .from(agentPayCalls)
-    .where(and(eq(agentPayCalls.status, 'reserved'), lt(agentPayCalls.createdAt, sql`now() - make_interval(secs => ${olderThanSeconds})`)))
+    .where(and(eq(agentPayCalls.status, 'reserved'), lt(agentPayCalls.createdAt, sql`${clockNow} - make_interval(secs => ${olderThanSeconds})`)))
     .orderBy(asc(agentPayCalls.createdAt))
     .limit(limit);
 }

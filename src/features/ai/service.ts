@@ -143,7 +143,7 @@ export class AiService {
 
   // ---- compliance-explain ------------------------------------------------------------------------
 
-  async explainCompliance(caller: Caller, employerId: string, walletAddress: string, now = new Date()): Promise<ComplianceExplanation> {
+  async explainCompliance(caller: Caller, employerId: string, walletAddress: string, now = this.deps.database.clock.now()): Promise<ComplianceExplanation> {
     const db = this.deps.database.db;
     await this.deps.employers.requireOwned(db, caller, employerId);
     const wallet = walletAddress.toLowerCase();

@@ -106,10 +106,10 @@ export class AnnouncementsService {
   private readonly database: Database;
   private readonly clock: () => Date;
 
-  /** `clock`: the time now (tests move it); default the system clock. */
+  /** `clock`: the time now (tests may pin it); default the service's clock (database.clock). */
   constructor(options: { database: Database; clock?: () => Date }) {
     this.database = options.database;
-    this.clock = options.clock ?? (() => new Date());
+    this.clock = options.clock ?? (() => options.database.clock.now());
   }
 
   async list(caller: Caller, query: { page: number; limit: number; state?: AnnouncementState | undefined }) {

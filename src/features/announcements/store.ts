@@ -1,5 +1,6 @@
 import { and, count, desc, eq, gt, inArray, isNotNull, isNull, lte, notExists, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import { announcementDismissals, announcements, AUDIENCES } from './tables.js';
 import type { AnnouncementState } from './schema.js';
 
@@ -46,7 +47,7 @@ export async function findForUpdate(db: Db, id: string): Promise<AnnouncementRow
 export async function updateAnnouncement(db: Db, id: string, changes: AnnouncementChanges): Promise<AnnouncementRow> {
   const [row] = await db
     .update(announcements)
-    .set({ ...changes, updatedAt: sql`now()` })
+    .set({ ...changes, updatedAt: clockNow })
     .where(eq(announcements.id, id))
     .returning();
   if (!row) throw new Error(`announcement ${id} vanished while locked`);

@@ -129,7 +129,7 @@ function walletAndCardRoutes(deps: BridgeRouteDeps): FeatureApp {
   app.openapi({ ...walletBalance, middleware: requireUser }, async (c) => {
     const employee = await bridge.employeeFor(c.var.caller, c.req.valid('param').id, 'employee');
     const balance = (await bridge.walletBalance(employee)) ?? 0n;
-    return c.json(presentBalance(employee, balance, deps), 200, { 'Cache-Control': 'no-store' });
+    return c.json(presentBalance(employee, balance, deps, bridge.now()), 200, { 'Cache-Control': 'no-store' });
   });
   app.openapi({ ...startKyc, middleware: requireUser }, async (c) => {
     const employee = await bridge.employeeFor(c.var.caller, c.req.valid('param').id, 'owner');
@@ -193,7 +193,7 @@ async function offramp(bridge: BridgeService, caller: Caller, employeeId: string
 /** The chain the wallets and off-ramp deposits are on. */
 type Chain = Pick<BridgeRouteDeps, 'network' | 'token'>;
 
-function presentBalance(employee: { id: string; walletAddress: string | null }, balance: bigint, chain: Chain) {
+function presentBalance(employee: { id: string; walletAddress: string | null }, balance: bigint, chain: Chain, asOf: Date) {
   return {
     employee_id: employee.id,
     wallet_address: employee.walletAddress,
@@ -201,7 +201,7 @@ function presentBalance(employee: { id: string; walletAddress: string | null }, 
     token: chain.token,
     balance: balance.toString(),
     balance_usd: formatUsd(balance),
-    as_of: new Date().toISOString(),
+    as_of: asOf.toISOString(),
   };
 }
 

@@ -75,6 +75,11 @@ export class BridgeService {
     return this.bridge;
   }
 
+  /** The service's time (database.clock): the `as_of` of a balance read. */
+  now(): Date {
+    return this.database.clock.now();
+  }
+
   /** The wallet's live token balance on the Tempo chain. */
   async walletBalance(employee: EmployeeRow): Promise<bigint | null> {
     return employee.walletAddress ? this.tempo.balanceOf(employee.walletAddress as Address) : null;
@@ -266,7 +271,11 @@ const isOpen = (row: store.OfframpRow) => row.bridgeTransferId !== null && !FINA
 /** The configured bridge: the sandbox in local mode, the provider's API with a key in live mode, else none. */
 export function bridgeProviderFor(config: Pick<Config, 'mode' | 'bridge'>, database: Database, tempo: TempoChain): BridgeProvider | null {
   if (config.mode === 'local') {
-    return new SandboxBridge(database.db, { stepSeconds: config.bridge.sandboxStepSeconds, tokenBalance: (address) => tempo.balanceOf(address as Address) });
+    return new SandboxBridge(database.db, {
+      stepSeconds: config.bridge.sandboxStepSeconds,
+      now: () => database.clock.now(),
+      tokenBalance: (address) => tempo.balanceOf(address as Address),
+    });
   }
   return config.bridge.apiKey ? new BridgeHttpProvider({ apiKey: config.bridge.apiKey, ...(config.bridge.baseUrl ? { baseUrl: config.bridge.baseUrl } : {}) }) : null;
 }

@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, isNotNull, notInArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import { feedSourceQuery, toFeedRow, type FeedPosition, type FeedRow } from '../../db/keyset.js';
 import { lockEmployee } from '../employers/index.js';
 import { bankAccounts, cards, offrampTransfers } from './tables.js';
@@ -56,7 +57,7 @@ export async function insertCardRequest(db: Db, employeeId: string): Promise<Car
 export async function updateCard(db: Db, cardId: string, values: { bridgeCardId?: string; status: string; last4?: string | null }): Promise<CardRow> {
   const [row] = await db
     .update(cards)
-    .set({ ...values, updatedAt: new Date() })
+    .set({ ...values, updatedAt: clockNow })
     .where(eq(cards.id, cardId))
     .returning();
   return row!;
@@ -107,7 +108,7 @@ export async function updateOfframp(
 ): Promise<OfframpRow> {
   const [row] = await db
     .update(offrampTransfers)
-    .set({ ...values, updatedAt: new Date() })
+    .set({ ...values, updatedAt: clockNow })
     .where(eq(offrampTransfers.id, id))
     .returning();
   return row!;

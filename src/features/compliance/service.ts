@@ -88,7 +88,7 @@ export class ComplianceService {
     const entries = list.entries.map((e) => ({ address: e.address.toLowerCase(), reason: e.reason }));
     const changes = await this.database.transaction(async (tx) => {
       const changed = await store.syncBuiltinSanctions(tx.db, entries);
-      await store.recordSanctionsSynced(tx.db, { source: list.source, listDate: list.listDate, entries: list.entries.length }, new Date());
+      await store.recordSanctionsSynced(tx.db, { source: list.source, listDate: list.listDate, entries: list.entries.length }, this.database.clock.now());
       return changed;
     });
     return { source: list.source, listDate: list.listDate, entries: list.entries.length, ...changes };
@@ -120,7 +120,7 @@ export class ComplianceService {
       return { ok: true as const, ...(await this.syncSanctionsList(list)) };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      await store.recordSanctionsFailure(this.database.db, message, new Date());
+      await store.recordSanctionsFailure(this.database.db, message, this.database.clock.now());
       return { ok: false as const, error: message };
     }
   }
@@ -167,7 +167,7 @@ export class ComplianceService {
     const result = reasons.length > 0 ? 'BLOCKED' : 'CLEAR';
     // An active employee first, when two records share the wallet.
     const employee = employees.find((e) => e.status === 'active') ?? employees[0] ?? null;
-    const checkedAt = new Date();
+    const checkedAt = this.database.clock.now();
 
     await store.insertEvent(this.database.db, {
       employerId,
@@ -251,7 +251,7 @@ export class ComplianceService {
    * the compliance page then shows what the wizard said, "screened on submit".
    */
   async recordPayrollScreen(db: Db, employer: { id: string; tip403PolicyId: bigint | null }, recipients: { employeeId: string; wallet: string }[]): Promise<void> {
-    const screen = { employerId: employer.id, policyId: employer.tip403PolicyId ?? GLOBAL_POLICY_ID, eventType: PAYROLL_SCREEN_EVENT_TYPE, checkedAt: new Date() };
+    const screen = { employerId: employer.id, policyId: employer.tip403PolicyId ?? GLOBAL_POLICY_ID, eventType: PAYROLL_SCREEN_EVENT_TYPE, checkedAt: this.database.clock.now() };
     await store.insertClearEvents(db, screen, recipients);
   }
 

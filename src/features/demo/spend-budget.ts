@@ -1,5 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import { demoAgentSpend } from './tables.js';
 
 /** What demos may still spend: reserved before a payment is signed, given back when it was not charged. */
@@ -43,7 +44,7 @@ export class DatabaseSpendBudget implements SpendBudget {
       .values({ wallet: this.wallet, spent: amount })
       .onConflictDoUpdate({
         target: demoAgentSpend.wallet,
-        set: { spent: sql`${demoAgentSpend.spent} + ${amount.toString()}::numeric`, updatedAt: sql`now()` },
+        set: { spent: sql`${demoAgentSpend.spent} + ${amount.toString()}::numeric`, updatedAt: clockNow },
         setWhere: sql`${demoAgentSpend.spent} + ${amount.toString()}::numeric <= ${this.cap.toString()}::numeric`,
       })
       .returning({ spent: demoAgentSpend.spent });
@@ -53,7 +54,7 @@ export class DatabaseSpendBudget implements SpendBudget {
   async release(amount: bigint): Promise<void> {
     await this.database.db
       .update(demoAgentSpend)
-      .set({ spent: sql`${demoAgentSpend.spent} - ${amount.toString()}::numeric`, updatedAt: sql`now()` })
+      .set({ spent: sql`${demoAgentSpend.spent} - ${amount.toString()}::numeric`, updatedAt: clockNow })
       .where(eq(demoAgentSpend.wallet, this.wallet));
   }
 }

@@ -28,7 +28,7 @@ export function defineEmailJobs(jobs: JobRunner, deps: { database: Database; tra
     name: 'deliver-emails',
     schedule: '* * * * *',
     async handle(_data, { log }) {
-      const deadline = Date.now() + RUN_BUDGET_MS;
+      const deadline = Date.now() + RUN_BUDGET_MS; // real time: a run budget, not a rule of the service's time
       const total = { sent: 0, failed: 0, retried: 0 };
       let full: boolean;
       do {

@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import type { Counted, OffsetPage } from '../../db/paging.js';
 import { emailOutbox } from './tables.js';
 import { EmailDeliveryError, type EmailMessage, type EmailTransport } from '../../providers/email/transport.js';
@@ -68,7 +69,7 @@ export async function deliverQueuedEmails(db: Db, transport: EmailTransport, opt
     .where(
       and(
         eq(emailOutbox.status, 'queued'),
-        or(isNull(emailOutbox.sentAt), lt(emailOutbox.sentAt, sql`now() - ${CLAIM_LEASE}`)),
+        or(isNull(emailOutbox.sentAt), lt(emailOutbox.sentAt, sql`${clockNow} - ${CLAIM_LEASE}`)),
       ),
     )
     // Oldest first, but rows that have not failed yet before rows waiting for a retry: a message
@@ -79,7 +80,7 @@ export async function deliverQueuedEmails(db: Db, transport: EmailTransport, opt
   for (const row of rows) {
     const [claim] = await db
       .update(emailOutbox)
-      .set({ attempts: sql`${emailOutbox.attempts} + 1`, sentAt: sql`now()` })
+      .set({ attempts: sql`${emailOutbox.attempts} + 1`, sentAt: clockNow })
       .where(and(eq(emailOutbox.id, row.id), eq(emailOutbox.status, 'queued'), eq(emailOutbox.attempts, row.attempts)))
       .returning({ attempts: emailOutbox.attempts });
     if (!claim) continue; // another round claimed it first
@@ -115,7 +116,7 @@ export async function deliverQueuedEmails(db: Db, transport: EmailTransport, opt
     // meanwhile given up on it.
     await db
       .update(emailOutbox)
-      .set({ status: 'sent', sentAt: sql`now()`, lastError: null })
+      .set({ status: 'sent', sentAt: clockNow, lastError: null })
       .where(and(eq(emailOutbox.id, row.id), ne(emailOutbox.status, 'sent')));
     result.sent += 1;
   }

@@ -239,7 +239,7 @@ const inviteOptions = (deps: EmployerRouteDeps) => ({ portalUrl: `${deps.publicB
 const handleCreateEmployer: Handler<typeof createEmployer> = (deps) => async (c) => {
   const body = c.req.valid('json');
   const { employer, created } = await deps.employers.createOrGet(c.var.caller, { name: body.name, adminWallet: body.admin_wallet }, c.var.requestId);
-  return c.json(presentEmployer(employer, created), created ? 201 : 200);
+  return c.json(presentEmployer(employer, created, deps.employers.now()), created ? 201 : 200);
 };
 
 const handleListTeam: Handler<typeof listTeam> = (deps) => async (c) => {
@@ -258,7 +258,7 @@ const handleAddEmployee: Handler<typeof addEmployee> = (deps) => async (c) => {
 
 const handleReadEmployer: Handler<typeof readEmployer> = (deps) => async (c) => {
   const employer = await deps.employers.ownedEmployer(c.var.caller, c.req.valid('param').id);
-  return c.json(presentEmployer(employer, false), 200);
+  return c.json(presentEmployer(employer, false, deps.employers.now()), 200);
 };
 
 const handleUpdateEmployer: Handler<typeof updateEmployer> = (deps) => async (c) => {
@@ -271,7 +271,7 @@ const handleUpdateEmployer: Handler<typeof updateEmployer> = (deps) => async (c)
     c.var.requestId,
     deps.policyExists,
   );
-  return c.json(presentEmployer(employer, false), 200);
+  return c.json(presentEmployer(employer, false, deps.employers.now()), 200);
 };
 
 const handleUpdateTeamMember: Handler<typeof updateTeamMember> = (deps) => async (c) => {
@@ -363,7 +363,7 @@ function scheduleInput(body: z.infer<typeof PayScheduleInput> | null): PaySchedu
 }
 
 /** The schedule with its next pay date (today, UTC, or later) and the period that pays. */
-function presentSchedule(employer: EmployerRow, now = new Date()) {
+function presentSchedule(employer: EmployerRow, now: Date) {
   const schedule = scheduleFromColumns(employer);
   if (!schedule) return null;
   const next = nextPayment(schedule, utcDay(now));
@@ -376,14 +376,14 @@ function presentSchedule(employer: EmployerRow, now = new Date()) {
   };
 }
 
-function presentEmployer(employer: EmployerRow, created: boolean) {
+function presentEmployer(employer: EmployerRow, created: boolean, now: Date) {
   return {
     id: employer.id,
     name: employer.name,
     admin_wallet: employer.adminWallet,
     employer_account_id: employer.employerAccountId,
     tip403_policy_id: employer.tip403PolicyId === null ? null : Number(employer.tip403PolicyId),
-    pay_schedule: presentSchedule(employer),
+    pay_schedule: presentSchedule(employer, now),
     created_at: employer.createdAt.toISOString(),
     created,
   };

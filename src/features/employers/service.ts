@@ -278,7 +278,7 @@ export class EmployersService {
       const inserted = await store.insertEmployeeIfAbsent(tx.db, {
         ...employeeValues(employerId, input, annualSalary),
         userId,
-        invitedAt: invite ? new Date() : null,
+        invitedAt: invite ? this.database.clock.now() : null,
       });
       if (inserted) {
         if (invite) await queueEmails(tx.db, [inviteEmail(employer, inserted, invite)]);
@@ -319,7 +319,7 @@ export class EmployersService {
     if (valid.length > 0) {
       await this.database.transaction(async (tx) => {
         const employer = await this.requireOwned(tx.db, caller, employerId);
-        const invitedAt = new Date();
+        const invitedAt = this.database.clock.now();
         const values: store.NewEmployee[] = [];
         for (const { input, annualSalary } of valid) {
           const userId = await this.users.findVerifiedUserIdByEmail(tx.db, input.email);
@@ -448,12 +448,12 @@ export class EmployersService {
       if (patch.manualReview) {
         changes.change('manual_review_status', 'manualReviewStatus', patch.manualReview.status);
         changes.change('manual_review_note', 'manualReviewNote', patch.manualReview.note ?? null);
-        changes.change('manual_reviewed_at', 'manualReviewedAt', new Date());
+        changes.change('manual_reviewed_at', 'manualReviewedAt', this.database.clock.now());
         changes.change('manual_reviewed_by', 'manualReviewedBy', caller.userId);
       }
       if (patch.remove) {
         changes.change('status', 'status', 'removed');
-        changes.change('removed_at', 'removedAt', new Date());
+        changes.change('removed_at', 'removedAt', this.database.clock.now());
       }
       if (changes.empty) return current;
       const updated = await store.updateActiveEmployee(tx.db, employeeId, changes.set);
@@ -541,6 +541,11 @@ export class EmployersService {
       return { updated, rotated: owned.agentKeyHash !== null };
     });
     return { key: key.key, prefix: key.prefix, rotatedAt: employer.updated.agentKeyRotatedAt!, rotated: employer.rotated };
+  }
+
+  /** The service's time (database.clock): the routes count the next pay date from it. */
+  now(): Date {
+    return this.database.clock.now();
   }
 
   /** The employer, whoever asks (callers that already authorised the request). */

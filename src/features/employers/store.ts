@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, inArray, isNotNull, isNull, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import type { Counted, OffsetPage } from '../../db/paging.js';
 import { employees, employers } from './tables.js';
 
@@ -84,7 +85,7 @@ export async function findEmployerByAgentKeyHash(db: Db, hash: string): Promise<
 export async function setAgentKey(db: Db, employerId: string, key: { hash: string; prefix: string }): Promise<EmployerRow> {
   const rows = await db
     .update(employers)
-    .set({ agentKeyHash: key.hash, agentKeyPrefix: key.prefix, agentKeyRotatedAt: new Date(), updatedAt: new Date() })
+    .set({ agentKeyHash: key.hash, agentKeyPrefix: key.prefix, agentKeyRotatedAt: clockNow, updatedAt: clockNow })
     .where(eq(employers.id, employerId))
     .returning();
   if (!rows[0]) throw new Error(`employer ${employerId} vanished while its agent key was rotated`);
@@ -100,7 +101,7 @@ export async function findEmployer(db: Db, employerId: string): Promise<Employer
 export async function setEmployerAccountIdIfUnset(db: Db, employerId: string, accountId: string): Promise<boolean> {
   const rows = await db
     .update(employers)
-    .set({ employerAccountId: accountId, updatedAt: new Date() })
+    .set({ employerAccountId: accountId, updatedAt: clockNow })
     .where(and(eq(employers.id, employerId), isNull(employers.employerAccountId)))
     .returning({ id: employers.id });
   return rows.length > 0;
@@ -151,7 +152,7 @@ export async function updateEmployer(
 ): Promise<EmployerRow> {
   const rows = await db
     .update(employers)
-    .set({ ...set, updatedAt: new Date() })
+    .set({ ...set, updatedAt: clockNow })
     .where(eq(employers.id, employerId))
     .returning();
   if (!rows[0]) throw new Error(`employer ${employerId} vanished while locked`);
@@ -204,7 +205,7 @@ export type EmployeeChanges = Partial<
 export async function updateActiveEmployee(db: Db, employeeId: string, set: EmployeeChanges): Promise<EmployeeRow | null> {
   const rows = await db
     .update(employees)
-    .set({ ...set, updatedAt: new Date() })
+    .set({ ...set, updatedAt: clockNow })
     .where(and(eq(employees.id, employeeId), eq(employees.status, 'active')))
     .returning();
   return rows[0] ?? null;
@@ -251,7 +252,7 @@ export async function employeesByWallet(db: Db, wallet: string, scope: { employe
 export async function setBridgeCustomerIfUnset(db: Db, employeeId: string, customerId: string): Promise<boolean> {
   const rows = await db
     .update(employees)
-    .set({ bridgeCustomerId: customerId, updatedAt: new Date() })
+    .set({ bridgeCustomerId: customerId, updatedAt: clockNow })
     .where(and(eq(employees.id, employeeId), isNull(employees.bridgeCustomerId)))
     .returning({ id: employees.id });
   return rows.length > 0;
@@ -261,7 +262,7 @@ export async function setBridgeCustomerIfUnset(db: Db, employeeId: string, custo
 export async function setKycStatus(db: Db, employeeId: string, status: string): Promise<boolean> {
   const rows = await db
     .update(employees)
-    .set({ kycStatus: status, updatedAt: new Date() })
+    .set({ kycStatus: status, updatedAt: clockNow })
     .where(and(eq(employees.id, employeeId), sql`${employees.kycStatus} <> ${status}`))
     .returning({ id: employees.id });
   return rows.length > 0;
@@ -299,7 +300,7 @@ export const activeEmployeeIdsOf = (userId: SQL) =>
 export async function linkEmployeesByEmail(db: Db, userId: string, email: string) {
   await db
     .update(employees)
-    .set({ userId, updatedAt: sql`now()` })
+    .set({ userId, updatedAt: clockNow })
     .where(and(eq(employees.email, email), isNull(employees.userId)));
 }
 

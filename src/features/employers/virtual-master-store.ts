@@ -1,6 +1,7 @@
 /** The employers' virtual-master columns and the lists the inflow indexer watches (the virtual-addresses feature uses them through index.ts). */
 import { and, eq, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import { employees, employers } from './tables.js';
 
 /**
@@ -37,7 +38,7 @@ export async function findVirtualMaster(db: Db, employerId: string): Promise<Vir
 export async function advanceNextNonce(db: Db, employerId: string, nextNonce: bigint): Promise<void> {
   await db
     .update(employers)
-    .set({ virtualMasterNextNonce: nextNonce, updatedAt: sql`now()` })
+    .set({ virtualMasterNextNonce: nextNonce, updatedAt: clockNow })
     .where(and(unregistered(employerId), or(isNull(employers.virtualMasterNextNonce), lt(employers.virtualMasterNextNonce, nextNonce))));
 }
 
@@ -54,7 +55,7 @@ export async function savePendingSalt(db: Db, employerId: string, pending: { add
       virtualMasterSalt: pending.salt,
       virtualMasterTxHash: null,
       virtualMasterNextNonce: sql`GREATEST(COALESCE(${employers.virtualMasterNextNonce}, 0), ${pending.nextNonce.toString()}::numeric)`,
-      updatedAt: sql`now()`,
+      updatedAt: clockNow,
     })
     .where(unregistered(employerId));
 }
@@ -63,7 +64,7 @@ export async function savePendingSalt(db: Db, employerId: string, pending: { add
 export async function savePendingTxHash(db: Db, employerId: string, salt: string, txHash: string): Promise<void> {
   await db
     .update(employers)
-    .set({ virtualMasterTxHash: txHash, updatedAt: sql`now()` })
+    .set({ virtualMasterTxHash: txHash, updatedAt: clockNow })
     .where(and(unregistered(employerId), eq(employers.virtualMasterSalt, salt)));
 }
 
@@ -71,7 +72,7 @@ export async function savePendingTxHash(db: Db, employerId: string, salt: string
 export async function clearPendingSalt(db: Db, employerId: string, salt: string): Promise<void> {
   await db
     .update(employers)
-    .set({ virtualMasterSalt: null, virtualMasterTxHash: null, updatedAt: sql`now()` })
+    .set({ virtualMasterSalt: null, virtualMasterTxHash: null, updatedAt: clockNow })
     .where(and(unregistered(employerId), eq(employers.virtualMasterSalt, salt)));
 }
 
@@ -88,7 +89,7 @@ export async function saveRegistered(
       virtualMasterAddress: registered.address,
       virtualMasterSalt: registered.salt,
       virtualMasterTxHash: registered.txHash,
-      updatedAt: sql`now()`,
+      updatedAt: clockNow,
     })
     .where(unregistered(employerId))
     .returning({ id: employers.id });

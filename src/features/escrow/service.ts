@@ -163,10 +163,10 @@ export class EscrowService {
         appliedExpiryHours: applied,
         workerReputationTier: worker.tier,
         workerAttestationCount: worker.count,
-        expiresAt: new Date(Date.now() + applied * 3_600_000),
+        expiresAt: new Date(this.database.clock.nowMs() + applied * 3_600_000),
         feePaymentId: request.feePaymentId,
         // The request funds it; the reconciler keeps off until the lease lapses.
-        leaseUntil: new Date(Date.now() + (this.options.leaseSeconds ?? LEASE_SECONDS) * 1000),
+        leaseUntil: new Date(this.database.clock.nowMs() + (this.options.leaseSeconds ?? LEASE_SECONDS) * 1000),
         leaseOwner: lease,
       }),
     );
@@ -185,25 +185,25 @@ export class EscrowService {
     const accountId = await this.treasuryAccountOf(row.employerId);
     const account = accountId === null ? null : await this.tempo.treasuryAccount(accountId);
     if (accountId === null || !account || account.available < row.amount) {
-      await store.transition(this.database.db, row.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() });
+      await store.transition(this.database.db, row.id, ['funding'], { status: 'funding_failed', finalizedAt: this.database.clock.now() });
       throw insufficientTreasury(account?.available ?? 0n, row.amount);
     }
     // Custody is the escrow program, funded from the service's Solana float: without either, nothing is debited.
     if (!this.solana.escrowProgram || (await this.solana.tokenBalance(this.solana.serviceAddress)) < row.amount) {
-      await store.transition(this.database.db, row.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() });
+      await store.transition(this.database.db, row.id, ['funding'], { status: 'funding_failed', finalizedAt: this.database.clock.now() });
       this.log.error({ escrowId: row.id }, 'escrow custody unavailable: no escrow program (SOLANA_ESCROW_PROGRAM_ID), or the Solana float is short');
       throw new AppError('ESCROW_CUSTODY_UNAVAILABLE', 'Escrow custody cannot take this amount right now; nothing was debited. Retry later.');
     }
     try {
       const memo = encodeMemo({ type: 'agent_payment', employerId: row.employerId, employeeId: row.posterAuthorizationId ?? row.id, runId: row.id, amount: row.amount });
       await this.tempo.transferFromTreasury(accountId, this.tempo.serviceAddress, row.amount, memo, {
-        beforeBroadcast: (signed) => this.recordSend(row.id, lease, { pending_treasury_debit: { ...signed, at: Date.now() } }),
+        beforeBroadcast: (signed) => this.recordSend(row.id, lease, { pending_treasury_debit: { ...signed, at: this.database.clock.nowMs() } }),
       });
     } catch (error) {
       // The lease lapsed and the reconciler took the funding over: nothing was sent; it says what became of it.
       if (error instanceof LeaseLostError) return postedAnswer((await store.findEscrow(this.database.db, row.id))!);
       if (error instanceof ChainRevertError) {
-        await store.transition(this.database.db, row.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() });
+        await store.transition(this.database.db, row.id, ['funding'], { status: 'funding_failed', finalizedAt: this.database.clock.now() });
         if (error.errorName === 'InsufficientAvailable') throw insufficientTreasury(null, row.amount);
         if (error.errorName === 'Unauthorized') {
           throw new AppError('TREASURY_NOT_DELEGATED', "The service is not an agent of this employer's treasury account; its administrator must allow it.");
@@ -315,7 +315,7 @@ export class EscrowService {
     if (normaliseIdentifier(identifier) !== escrow.workerAgentIdentifier) {
       throw new AppError('AGENT_MISMATCH', "X-Agent-Identifier is not this escrow's worker_agent_identifier.");
     }
-    if (escrow.expiresAt.getTime() <= Date.now()) throw new AppError('ESCROW_EXPIRED', `The escrow expired at ${escrow.expiresAt.toISOString()}.`);
+    if (escrow.expiresAt.getTime() <= this.database.clock.nowMs()) throw new AppError('ESCROW_EXPIRED', `The escrow expired at ${escrow.expiresAt.toISOString()}.`);
     if (escrow.status !== 'posted') throw alreadyDelivered(escrow);
     return escrow;
   }
@@ -340,7 +340,7 @@ export class EscrowService {
         deliverableUri: uri,
         deliverableSha256: fetched.sha256,
         deliverableContent: Buffer.from(fetched.bytes),
-        deliveredAt: new Date(),
+        deliveredAt: this.database.clock.now(),
         deliveryFeePaymentId: request.feePaymentId,
       });
       if (!row || Object.keys(signatures).length === 0) return row;
@@ -379,7 +379,7 @@ export class EscrowService {
       validatorConfidence: 100,
       validatorReasoning: reasoning,
       validatorModel: `employer:${caller.userId}`,
-      verdictAt: new Date(),
+      verdictAt: this.database.clock.now(),
     });
     if (!decided) throw new AppError('ESCROW_NOT_ESCALATED', `The escrow is ${escrow.status}${escrow.validatorVerdict ? ` with a verdict (${escrow.validatorVerdict})` : ''}; only an escalated escrow awaits your decision.`);
     this.kick(id);
@@ -411,7 +411,7 @@ export class EscrowService {
     try {
       if (escrow.status === 'funding') return await this.resumeFunding(escrow, lease);
       if (!store.OPEN_STATUSES.includes(escrow.status as (typeof store.OPEN_STATUSES)[number])) return escrow;
-      if (escrow.validatorVerdict === null && escrow.expiresAt.getTime() <= Date.now()) return await this.refund(escrow, 'expired_refunded', lease);
+      if (escrow.validatorVerdict === null && escrow.expiresAt.getTime() <= this.database.clock.nowMs()) return await this.refund(escrow, 'expired_refunded', lease);
       if (escrow.status === 'delivered') escrow = await this.startValidation(escrow, lease);
       if (escrow.status === 'validating' && escrow.validatorVerdict === null && escrow.escalatedAt === null) escrow = await this.judge(escrow);
       if (escrow.status === 'validating' && escrow.validatorVerdict === 'approved') return await this.settle(escrow, lease);
@@ -457,12 +457,12 @@ export class EscrowService {
         validatorVerdict: judgement.verdict,
         validatorConfidence: judgement.confidence,
         validatorReasoning: judgement.reasoning,
-        verdictAt: new Date(),
+        verdictAt: this.database.clock.now(),
       });
       return judged ?? (await store.findEscrow(this.database.db, escrow.id))!;
     }
     return this.database.transaction(async (tx) => {
-      const escalated = await store.recordJudgement(tx.db, escrow.id, { ...common, escalatedAt: new Date(), escalationReason: judgement.reason });
+      const escalated = await store.recordJudgement(tx.db, escrow.id, { ...common, escalatedAt: this.database.clock.now(), escalationReason: judgement.reason });
       if (!escalated) return (await store.findEscrow(tx.db, escrow.id))!;
       await notify(tx.db, {
         employerId: escrow.employerId,
@@ -515,7 +515,7 @@ export class EscrowService {
   private async finish(escrow: EscrowRow, outcome: Outcome, signatures: Record<string, string | null>): Promise<EscrowRow> {
     return this.database.transaction(async (tx) => {
       await store.mergeSignatures(tx.db, escrow.id, signatures);
-      const done = await store.transition(tx.db, escrow.id, store.OPEN_STATUSES, { status: outcome, finalizedAt: new Date() });
+      const done = await store.transition(tx.db, escrow.id, store.OPEN_STATUSES, { status: outcome, finalizedAt: this.database.clock.now() });
       if (!done) return (await store.findEscrow(tx.db, escrow.id))!;
       await this.queueReputation(tx.db, done, outcome);
       await notify(tx.db, {
@@ -597,7 +597,7 @@ export class EscrowService {
     if (pending) {
       const receipt = await this.tempo.connection.receipt(pending.hash as Hex);
       if (receipt?.status === 'success') return pending.hash as string;
-      if (!receipt && Date.now() - Number(pending.at) < LOST_TRANSACTION_SECONDS * 1000) {
+      if (!receipt && this.database.clock.nowMs() - Number(pending.at) < LOST_TRANSACTION_SECONDS * 1000) {
         await this.tempo.connection.rebroadcast(pending.raw as Hex).catch(() => undefined);
         throw new Error(`escrow ${escrow.id}: treasury refund ${pending.hash} not yet mined`);
       }
@@ -606,7 +606,7 @@ export class EscrowService {
     const accountId = await this.treasuryAccountOf(escrow.employerId);
     if (accountId === null) throw new Error(`escrow ${escrow.id}: the employer has no treasury account to refund`);
     const { txHash } = await this.tempo.depositToTreasury(accountId, escrow.amount, {
-      beforeBroadcast: (signed) => this.recordSend(escrow.id, lease, { pending_treasury_refund: { ...signed, at: Date.now() } }),
+      beforeBroadcast: (signed) => this.recordSend(escrow.id, lease, { pending_treasury_refund: { ...signed, at: this.database.clock.nowMs() } }),
     });
     return txHash;
   }
@@ -623,18 +623,18 @@ export class EscrowService {
       try {
         return await this.fundVault(escrow, lease);
       } catch (error) {
-        if (Date.now() - escrow.createdAt.getTime() < FUNDING_GIVE_UP_SECONDS * 1000) throw error;
+        if (this.database.clock.nowMs() - escrow.createdAt.getTime() < FUNDING_GIVE_UP_SECONDS * 1000) throw error;
         if ((await this.solana.escrowBalance(escrow.id)) > 0n) throw error; // funded after all; retry the bookkeeping
         await this.creditTreasuryOnce(escrow, lease);
-        return (await store.transition(this.database.db, escrow.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() })) ?? escrow;
+        return (await store.transition(this.database.db, escrow.id, ['funding'], { status: 'funding_failed', finalizedAt: this.database.clock.now() })) ?? escrow;
       }
     }
-    const age = Date.now() - (debit ? Number(debit.at) : escrow.createdAt.getTime());
+    const age = this.database.clock.nowMs() - (debit ? Number(debit.at) : escrow.createdAt.getTime());
     if (debit && !receipt && age < LOST_TRANSACTION_SECONDS * 1000) {
       await this.tempo.connection.rebroadcast(debit.raw as Hex).catch(() => undefined);
       return escrow;
     }
-    return (await store.transition(this.database.db, escrow.id, ['funding'], { status: 'funding_failed', finalizedAt: new Date() })) ?? escrow;
+    return (await store.transition(this.database.db, escrow.id, ['funding'], { status: 'funding_failed', finalizedAt: this.database.clock.now() })) ?? escrow;
   }
 
   private async treasuryAccountOf(employerId: string): Promise<bigint | null> {

@@ -1,5 +1,6 @@
 import { and, count, desc, eq, gt, inArray, isNull, lt, lte, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import type { Counted, OffsetPage } from '../../db/paging.js';
 import { escrows, type ESCROW_STATUSES } from './tables.js';
 
@@ -65,7 +66,7 @@ export function listEmployerEscrows(db: Db, employerId: string, limit: number): 
 export async function transition(db: Db, id: string, from: readonly EscrowStatus[], patch: Partial<NewEscrow>): Promise<EscrowRow | null> {
   const [row] = await db
     .update(escrows)
-    .set({ ...patch, updatedAt: new Date() })
+    .set({ ...patch, updatedAt: clockNow })
     .where(and(eq(escrows.id, id), inArray(escrows.status, [...from])))
     .returning();
   return row ?? null;
@@ -75,7 +76,7 @@ export async function transition(db: Db, id: string, from: readonly EscrowStatus
 export async function recordJudgement(db: Db, id: string, patch: Partial<NewEscrow>): Promise<EscrowRow | null> {
   const [row] = await db
     .update(escrows)
-    .set({ ...patch, updatedAt: new Date() })
+    .set({ ...patch, updatedAt: clockNow })
     .where(and(eq(escrows.id, id), eq(escrows.status, 'validating'), isNull(escrows.validatorVerdict), isNull(escrows.escalatedAt)))
     .returning();
   return row ?? null;
@@ -85,7 +86,7 @@ export async function recordJudgement(db: Db, id: string, patch: Partial<NewEscr
 export async function decideEscalated(db: Db, id: string, patch: Partial<NewEscrow>): Promise<EscrowRow | null> {
   const [row] = await db
     .update(escrows)
-    .set({ ...patch, updatedAt: new Date() })
+    .set({ ...patch, updatedAt: clockNow })
     .where(and(eq(escrows.id, id), eq(escrows.status, 'validating'), isNull(escrows.validatorVerdict), sql`${escrows.escalatedAt} IS NOT NULL`))
     .returning();
   return row ?? null;
@@ -97,7 +98,7 @@ export async function mergeSignatures(db: Db, id: string, entries: Record<string
   const removed = Object.keys(entries).filter((k) => entries[k] === null);
   let value = sql`${escrows.signatures} || ${JSON.stringify(set)}::jsonb`;
   for (const key of removed) value = sql`(${value}) - ${key}::text`;
-  await db.update(escrows).set({ signatures: value, updatedAt: new Date() }).where(eq(escrows.id, id));
+  await db.update(escrows).set({ signatures: value, updatedAt: clockNow }).where(eq(escrows.id, id));
 }
 
 /**
@@ -107,8 +108,8 @@ export async function mergeSignatures(db: Db, id: string, entries: Record<string
 export async function takeLease(db: Db, id: string, seconds: number, owner: string): Promise<EscrowRow | null> {
   const [row] = await db
     .update(escrows)
-    .set({ leaseUntil: sql`now() + make_interval(secs => ${seconds})`, leaseOwner: owner })
-    .where(and(eq(escrows.id, id), or(isNull(escrows.leaseUntil), lte(escrows.leaseUntil, sql`now()`))))
+    .set({ leaseUntil: sql`${clockNow} + make_interval(secs => ${seconds})`, leaseOwner: owner })
+    .where(and(eq(escrows.id, id), or(isNull(escrows.leaseUntil), lte(escrows.leaseUntil, clockNow))))
     .returning();
   return row ?? null;
 }
@@ -125,8 +126,8 @@ export async function releaseLease(db: Db, id: string, owner: string): Promise<v
 export async function recordUnderLease(db: Db, id: string, owner: string, entries: Record<string, unknown>): Promise<boolean> {
   const rows = await db
     .update(escrows)
-    .set({ signatures: sql`${escrows.signatures} || ${JSON.stringify(entries)}::jsonb`, updatedAt: new Date() })
-    .where(and(eq(escrows.id, id), eq(escrows.leaseOwner, owner), gt(escrows.leaseUntil, sql`now()`)))
+    .set({ signatures: sql`${escrows.signatures} || ${JSON.stringify(entries)}::jsonb`, updatedAt: clockNow })
+    .where(and(eq(escrows.id, id), eq(escrows.leaseOwner, owner), gt(escrows.leaseUntil, clockNow)))
     .returning({ id: escrows.id });
   return rows.length > 0;
 }
@@ -141,13 +142,13 @@ export async function needingProgress(db: Db, fundingStaleSeconds: number, limit
     .from(escrows)
     .where(
       and(
-        or(isNull(escrows.leaseUntil), lte(escrows.leaseUntil, sql`now()`)),
+        or(isNull(escrows.leaseUntil), lte(escrows.leaseUntil, clockNow)),
         or(
-          and(eq(escrows.status, 'funding'), lt(escrows.createdAt, sql`now() - make_interval(secs => ${fundingStaleSeconds})`)),
+          and(eq(escrows.status, 'funding'), lt(escrows.createdAt, sql`${clockNow} - make_interval(secs => ${fundingStaleSeconds})`)),
           eq(escrows.status, 'delivered'),
           and(eq(escrows.status, 'validating'), isNull(escrows.escalatedAt)),
           and(eq(escrows.status, 'validating'), sql`${escrows.validatorVerdict} IS NOT NULL`),
-          and(inArray(escrows.status, [...OPEN_STATUSES]), lte(escrows.expiresAt, sql`now()`)),
+          and(inArray(escrows.status, [...OPEN_STATUSES]), lte(escrows.expiresAt, clockNow)),
         ),
       ),
     )

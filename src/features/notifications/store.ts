@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import { notifications } from './tables.js';
 
 export type NotificationRow = typeof notifications.$inferSelect;
@@ -46,7 +47,7 @@ export async function countUnread(db: Db, employerId: string): Promise<number> {
 export async function markRead(db: Db, employerId: string, ids: string[] | 'all'): Promise<number> {
   const rows = await db
     .update(notifications)
-    .set({ readAt: new Date() })
+    .set({ readAt: clockNow })
     .where(and(eq(notifications.employerId, employerId), isNull(notifications.readAt), ids === 'all' ? undefined : inArray(notifications.id, ids)))
     .returning({ id: notifications.id });
   return rows.length;

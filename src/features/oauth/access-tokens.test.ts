@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { importJWK, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AccessTokens, MCP_SCOPE } from './access-tokens.js';
+import { ACCESS_TOKEN_SECONDS, AccessTokens, MCP_SCOPE } from './access-tokens.js';
 
 /**
  * Claim checks jose leaves to the caller (issue 12, auth attacks): an access token signed with the
@@ -57,5 +57,20 @@ describe('AccessTokens.verify', () => {
   it('refuses an empty or non-string subject', async () => {
     await expect(tokens.verify(await signed({ sub: '' }))).rejects.toThrow(/subject/);
     await expect(tokens.verify(await signed({ sub: 42 }))).rejects.toThrow(/subject/);
+  });
+});
+
+describe('AccessTokens on the service clock', () => {
+  it('issues and checks the hour on its clock: a token stops verifying once the clock passes its lifetime', async () => {
+    let offsetMs = 0;
+    const clocked = new AccessTokens({ issuer: ISSUER, audience: AUDIENCE, configuredKey: undefined, dataDir, clock: { now: () => new Date(Date.now() + offsetMs) } });
+    offsetMs = 86_400_000; // a token issued a day ahead of the real time is not "issued in the future" on its own clock
+    const { token, expiresIn } = await clocked.issue({ userId: 'user-1', clientId: 'c', scopes: [MCP_SCOPE], familyId: FAMILY });
+    expect(expiresIn).toBe(ACCESS_TOKEN_SECONDS);
+    await expect(clocked.verify(token)).resolves.toMatchObject({ userId: 'user-1' });
+    offsetMs += (ACCESS_TOKEN_SECONDS - 60) * 1000;
+    await expect(clocked.verify(token)).resolves.toMatchObject({ userId: 'user-1' });
+    offsetMs += 120_000;
+    await expect(clocked.verify(token)).rejects.toThrow(/exp/);
   });
 });

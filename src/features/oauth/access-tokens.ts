@@ -17,6 +17,13 @@ export interface AccessTokenClaims {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** The time tokens are issued and checked at: the service's clock (database.clock) in the service. */
+export interface TokenClock {
+  now(): Date;
+}
+
+const realTime: TokenClock = { now: () => new Date() };
+
 /**
  * MCP access tokens: ES256 JWTs issued by this service (`iss` = the public base URL) for one
  * audience, the MCP endpoint URL. Both come from configuration, never from a request's Host.
@@ -25,10 +32,14 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 export class AccessTokens {
   private keys: Promise<{ privateKey: CryptoKey; publicKey: CryptoKey; kid: string }> | undefined;
+  private readonly clock: TokenClock;
 
+  /** `clock`: the service's clock, so a token's hour is the service's (the dev clock ages it); the real time without it. */
   constructor(
-    private readonly options: { issuer: string; audience: string; configuredKey: string | undefined; dataDir: string },
-  ) {}
+    private readonly options: { issuer: string; audience: string; configuredKey: string | undefined; dataDir: string; clock?: TokenClock | undefined },
+  ) {
+    this.clock = options.clock ?? realTime;
+  }
 
   get audience(): string {
     return this.options.audience;
@@ -36,13 +47,14 @@ export class AccessTokens {
 
   async issue(claims: AccessTokenClaims): Promise<{ token: string; expiresIn: number }> {
     const { privateKey, kid } = await this.loadKeys();
+    const issuedAt = Math.floor(this.clock.now().getTime() / 1000);
     const token = await new SignJWT({ client_id: claims.clientId, scope: claims.scopes.join(' '), family_id: claims.familyId })
       .setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt' })
       .setIssuer(this.options.issuer)
       .setAudience(this.options.audience)
       .setSubject(claims.userId)
-      .setIssuedAt()
-      .setExpirationTime(`${ACCESS_TOKEN_SECONDS}s`)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + ACCESS_TOKEN_SECONDS)
       .setJti(crypto.randomUUID())
       .sign(privateKey);
     return { token, expiresIn: ACCESS_TOKEN_SECONDS };
@@ -55,7 +67,9 @@ export class AccessTokens {
    */
   async verify(token: string): Promise<AccessTokenClaims> {
     const { publicKey } = await this.loadKeys();
+    const now = this.clock.now();
     const { payload } = await jwtVerify(token, publicKey, {
+      currentDate: now,
       algorithms: ['ES256'],
       issuer: this.options.issuer,
       audience: this.options.audience,
@@ -63,7 +77,7 @@ export class AccessTokens {
       requiredClaims: ['sub', 'exp', 'client_id', 'scope', 'family_id'],
     });
     // jose checks `iat` only with maxTokenAge; allow a few seconds of skew between instances.
-    if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + 5) throw new Error('the token was issued in the future');
+    if (typeof payload.iat === 'number' && payload.iat > now.getTime() / 1000 + 5) throw new Error('the token was issued in the future');
     if (typeof payload.sub !== 'string' || payload.sub === '') throw new Error('the token subject is missing or malformed');
     if (typeof payload.family_id !== 'string' || !UUID.test(payload.family_id)) throw new Error('the token family is missing or malformed');
     const scopes = String(payload.scope).split(' ').filter(Boolean);
@@ -92,6 +106,7 @@ export class AccessTokens {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+    // The key id only has to differ from an earlier key's: the real time is enough.
     const jwk: JWK = { ...(await exportJWK(privateKey)), kid: `oauth-${Date.now().toString(36)}`, alg: 'ES256' };
     await fs.mkdir(this.options.dataDir, { recursive: true });
     // `wx`: when two processes race to create it, the loser reads the winner's key.

@@ -280,7 +280,7 @@ export class OAuthService {
       codeChallenge: request.codeChallenge,
       scope: request.scope,
       resource: request.resource ?? null,
-      expiresAt: new Date(Date.now() + CODE_TTL_SECONDS * 1000),
+      expiresAt: new Date(this.database.clock.nowMs() + CODE_TTL_SECONDS * 1000),
     });
     return { ok: true, redirectTo: this.redirectUrl(request.redirectUri, { code, state: request.state }) };
   }
@@ -337,7 +337,7 @@ export class OAuthService {
         return invalidGrant('The authorization code was already used; the tokens issued for it are revoked.', 'code_reuse');
       }
       if (row.clientId !== clientId) return invalidGrant('The authorization code was issued to another client.');
-      if (row.expiresAt.getTime() <= Date.now()) return invalidGrant('The authorization code has expired.');
+      if (row.expiresAt.getTime() <= this.database.clock.nowMs()) return invalidGrant('The authorization code has expired.');
       if (row.redirectUri !== redirectUri) return invalidGrant('redirect_uri does not match the authorization request.');
       if (!pkceMatches(verifier, row.codeChallenge)) return invalidGrant('code_verifier does not match the code_challenge.');
       const familyId = randomUUID();
@@ -369,7 +369,7 @@ export class OAuthService {
         await store.revokeFamily(tx.db, row.familyId);
         return invalidGrant('The refresh token was already used or revoked; every token of its grant is now revoked.', 'refresh_token_reuse');
       }
-      if (row.expiresAt.getTime() <= Date.now()) return invalidGrant('The refresh token has expired.');
+      if (row.expiresAt.getTime() <= this.database.clock.nowMs()) return invalidGrant('The refresh token has expired.');
       const granted = row.scope.split(' ');
       if (params.scope !== undefined) {
         const wider = parseScope(params.scope).filter((scope) => !granted.includes(scope));
@@ -399,7 +399,7 @@ export class OAuthService {
       clientId: grant.clientId,
       userId: grant.userId,
       scope: grant.scope,
-      expiresAt: new Date(Date.now() + REFRESH_TOKEN_TTL_SECONDS * 1000),
+      expiresAt: new Date(this.database.clock.nowMs() + REFRESH_TOKEN_TTL_SECONDS * 1000),
     });
     const access = await this.accessTokens.issue({ userId: grant.userId, clientId: grant.clientId, scopes: grant.scope.split(' '), familyId: grant.familyId });
     return { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: refreshToken, scope: grant.scope };

@@ -1,5 +1,6 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import { oauthClients, oauthCodes, oauthRefreshTokens } from './tables.js';
 
 export type ClientRow = typeof oauthClients.$inferSelect;
@@ -36,7 +37,7 @@ export async function lockCode(db: Db, codeHash: string): Promise<CodeRow | null
 export async function markCodeUsed(db: Db, codeHash: string, familyId: string): Promise<CodeRow | null> {
   const [row] = await db
     .update(oauthCodes)
-    .set({ usedAt: new Date(), familyId })
+    .set({ usedAt: clockNow, familyId })
     .where(and(eq(oauthCodes.codeHash, codeHash), isNull(oauthCodes.usedAt)))
     .returning();
   return row ?? null;
@@ -59,7 +60,7 @@ export async function lockRefreshToken(db: Db, tokenHash: string): Promise<Refre
 export async function rotateRefreshToken(db: Db, id: string, replacedBy: string): Promise<RefreshTokenRow | null> {
   const [row] = await db
     .update(oauthRefreshTokens)
-    .set({ revokedAt: new Date(), replacedBy })
+    .set({ revokedAt: clockNow, replacedBy })
     .where(and(eq(oauthRefreshTokens.id, id), isNull(oauthRefreshTokens.revokedAt)))
     .returning();
   return row ?? null;
@@ -69,7 +70,7 @@ export async function rotateRefreshToken(db: Db, id: string, replacedBy: string)
 export async function revokeFamily(db: Db, familyId: string): Promise<number> {
   const rows = await db
     .update(oauthRefreshTokens)
-    .set({ revokedAt: new Date() })
+    .set({ revokedAt: clockNow })
     .where(and(eq(oauthRefreshTokens.familyId, familyId), isNull(oauthRefreshTokens.revokedAt)))
     .returning({ id: oauthRefreshTokens.id });
   return rows.length;

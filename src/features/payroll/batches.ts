@@ -68,7 +68,7 @@ export class RunBatches {
   private async send(run: store.RunRow, batch: store.BatchRow, claimStaleMs: number): Promise<BatchOutcome> {
     const { database, tempo } = this.deps;
     const token = randomUUID();
-    if (!(await store.claimBatch(database.db, batch.id, token, new Date(Date.now() - claimStaleMs)))) return 'pending';
+    if (!(await store.claimBatch(database.db, batch.id, token, new Date(database.clock.nowMs() - claimStaleMs)))) return 'pending';
     const transfers = (await store.batchItems(database.db, run.id, batch.seq)).map(transferOf);
     try {
       const mined = await tempo.executeBatchPayroll(await this.deps.accountId(run.employerId), transfers, {

@@ -20,7 +20,7 @@ describe('expectedPay', () => {
 describe('runWarnings', () => {
   const ada = { employeeId: randomUUID(), fullName: 'Ada', annualSalary: 120_000_000_000n, amount: 10_000_000_000n };
   it('lets a normal run through with no warning, and an employee with no salary is never an outlier', () => {
-    expect(runWarnings({ items: [ada, { ...ada, employeeId: randomUUID(), annualSalary: 0n, amount: 5n }], period: null, overlapping: [], recent: [] })).toEqual([]);
+    expect(runWarnings({ items: [ada, { ...ada, employeeId: randomUUID(), annualSalary: 0n, amount: 5n }], period: null, overlapping: [], recent: [] }, new Date())).toEqual([]);
   });
 
   it('says how long ago an employee was paid in minutes, hours or days', () => {
@@ -33,7 +33,7 @@ describe('runWarnings', () => {
   });
 
   it('flags an amount just past the threshold either way, not one at it', () => {
-    const at = (amount: bigint) => runWarnings({ items: [{ ...ada, amount }], period: null, overlapping: [], recent: [] }).map((w) => w.code);
+    const at = (amount: bigint) => runWarnings({ items: [{ ...ada, amount }], period: null, overlapping: [], recent: [] }, new Date()).map((w) => w.code);
     expect(at(15_000_000_000n)).toEqual([]); // exactly +50%
     expect(at(15_000_000_001n)).toEqual(['AMOUNT_OUTLIER']);
     expect(at(5_000_000_000n)).toEqual([]); // exactly -50%

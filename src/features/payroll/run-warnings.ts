@@ -61,7 +61,7 @@ export interface RunUnderCheck {
   recent: { employeeId: string; runId: string; createdAt: Date }[];
 }
 
-export function runWarnings(run: RunUnderCheck, now = new Date()): RunWarning[] {
+export function runWarnings(run: RunUnderCheck, now: Date): RunWarning[] {
   const day = (d: Date | null) => d?.toISOString().slice(0, 10) ?? '?';
   const names = new Map(run.items.map((i) => [i.employeeId, i.fullName]));
   const warnings = run.overlapping.map((other) =>

@@ -345,11 +345,12 @@ export class PayrollService {
       return { employeeId: employee.id, fullName: employee.fullName, annualSalary: employee.annualSalary, amount: item.amount };
     });
     const period = input.payPeriodStart && input.payPeriodEnd ? { start: input.payPeriodStart, end: input.payPeriodEnd } : null;
+    const now = this.database.clock.now();
     const [overlapping, recent] = await Promise.all([
       period ? store.overlappingPaidRuns(db, employerId, period.start, period.end) : [],
-      store.latestPaymentsSince(db, employerId, items.map((i) => i.employeeId), new Date(Date.now() - RECENT_DAYS * 86_400_000)),
+      store.latestPaymentsSince(db, employerId, items.map((i) => i.employeeId), new Date(now.getTime() - RECENT_DAYS * 86_400_000)),
     ]);
-    return runWarnings({ items, period, overlapping, recent });
+    return runWarnings({ items, period, overlapping, recent }, now);
   }
 
   /**
@@ -357,7 +358,7 @@ export class PayrollService {
    * and the total over those payroll can pay now. Without `period`, the schedule's next one (and
    * its pay date); without a schedule either, a twelfth of the annual salary.
    */
-  async expectedPay(caller: Caller, employerId: string, period: PayPeriod | null, now = new Date()): Promise<ExpectedPay> {
+  async expectedPay(caller: Caller, employerId: string, period: PayPeriod | null, now = this.database.clock.now()): Promise<ExpectedPay> {
     const employer = await this.employers.requireOwned(this.database.db, caller, employerId);
     const schedule = scheduleFromColumns(employer);
     const next = !period && schedule ? nextPayment(schedule, utcDay(now)) : null;
@@ -417,7 +418,7 @@ export class PayrollService {
   }
 
   /** GET /api/employers/{id}/payroll/cost-history: what confirmed runs paid in each of the last `months` UTC months (zeros included). */
-  async costHistory(caller: Caller, employerId: string, months: number, now = new Date()): Promise<MonthlyCost[]> {
+  async costHistory(caller: Caller, employerId: string, months: number, now = this.database.clock.now()): Promise<MonthlyCost[]> {
     await this.employers.requireOwned(this.database.db, caller, employerId);
     return fillMonths(now, months, await store.monthlyPaidCosts(this.database.db, employerId, monthStart(now, months - 1)));
   }
@@ -524,7 +525,7 @@ export class PayrollService {
    * batches settled, and the unsent ones sent unless `send` is false.
    */
   async reconcileStale(olderThanMs = 60_000, options?: { send: boolean }): Promise<number> {
-    const stale = await store.staleSubmittedRuns(this.database.db, new Date(Date.now() - olderThanMs));
+    const stale = await store.staleSubmittedRuns(this.database.db, new Date(this.database.clock.nowMs() - olderThanMs));
     for (const run of stale) await this.reconcile(run.id, olderThanMs, options);
     return stale.length;
   }

@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, gte, inArray, lte, ne, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import { feedSourceQuery, toFeedRow, type FeedPosition, type FeedRow } from '../../db/keyset.js';
 import type { Counted, OffsetPage } from '../../db/paging.js';
 import { employeeContacts } from '../employers/index.js';
@@ -99,7 +100,7 @@ export async function claimDraft(
   runId: string,
   submission: { submittedBy: 'owner' | 'agent'; txHash: string | null; feePaymentId?: string | null },
 ): Promise<RunRow | null> {
-  const now = new Date();
+  const now = clockNow;
   const [claimed] = await db
     .update(payrollRuns)
     .set({
@@ -125,7 +126,7 @@ export async function claimDraft(
  * `mined`: the run's first batch hash and its last batch's block (null for a run with no Tempo items).
  */
 export async function markConfirmed(db: Db, runId: string, mined: { txHash: string; blockNumber: bigint } | null): Promise<boolean> {
-  const now = new Date();
+  const now = clockNow;
   const [run] = await db
     .update(payrollRuns)
     .set({ status: 'confirmed', ...(mined ? { txHash: mined.txHash, blockNumber: mined.blockNumber } : {}), finalizedAt: now, updatedAt: now })
@@ -141,7 +142,7 @@ export async function markConfirmed(db: Db, runId: string, mined: { txHash: stri
 
 /** submitted -> partially_paid: some batches paid, a later one was refused (its items and the rest are failed already). */
 export async function markPartiallyPaid(db: Db, runId: string, reason: string, blockNumber: bigint | null): Promise<boolean> {
-  const now = new Date();
+  const now = clockNow;
   const [run] = await db
     .update(payrollRuns)
     .set({ status: 'partially_paid', failureReason: reason, blockNumber, finalizedAt: now, updatedAt: now })
@@ -223,7 +224,7 @@ export function batchItems(db: Db, runId: string, seq: number): Promise<ItemRow[
  * `token` can then record the signed bytes (recordBatchBroadcast).
  */
 export async function claimBatch(db: Db, batchId: string, token: string, staleBefore: Date): Promise<boolean> {
-  const now = new Date();
+  const now = clockNow;
   const [row] = await db
     .update(payrollBatches)
     .set({ claimToken: token, claimedAt: now, updatedAt: now })
@@ -238,7 +239,7 @@ export async function claimBatch(db: Db, batchId: string, token: string, staleBe
  * shows its first batch's hash, and moves its `updated_at` (the reconciler leaves a moving run alone).
  */
 export async function recordBatchBroadcast(db: Db, batch: { id: string; runId: string; seq: number }, token: string, txHash: string, raw: string): Promise<boolean> {
-  const now = new Date();
+  const now = clockNow;
   const [row] = await db
     .update(payrollBatches)
     .set({ status: 'submitted', txHash, rawTransaction: raw, updatedAt: now })
@@ -260,7 +261,7 @@ export async function recordBatchBroadcast(db: Db, batch: { id: string; runId: s
 export async function resignBatch(db: Db, batchId: string, txHash: string): Promise<boolean> {
   const [row] = await db
     .update(payrollBatches)
-    .set({ status: 'pending', txHash: null, rawTransaction: null, claimToken: null, claimedAt: null, updatedAt: new Date() })
+    .set({ status: 'pending', txHash: null, rawTransaction: null, claimToken: null, claimedAt: null, updatedAt: clockNow })
     .where(and(eq(payrollBatches.id, batchId), eq(payrollBatches.status, 'submitted'), eq(payrollBatches.txHash, txHash)))
     .returning({ id: payrollBatches.id });
   return Boolean(row);
@@ -268,7 +269,7 @@ export async function resignBatch(db: Db, batchId: string, txHash: string): Prom
 
 /** submitted -> confirmed with its block; its items submitted -> paid. False if it was not submitted. */
 export async function confirmBatch(db: Db, batch: { id: string; runId: string; seq: number }, mined: { txHash: string; blockNumber: bigint }): Promise<boolean> {
-  const now = new Date();
+  const now = clockNow;
   const [row] = await db
     .update(payrollBatches)
     .set({ status: 'confirmed', blockNumber: mined.blockNumber, finalizedAt: now, updatedAt: now })
@@ -288,7 +289,7 @@ export async function confirmBatch(db: Db, batch: { id: string; runId: string; s
  * (they are not sent after a refusal): failed, with their items. False if the batch was final already.
  */
 export async function refuseBatch(db: Db, batch: { id: string; runId: string; seq: number }, reason: string): Promise<boolean> {
-  const now = new Date();
+  const now = clockNow;
   const [row] = await db
     .update(payrollBatches)
     .set({ status: 'failed', failureReason: reason, finalizedAt: now, updatedAt: now })
@@ -313,7 +314,7 @@ export async function refuseBatch(db: Db, batch: { id: string; runId: string; se
 
 /** submitted -> failed (items submitted -> failed); false if the run was not submitted. */
 export async function markFailed(db: Db, runId: string, reason: string): Promise<boolean> {
-  const now = new Date();
+  const now = clockNow;
   const [run] = await db
     .update(payrollRuns)
     .set({ status: 'failed', failureReason: reason, finalizedAt: now, updatedAt: now })
@@ -452,7 +453,7 @@ export function staleSubmittedRuns(db: Db, olderThan: Date, limit = 50): Promise
 
 /** One item's own outcome (a Solana payment: paid with its signature, failed, or policy_rejected). */
 export async function settleItem(db: Db, itemId: string, outcome: { status: 'paid' | 'failed' | 'policy_rejected'; txHash?: string; reason?: string }): Promise<void> {
-  const now = new Date();
+  const now = clockNow;
   await db
     .update(paymentItems)
     .set({
@@ -553,7 +554,7 @@ export async function findEmployerDecision(db: Db, employerId: string, decisionI
 export async function moveDecision(db: Db, decisionId: string, from: string, to: string): Promise<DecisionRow | null> {
   const [row] = await db
     .update(agentDecisions)
-    .set({ status: to, ...(to === 'executed' ? { executedAt: new Date() } : {}) })
+    .set({ status: to, ...(to === 'executed' ? { executedAt: clockNow } : {}) })
     .where(and(eq(agentDecisions.id, decisionId), eq(agentDecisions.status, from)))
     .returning();
   return row ?? null;

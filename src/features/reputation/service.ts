@@ -349,7 +349,7 @@ export class ReputationService {
         latestActivityAt: unified.latestActivityAt?.toISOString() ?? null,
       },
       // Computed now from the chains and the written rows: this is when it was true.
-      last_updated: new Date().toISOString(),
+      last_updated: this.database.clock.now().toISOString(),
     };
   }
 

@@ -1,5 +1,6 @@
 import { and, asc, count, countDistinct, desc, eq, gt, inArray, isNotNull, isNull, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import type { Counted, OffsetPage } from '../../db/paging.js';
 import { reputationWrites } from './tables.js';
 
@@ -22,7 +23,7 @@ export async function insertPendingWrite(db: Db, values: NewReputationWrite): Pr
  * `attempts` is the claim's fencing token for every later update of the row.
  */
 export async function claimDueWrites(db: Db, limit: number, leaseSeconds: number): Promise<ReputationWriteRow[]> {
-  const due = and(eq(reputationWrites.status, 'pending'), lte(reputationWrites.nextAttemptAt, sql`now()`));
+  const due = and(eq(reputationWrites.status, 'pending'), lte(reputationWrites.nextAttemptAt, clockNow));
   const picked = db
     .select({ id: reputationWrites.id })
     .from(reputationWrites)
@@ -32,7 +33,7 @@ export async function claimDueWrites(db: Db, limit: number, leaseSeconds: number
     .for('update', { skipLocked: true });
   return db
     .update(reputationWrites)
-    .set({ attempts: sql`${reputationWrites.attempts} + 1`, nextAttemptAt: sql`now() + ${`${leaseSeconds} seconds`}::interval` })
+    .set({ attempts: sql`${reputationWrites.attempts} + 1`, nextAttemptAt: sql`${clockNow} + ${`${leaseSeconds} seconds`}::interval` })
     .where(and(inArray(reputationWrites.id, picked), due))
     .returning();
 }
@@ -55,7 +56,7 @@ export async function setPendingReference(db: Db, id: string, attempts: number, 
 export async function markWritten(db: Db, id: string, chainReference: string): Promise<boolean> {
   const rows = await db
     .update(reputationWrites)
-    .set({ status: 'written', chainReference, writtenAt: sql`now()`, lastError: null })
+    .set({ status: 'written', chainReference, writtenAt: clockNow, lastError: null })
     .where(and(eq(reputationWrites.id, id), ne(reputationWrites.status, 'written')))
     .returning({ id: reputationWrites.id });
   return rows.length > 0;
@@ -68,7 +69,7 @@ export async function markAttemptFailed(db: Db, id: string, attempts: number, er
     .set(
       next.giveUp
         ? { status: 'failed', lastError: error }
-        : { lastError: error, nextAttemptAt: sql`now() + ${`${next.delaySeconds} seconds`}::interval` },
+        : { lastError: error, nextAttemptAt: sql`${clockNow} + ${`${next.delaySeconds} seconds`}::interval` },
     )
     .where(heldBy(id, attempts));
 }

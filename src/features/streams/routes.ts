@@ -14,6 +14,8 @@ export interface StreamRouteDeps {
   gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>;
   /** The Solana wallet streams are sent from; null when the server has none configured (503). */
   solanaAgentWallet: string | null;
+  /** The service's clock (database.clock), which a stream's start and end are counted on. */
+  clock: { now(): Date };
 }
 
 /** POST /api/x402/streams (PAID.streamOpen), less its gate: `paidRoute` adds that when the routes are built. */
@@ -46,7 +48,7 @@ export function streamRoutes(deps: StreamRouteDeps): FeatureApp {
   const app = featureApp();
   const paid = paidRoute(PAID.streamOpen, deps.gate, openStreamRoute);
   app.openapi(createRoute({ ...paid, middleware: [requireWallet(deps.solanaAgentWallet), ...paid.middleware] }), (c) =>
-    c.json(openStubStream(c.req.valid('json')), 200),
+    c.json(openStubStream(c.req.valid('json'), deps.clock.now()), 200),
   );
   return app;
 }

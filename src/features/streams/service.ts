@@ -19,7 +19,7 @@ export const STUB_NOTE =
  * with a handle (`stub: true`) and moves nothing. The request is fully validated, so a real
  * implementation can replace this without changing what callers send or receive.
  */
-export function openStubStream(request: StreamRequest, now: Date = new Date()) {
+export function openStubStream(request: StreamRequest, now: Date) {
   const units = usdcUnits(request.amountUsdc);
   if (units === null) throw new Error('amountUsdc passed validation but does not convert');
   const startedAt = Math.floor(now.getTime() / 1000);

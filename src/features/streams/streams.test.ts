@@ -130,7 +130,7 @@ describe('POST /api/x402/streams', () => {
       c.set('log', createLogger('silent'));
       await next();
     });
-    app.route('/', streamRoutes({ gate: t.payments!.gate, solanaAgentWallet: null }));
+    app.route('/', streamRoutes({ gate: t.payments!.gate, solanaAgentWallet: null, clock: t.database.clock }));
     app.onError(handleError);
     const res = await app.request('/api/x402/streams', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(valid) });
     expect(res.status).toBe(503);

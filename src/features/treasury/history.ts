@@ -33,12 +33,13 @@ export class TreasuryHistory {
       treasury: TreasuryService;
       employers: EmployersService;
       database: Database;
+      /** The service's time by default (database.clock): which UTC day a snapshot belongs to. */
       now?: () => Date;
     },
   ) {}
 
   private now(): Date {
-    return this.deps.now?.() ?? new Date();
+    return this.deps.now?.() ?? this.deps.database.clock.now();
   }
 
   /** Reads the balance from the chain and records it as today's snapshot. */

@@ -177,7 +177,7 @@ export class TreasuryOperations {
       current_projected_annual_yield_usd: formatUsd(plan.currentProjectedAnnualYield),
       projected_annual_yield_usd: formatUsd(plan.projectedAnnualYield),
       advice_source: advice.source,
-      analyzedAt: new Date().toISOString(),
+      analyzedAt: this.deps.database.clock.now().toISOString(),
     };
   }
 

@@ -148,7 +148,7 @@ export function treasuryRoutes(deps: TreasuryRouteDeps): FeatureApp {
     const body = c.req.valid('json');
     const paid = actingFor(c, body.employerId);
     const result = await operations.sessionAction(body, paid, { requestId: c.var.requestId, paymentId: c.var.payment.id, redeemed: c.var.payment.redeemed });
-    return c.json({ action: body.action, result, timestamp: Date.now() }, 200);
+    return c.json({ action: body.action, result, timestamp: deps.treasury.now().getTime() }, 200);
   });
   return app;
 }

@@ -41,6 +41,11 @@ export class TreasuryService {
     this.employers = options.employers;
   }
 
+  /** The service's time (the employers' database clock): the timestamp of what the treasury answers. */
+  now(): Date {
+    return this.employers.now();
+  }
+
   /**
    * The employer's treasury account on the Tempo chain, opened on first use: administered by the
    * employer's admin wallet when it has one (else by the service), with the service wallet as its
@@ -101,7 +106,7 @@ export class TreasuryService {
       apy_percent: position.blendedApyBps / 100,
       sources: position.sources.map((s) => s.name),
       allocation: position.sources.map((s) => s.allocationBps),
-      timestamp: Date.now(),
+      timestamp: this.now().getTime(),
     };
   }
 }

@@ -1,5 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import { activeEmployeeIdsOf, ownedEmployerIdOf } from '../employers/index.js';
 import { users } from './tables.js';
 
@@ -37,7 +38,7 @@ export async function upsertUser(db: Db, user: { id: string; email: string | nul
       set: {
         email: sql`coalesce(excluded.email, users.email)`,
         emailVerified: sql`CASE WHEN excluded.email IS NULL THEN users.email_verified ELSE excluded.email_verified END`,
-        lastSeenAt: sql`now()`,
+        lastSeenAt: clockNow,
       },
     });
 }

@@ -1,5 +1,6 @@
 import { and, desc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import { feedSourceQuery, toFeedRow, type FeedPosition, type FeedRow } from '../../db/keyset.js';
 import { indexerCheckpoints, indexerCursors, virtualAddressInflows } from './tables.js';
 
@@ -37,7 +38,7 @@ export async function advanceCursors(db: Db, names: string[], from: BlockRef | n
   const moved = from
     ? await db
         .update(indexerCursors)
-        .set({ lastBlock: to.number, lastBlockHash: to.hash, updatedAt: new Date() })
+        .set({ lastBlock: to.number, lastBlockHash: to.hash, updatedAt: clockNow })
         .where(
           and(
             inArray(indexerCursors.name, names),
@@ -86,7 +87,7 @@ export function checkpointsBelow(db: Db, name: string, block: bigint): Promise<B
 export async function rollBackCursor(db: Db, name: string, employerId: string, from: Cursor, fork: BlockRef): Promise<number | null> {
   const [moved] = await db
     .update(indexerCursors)
-    .set({ lastBlock: fork.number, lastBlockHash: fork.hash, updatedAt: new Date() })
+    .set({ lastBlock: fork.number, lastBlockHash: fork.hash, updatedAt: clockNow })
     .where(
       and(
         eq(indexerCursors.name, name),

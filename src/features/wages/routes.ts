@@ -126,7 +126,7 @@ const showSalaryStream =
         salary_per_second_usd: formatUsd(basis.ratePerSecond),
         accruing_since: basis.accruingSince.toString(),
         wallet_balance: basis.walletBalance.toString(),
-        as_of: new Date().toISOString(),
+        as_of: new Date(wages.nowMs()).toISOString(),
       },
       200,
     );
@@ -194,7 +194,7 @@ function balanceEvents(wages: WagesService, initial: StreamBasis, tickMs: number
   const encoder = new TextEncoder();
   let basis = initial;
   let tick = 0;
-  let due = Date.now();
+  let due = Date.now(); // the ticks' pace is real time (a duration), as is `wait` below
   let timer: ReturnType<typeof setTimeout> | undefined;
   let wake = () => {};
   let cancelled = false;
@@ -231,9 +231,9 @@ function balanceEvents(wages: WagesService, initial: StreamBasis, tickMs: number
           return;
         }
         if (cancelled) return;
-        const now = Date.now();
+        const now = Date.now(); // real time: it paces the ticks; the accrual is computed at the service's time
         tick += 1;
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(balanceTick(basis, tick, now))}\n\n`));
+        controller.enqueue(encoder.encode(`data: ${JSON.stringify(balanceTick(basis, tick, wages.nowMs()))}\n\n`));
         // On time: the next second. Late (the reader waited for a voucher): a second from now, no burst.
         due = due + tickMs > now ? due + tickMs : now + tickMs;
       },

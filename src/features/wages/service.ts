@@ -248,6 +248,11 @@ export class WagesService {
     return this.basisOf(basis, basis.wallet, await this.tempo.salaryStream(basis.wallet));
   }
 
+  /** The service's time, in milliseconds: what a tick's accrual is computed at (the dev clock moves it and the chain's together). */
+  nowMs(): number {
+    return this.database.clock.nowMs();
+  }
+
   /** Calls `listener` whenever this process claims or re-rates the wallet's stream; returns the unsubscribe. */
   onStreamChange(wallet: string, listener: () => void): () => void {
     const key = wallet.toLowerCase();
@@ -326,7 +331,7 @@ export class WagesService {
    */
   async advance(employee: EmployeeRow, fee: FeePayment | null = null): Promise<AdvanceClaim> {
     const db = this.database.db;
-    for (const stale of await store.staleAdvances(db, employee.id, new Date(Date.now() - STALE_ADVANCE_MS))) await this.settle(stale);
+    for (const stale of await store.staleAdvances(db, employee.id, new Date(this.database.clock.nowMs() - STALE_ADVANCE_MS))) await this.settle(stale);
     const found = fee?.redeemed ? await store.advanceForFee(db, fee.id) : null;
     const earlier = found?.status === 'pending' && found.txHash ? await this.settle(found) : found;
     if (earlier?.status === 'claimed') {
@@ -344,7 +349,7 @@ export class WagesService {
           if (!(await store.recordClaimTx(db, advance.id, signed.hash))) throw advanceInProgress();
         },
       });
-      const claimedAt = new Date();
+      const claimedAt = this.database.clock.now();
       await store.recordClaim(db, advance.id, { amount: claim.amount, txHash: claim.txHash, claimedAt });
       this.changes.emit(wallet.toLowerCase());
       return { amount: claim.amount, txHash: claim.txHash, claimedAt, wallet };
@@ -366,7 +371,7 @@ export class WagesService {
     const settled =
       paid === null
         ? await store.failAdvance(db, advance.id, 'interrupted before its claim was sent; nothing was paid')
-        : await store.recordClaim(db, advance.id, { amount: paid, txHash: advance.txHash!, claimedAt: new Date() });
+        : await store.recordClaim(db, advance.id, { amount: paid, txHash: advance.txHash!, claimedAt: this.database.clock.now() });
     return settled ?? advance;
   }
 

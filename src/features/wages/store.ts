@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, isNull, lt, lte, ne, sql } from 'drizzle-orm';
 import { isUniqueViolation, type Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import { feedSourceQuery, toFeedRow, type FeedPosition, type FeedRow } from '../../db/keyset.js';
 import { advances, streamStops } from './tables.js';
 
@@ -102,7 +103,7 @@ export async function pendingStopIds(db: Db, wallet: string): Promise<string[]> 
 export async function claimDueStops(db: Db, options: { limit: number; leaseSeconds: number; ids?: string[] | undefined }): Promise<StreamStopRow[]> {
   const due = and(
     eq(streamStops.status, 'pending'),
-    lte(streamStops.nextAttemptAt, sql`now()`),
+    lte(streamStops.nextAttemptAt, clockNow),
     ...(options.ids ? [inArray(streamStops.id, options.ids)] : []),
   );
   const picked = db
@@ -114,7 +115,7 @@ export async function claimDueStops(db: Db, options: { limit: number; leaseSecon
     .for('update', { skipLocked: true });
   return db
     .update(streamStops)
-    .set({ attempts: sql`${streamStops.attempts} + 1`, nextAttemptAt: sql`now() + ${`${options.leaseSeconds} seconds`}::interval` })
+    .set({ attempts: sql`${streamStops.attempts} + 1`, nextAttemptAt: sql`${clockNow} + ${`${options.leaseSeconds} seconds`}::interval` })
     .where(and(inArray(streamStops.id, picked), due))
     .returning();
 }
@@ -137,7 +138,7 @@ export async function addStopTx(db: Db, id: string, attempts: number, txHash: st
  * nets it like any advance. Call inside a transaction.
  */
 export async function recordStop(db: Db, stop: StreamStopRow, paid: { amount: bigint; txHash: string } | null): Promise<boolean> {
-  const now = new Date();
+  const now = clockNow;
   const rows = await db
     .update(streamStops)
     .set({ status: 'stopped', txHash: paid?.txHash ?? null, amount: paid?.amount ?? null, stoppedAt: now, lastError: null })
@@ -154,7 +155,7 @@ export async function recordStop(db: Db, stop: StreamStopRow, paid: { amount: bi
 export async function failStopAttempt(db: Db, id: string, attempts: number, error: string, next: { giveUp: boolean; delaySeconds: number }): Promise<void> {
   await db
     .update(streamStops)
-    .set(next.giveUp ? { status: 'failed', lastError: error } : { lastError: error, nextAttemptAt: sql`now() + ${`${next.delaySeconds} seconds`}::interval` })
+    .set(next.giveUp ? { status: 'failed', lastError: error } : { lastError: error, nextAttemptAt: sql`${clockNow} + ${`${next.delaySeconds} seconds`}::interval` })
     .where(stopHeldBy(id, attempts));
 }
 

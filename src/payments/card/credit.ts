@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import type { PaidCaller, PaidCallerResolver } from '../../http/paid-caller.js';
 import { formatUsd } from '../../money.js';
 import type { SettlementOutcome, VerifiedPayment, Verification } from '../gate.js';
@@ -105,7 +106,7 @@ export class CardCredits {
         if (drawn) {
           const [left] = await tx
             .update(cardCredits)
-            .set({ remaining: sql`${cardCredits.remaining} - ${amount}`, updatedAt: sql`now()` })
+            .set({ remaining: sql`${cardCredits.remaining} - ${amount}`, updatedAt: clockNow })
             .where(and(eq(cardCredits.id, credit.id), eq(cardCredits.status, 'open'), sql`${cardCredits.remaining} >= ${amount}`))
             .returning({ remaining: cardCredits.remaining });
           if (!left) throw new Undone(); // rolls the draw back
@@ -140,13 +141,13 @@ export class CardCredits {
       .transaction(async (tx) => {
         const [marked] = await tx
           .update(cardCreditDraws)
-          .set({ returnedAt: sql`now()` })
+          .set({ returnedAt: clockNow })
           .where(and(eq(cardCreditDraws.proofKey, proofKey), isNull(cardCreditDraws.returnedAt)))
           .returning();
         if (!marked) return true; // returned before
         const [open] = await tx
           .update(cardCredits)
-          .set({ remaining: sql`${cardCredits.remaining} + ${draw.amount}`, updatedAt: sql`now()` })
+          .set({ remaining: sql`${cardCredits.remaining} + ${draw.amount}`, updatedAt: clockNow })
           .where(and(eq(cardCredits.id, credit.id), eq(cardCredits.status, 'open')))
           .returning({ id: cardCredits.id });
         if (!open) throw new Undone(); // the credit is closed: the draw goes to the card instead
@@ -156,7 +157,7 @@ export class CardCredits {
     if (returned) return `credit:${credit.id}`;
     // Keyed by the draw: a retry after a crash is the same refund at the processor.
     await this.toCard(credit, draw.amount, `refund_${credit.paymentIntent}_draw_${draw.proofKey}`);
-    await this.db.update(cardCreditDraws).set({ returnedAt: sql`now()` }).where(eq(cardCreditDraws.proofKey, proofKey));
+    await this.db.update(cardCreditDraws).set({ returnedAt: clockNow }).where(eq(cardCreditDraws.proofKey, proofKey));
     return credit.paymentIntent;
   }
 
@@ -168,7 +169,7 @@ export class CardCredits {
   async refundRemainder(credit: CardCreditRow): Promise<CardCreditRow | null> {
     const [taken] = await this.db
       .update(cardCredits)
-      .set({ status: 'refunding', refunded: sql`${cardCredits.refunded} + ${cardCredits.remaining}`, remaining: 0n, updatedAt: sql`now()` })
+      .set({ status: 'refunding', refunded: sql`${cardCredits.refunded} + ${cardCredits.remaining}`, remaining: 0n, updatedAt: clockNow })
       .where(and(eq(cardCredits.id, credit.id), eq(cardCredits.status, 'open'), sql`${cardCredits.remaining} > 0`))
       .returning();
     if (taken) return this.finishRefund(taken);
@@ -182,7 +183,7 @@ export class CardCredits {
     const stale = await this.db
       .select()
       .from(cardCredits)
-      .where(and(eq(cardCredits.status, 'refunding'), lt(cardCredits.updatedAt, sql`now() - make_interval(secs => ${STALE_REFUND_SECONDS})`)));
+      .where(and(eq(cardCredits.status, 'refunding'), lt(cardCredits.updatedAt, sql`${clockNow} - make_interval(secs => ${STALE_REFUND_SECONDS})`)));
     for (const credit of stale) await this.finishRefund(credit);
     return stale.length;
   }
@@ -192,7 +193,7 @@ export class CardCredits {
     await this.toCard(credit, credit.refunded, `refund_${credit.paymentIntent}_remainder`);
     const [done] = await this.db
       .update(cardCredits)
-      .set({ status: 'refunded', refundedAt: sql`now()`, updatedAt: sql`now()` })
+      .set({ status: 'refunded', refundedAt: clockNow, updatedAt: clockNow })
       .where(and(eq(cardCredits.id, credit.id), eq(cardCredits.status, 'refunding')))
       .returning();
     return done ?? (await this.find(credit.id))!;

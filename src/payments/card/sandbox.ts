@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { stripe } from 'mppx/server';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import { cardSandboxPaymentIntents, cardSandboxRefunds, cardSandboxTokens } from '../tables.js';
 import type { CardRefundPart } from './credit.js';
 import type { CardRail } from '../mpp/rail.js';
@@ -70,6 +71,7 @@ export class CardSandbox {
         .where(eq(cardSandboxTokens.id, params.shared_payment_granted_token))
         .for('update');
       if (!token) throw new CardError(`No such shared payment token: '${params.shared_payment_granted_token}'`);
+      // Real time, like Stripe's: the token's expiry comes from the payer's clock (the dev card-token route), not the service clock.
       if (token.expiresAt.getTime() <= Date.now()) throw new CardError('The shared payment token has expired');
       if (token.currency !== params.currency.toLowerCase()) throw new CardError(`The shared payment token is for ${token.currency}, not ${params.currency}`);
       if (!Number.isSafeInteger(params.amount) || params.amount <= 0) throw new CardError('Invalid amount');
@@ -106,7 +108,7 @@ export class CardSandbox {
       const refunded = intent.amountRefunded + amount;
       await tx
         .update(cardSandboxPaymentIntents)
-        .set({ amountRefunded: refunded, ...(refunded === intent.amount && { status: 'refunded' as const, refundedAt: sql`now()` }) })
+        .set({ amountRefunded: refunded, ...(refunded === intent.amount && { status: 'refunded' as const, refundedAt: clockNow }) })
         .where(eq(cardSandboxPaymentIntents.id, paymentIntentId));
     });
   }

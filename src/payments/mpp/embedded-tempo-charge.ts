@@ -99,6 +99,7 @@ export function createEmbeddedTempoCharge(options: { chain: EmbeddedEvmChain }) 
       await check(ctx, credential, resolveRequest(credential.challenge.request));
       try {
         const settled = await settle(credential);
+        // Real time, as mppx's own tempo.charge stamps its receipts (live mode): a protocol field, no service time rule reads it.
         return { method: 'tempo', status: 'success', timestamp: new Date().toISOString(), reference: settled.txHash };
       } catch (error) {
         if (error instanceof SettlementRefusedError) throw new Errors.VerificationFailedError({ reason: error.reason });

@@ -184,7 +184,7 @@ export class StreamMetering {
         const written = batch.filter((b) => b.billed).map((b) => ({ key: b.meter.key, value: Json.stringify(state.get(b.meter.key)) }));
         if (written.length > 0) {
           await tx.execute(sql`
-            UPDATE mpp_channel_store AS m SET value = v.value::jsonb, updated_at = now()
+            UPDATE mpp_channel_store AS m SET value = v.value::jsonb, updated_at = clock_now()
             FROM jsonb_to_recordset(${JSON.stringify(written)}::jsonb) AS v(key text, value text)
             WHERE m.key = v.key`);
         }

@@ -150,6 +150,7 @@ function sessionHandlers(mppx: MppxServer, recipient: Address): (route: PaidRout
 function expiryClock(): () => string {
   let lastExpiry = 0;
   return () => {
+    // Real time, not the service clock: mppx checks the expiry against the real time, as the payer's client does.
     lastExpiry = Math.max(Date.now() + CHALLENGE_TTL_MS, lastExpiry + 1);
     return new Date(lastExpiry).toISOString();
   };
@@ -301,6 +302,7 @@ async function lookupPayment(tempo: TempoChargeRail, trace: PaymentTrace): Promi
   });
   const paid = logs.find((log) => log.args.amount === BigInt(trace.amount) && isChallengeBoundMemo(log.args.memo, trace.realm, trace.challengeId));
   if (paid) return { state: 'landed', reference: paid.transactionHash };
+  // Real time: the challenge's expiry was issued (and is enforced by mppx) on the real time, not the service clock.
   if (Date.now() > Date.parse(trace.expires) + LANDING_GRACE_MS) return { state: 'absent', reason: 'its challenge expired and no transfer landed' };
   return { state: 'pending' };
 }

@@ -3,6 +3,7 @@ import { Json } from 'ox';
 import type { Logger } from 'pino';
 import { getAddress } from 'viem';
 import type { Db } from '../../db/client.js';
+import { clockNow } from '../../db/columns.js';
 import { mppChannelStore, mppSessions, paymentReceipts } from '../tables.js';
 import { recordOwedRefund, type OwedRefund } from '../store.js';
 import { StreamMetering, type StreamMeter } from './metering.js';
@@ -61,7 +62,7 @@ export class PgChannelStore {
     await this.db
       .insert(mppChannelStore)
       .values({ key, value: json })
-      .onConflictDoUpdate({ target: mppChannelStore.key, set: { value: json, updatedAt: new Date() } });
+      .onConflictDoUpdate({ target: mppChannelStore.key, set: { value: json, updatedAt: clockNow } });
     this.changed(key);
   }
 
@@ -87,7 +88,7 @@ export class PgChannelStore {
       if (result.op === 'set') {
         await tx
           .update(mppChannelStore)
-          .set({ value: sql`${Json.stringify(result.value)}::jsonb`, updatedAt: new Date() })
+          .set({ value: sql`${Json.stringify(result.value)}::jsonb`, updatedAt: clockNow })
           .where(eq(mppChannelStore.key, key));
       } else if (result.op === 'delete') {
         await tx.delete(mppChannelStore).where(eq(mppChannelStore.key, key));
@@ -223,8 +224,8 @@ export async function recordSessionUse(db: Db, channel: ChannelState, use: Sessi
     spent: channel.spent,
     settled: channel.settledOnChain,
     status,
-    updatedAt: new Date(),
-    ...(status === 'closed' ? { closedAt: new Date() } : {}),
+    updatedAt: clockNow,
+    ...(status === 'closed' ? { closedAt: clockNow } : {}),
   } as const;
   await db.transaction(async (tx) => {
     await tx
@@ -235,6 +236,7 @@ export async function recordSessionUse(db: Db, channel: ChannelState, use: Sessi
         route: use.route,
         employerId: use.employerId,
         deposit: channel.deposit,
+        // mppx's own (real-time) record of the channel's opening; only shown, no time rule reads it.
         openedAt: new Date(channel.createdAt),
         ...state,
       })

@@ -93,6 +93,7 @@ export function x402Rail(rails: X402Rails, publicBaseUrl: string, chains: { base
           args: [trace.from as Address, trace.nonce as Hex],
         });
         if (used) return { state: 'landed', reference };
+        // Real time: validBefore is the payer's EIP-3009 bound, from its own clock, not a service time rule.
         if (Date.now() / 1000 > Number(trace.validBefore)) return { state: 'absent', reason: 'the authorization expired unused' };
         return { state: 'pending' };
       }
@@ -114,5 +115,6 @@ function traceOf(rail: X402Rail, inner: Record<string, unknown>, asset: string):
     const { from, nonce, validBefore } = (inner as { authorization: { from: string; nonce: string; validBefore: string } }).authorization;
     return { kind: 'eip3009', token: asset, from, nonce, validBefore };
   }
+  // Real time: how long a blockhash can land is the network's, not a service time rule (the lookup compares it to real time too).
   return { kind: 'svm', expires: new Date(Date.now() + SVM_LANDING_WINDOW_MS).toISOString() };
 }

@@ -63,6 +63,7 @@ export function facilitatorAuthHeaders(facilitatorUrl: string, apiKey: Facilitat
 }
 
 function signToken(signing: SigningKey, keyId: string, uri: string): Promise<string> {
+  // Real time: the facilitator checks the token's nbf/iat/exp against its own clock.
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ uris: [uri] })
     .setProtectedHeader({ alg: signing.alg, kid: keyId, typ: 'JWT', nonce: randomBytes(16).toString('hex') })

@@ -35,6 +35,7 @@ import { validateExternalAccount } from './validation.js';
 export interface SandboxBridgeOptions {
   /** Seconds between two automatic state changes; default 5. */
   stepSeconds?: number;
+  /** The time its steps and windows run on: the service's clock in local mode (the dev clock moves it); the real time without it. */
   now?: () => Date;
   /** USDC balance (base units) of an address on the local Tempo chain. */
   tokenBalance: (address: string) => Promise<bigint>;
