@@ -18,6 +18,17 @@ export type Db = NodePgDatabase;
 export const isUniqueViolation = (error: unknown): boolean =>
   [(error as { code?: string }).code, (error as { cause?: { code?: string } }).cause?.code].includes('23505');
 
+/**
+ * No connection within `connectTimeoutMs`: every pooled one was busy (pg-pool's wait), or the server
+ * did not answer a new one (pg's connect). Nothing reached the database. Drizzle wraps it in `cause`.
+ */
+export function isConnectionTimeout(error: unknown): boolean {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    if (/^timeout exceeded when trying to connect$|^Connection terminated due to connection timeout$/.test(current.message)) return true;
+  }
+  return false;
+}
+
 /** One open transaction: drizzle over its connection, and raw SQL for libraries (pg-boss). */
 export interface Tx {
   db: Db;

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import { isConnectionTimeout } from '../db/client.js';
 import { AppError, badRequest, type ErrorCode } from '../errors.js';
 import type { AppEnv } from './context.js';
 
@@ -25,6 +26,11 @@ export function handleError(error: Error, c: Context<AppEnv>): Response {
       // The framework's own 4xx keeps its status (BAD_REQUEST's catalog status is only its usual one).
       return c.json({ error: error.message || 'Bad request.', code: 'BAD_REQUEST' satisfies ErrorCode }, error.status);
     }
+  }
+  if (isConnectionTimeout(error)) {
+    // Overload, not a fault: the caller may retry at once (the pool usually frees within a second).
+    c.var.log.warn({ err: error }, 'no database connection in time');
+    return errorResponse(c, new AppError('DATABASE_BUSY', 'The service is busy: no database connection came free in time. Try again.', {}, { 'Retry-After': '1' }));
   }
   c.var.log.error({ err: error }, 'unhandled error');
   return errorResponse(c, new AppError('INTERNAL_ERROR', 'Something went wrong on our side.'));
