@@ -119,7 +119,7 @@ export const ERRORS = {
   PAYMENT_OUTCOME_UNKNOWN: { status: 502, meaning: 'The fee settlement was started but its outcome is not known yet; the reconciler settles or refunds it.' },
   TRANSFER_FAILED: { status: 502, meaning: 'Agent pay: the chain refused the transfer; nothing was paid.' },
   TRANSFER_OUTCOME_UNKNOWN: { status: 502, meaning: 'Agent pay: the transfer was sent but not confirmed; it settles or is released within minutes.' },
-  DATABASE_BUSY: { status: 503, meaning: 'No database connection came free in time; nothing was done. Try again after Retry-After.' },
+  DATABASE_BUSY: { status: 503, meaning: 'No database connection came free in time; try again after Retry-After.' },
   AI_NOT_CONFIGURED: { status: 503, meaning: 'No AI provider is configured on this server.' },
   BRIDGE_NOT_CONFIGURED: { status: 503, meaning: 'The fiat bridge is not configured on this server.' },
   BRIDGE_UNAVAILABLE: { status: 503, meaning: 'The fiat bridge is not answering; nothing was created.' },
