@@ -83,12 +83,14 @@ describe('the dev clock, from the outside', () => {
     const escrow = await json<{ escrow_id: string; expires_at: string }>(posted);
     expect(Number(before) - Number(await treasury())).toBe(10);
 
+    const status = async () => json<{ status: string; signatures: Record<string, string> }>(await pay(`/api/mpp/escrow/${escrow.escrow_id}/status`));
+    expect((await status()).status).toBe('posted');
+
     const moved = await advance(7200);
     expect(moved.status).toBe(200);
     expect(Date.parse((await json<{ now: string }>(moved)).now)).toBeGreaterThan(Date.parse(escrow.expires_at));
 
     // The advance runs the scheduled jobs at once: the expiry sweep refunds on chain.
-    const status = async () => json<{ status: string; signatures: Record<string, string> }>(await pay(`/api/mpp/escrow/${escrow.escrow_id}/status`));
     await expect.poll(async () => (await status()).status, { timeout: 60_000, interval: 1_000 }).toBe('expired_refunded');
     expect(Object.keys((await status()).signatures)).toEqual(expect.arrayContaining(['refund', 'treasury_refund']));
     expect(await treasury()).toBe(before);
