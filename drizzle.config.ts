@@ -4,6 +4,6 @@ import { defineConfig } from 'drizzle-kit';
 // `tables.ts`, beside the code that owns them; column helpers in src/db/columns.ts); review and commit it.
 export default defineConfig({
   dialect: 'postgresql',
-  schema: ['./src/features/*/tables.ts', './src/payments/tables.ts', './src/audit/tables.ts', './src/http/tables.ts', './src/chains/tables.ts', './src/providers/bridge/tables.ts', './src/clock/tables.ts'],
+  schema: ['./src/features/*/tables.ts', './src/payments/tables.ts', './src/audit/tables.ts', './src/http/tables.ts', './src/chains/tables.ts', './src/providers/bridge/tables.ts'],
   out: './src/db/migrations',
 });

@@ -22,6 +22,10 @@ async function sqlOffset(): Promise<number> {
   return Number(rows[0]!.ahead);
 }
 
+/** Rewrites clock_now() as an advance would, to any offset (a test's stand-in for an older read). */
+const setStoredOffset = (seconds: number) =>
+  database.db.execute(sql.raw(`CREATE OR REPLACE FUNCTION clock_now() RETURNS timestamptz LANGUAGE sql STABLE AS $$ SELECT now() + interval '${seconds} seconds' $$`));
+
 /** How far the TypeScript clock is ahead of the real time, in whole seconds. */
 const jsOffset = (clock: ServiceClock) => Math.round((clock.nowMs() - Date.now()) / 1000);
 
@@ -65,9 +69,9 @@ describe('the service clock', () => {
   it('a read older than what this process already saw never takes it back', async () => {
     const ahead = new ServiceClock();
     await ahead.advance(database.db, 40); // 8100 in the database and here
-    await database.db.execute(sql`UPDATE service_clock SET offset_seconds = 8060`); // what a read racing the advance returns
+    await setStoredOffset(8060); // what a read racing the advance returns
     expect(await ahead.sync(database.db)).toBe(8100);
-    await database.db.execute(sql`UPDATE service_clock SET offset_seconds = 8100`);
+    await setStoredOffset(8100);
   });
 
   it('column defaults stamp rows with the service time, never the real now()', async () => {

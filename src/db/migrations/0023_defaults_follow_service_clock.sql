@@ -59,5 +59,4 @@ ALTER TABLE "chain_writes" ALTER COLUMN "created_at" SET DEFAULT clock_now();-->
 ALTER TABLE "embedded_chain_journal" ALTER COLUMN "created_at" SET DEFAULT clock_now();--> statement-breakpoint
 ALTER TABLE "embedded_chains" ALTER COLUMN "created_at" SET DEFAULT clock_now();--> statement-breakpoint
 ALTER TABLE "bridge_sandbox_objects" ALTER COLUMN "created_at" SET DEFAULT clock_now();--> statement-breakpoint
-ALTER TABLE "bridge_sandbox_objects" ALTER COLUMN "updated_at" SET DEFAULT clock_now();--> statement-breakpoint
-ALTER TABLE "service_clock" ALTER COLUMN "updated_at" SET DEFAULT clock_now();
+ALTER TABLE "bridge_sandbox_objects" ALTER COLUMN "updated_at" SET DEFAULT clock_now();
