@@ -66,7 +66,7 @@ describe('migrations', () => {
     ).rejects.toThrow(/employers_name_length/);
   });
 
-  it('repairs EVM addresses entered before the address rule into EIP-55, once; a wrong checksum is left and named', async () => {
+  it('repairs EVM addresses entered before the address rule (wallets, allowlists) into EIP-55, once; a wrong checksum is left and named', async () => {
     const address = '0x0532b428e3f86c6a3a6cb0edbd4e7a66bf6adfae';
     const checksummed = '0x0532b428E3f86C6A3a6cb0EDbD4E7A66bF6ADFAE';
     const wrongChecksum = '0x0532B428E3f86C6A3a6cb0EDbD4E7A66bF6ADFAE';
@@ -76,13 +76,19 @@ describe('migrations', () => {
       INSERT INTO employees (employer_id, email, full_name, wallet_address) VALUES
         ('00000000-0000-4000-8000-000000000001', 'a@legacy.example', 'A', '${address}'),
         ('00000000-0000-4000-8000-000000000001', 'b@legacy.example', 'B', '${wrongChecksum}'),
-        ('00000000-0000-4000-8000-000000000001', 'c@legacy.example', 'C', '${checksummed}')`);
+        ('00000000-0000-4000-8000-000000000001', 'c@legacy.example', 'C', '${checksummed}');
+      INSERT INTO agent_authorizations (id, employer_id, label, agent_identifier, per_tx_cap, per_day_cap, allowed_recipients) VALUES
+        ('00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000001', 'Legacy bot', 'legacy-bot', 1, 1,
+         '["${address}", "So11111111111111111111111111111111111111112"]')`);
     const again = { ...DATA_REPAIRS[0]!, name: 'repair:test-canonical-evm-addresses' };
     const result = await migrate(database, undefined, [again]);
-    expect(result.repaired).toEqual([{ name: again.name, changed: 2, refused: [`employees.wallet_address ${wrongChecksum}`] }]);
+    expect(result.repaired).toEqual([{ name: again.name, changed: 3, refused: [`employees.wallet_address ${wrongChecksum}`] }]);
     const { rows } = await database.pool.query("SELECT email, wallet_address FROM employees WHERE email LIKE '%@legacy.example' ORDER BY email");
     expect(rows.map((row) => row.wallet_address)).toEqual([checksummed, wrongChecksum, checksummed]);
     expect((await database.pool.query("SELECT admin_wallet FROM employers WHERE owner_user_id = 'legacy'")).rows[0].admin_wallet).toBe(checksummed);
+    // An allowlist kept lower-cased: its EVM entry checksummed, its Solana wallet untouched.
+    const { rows: lists } = await database.pool.query("SELECT allowed_recipients FROM agent_authorizations WHERE agent_identifier = 'legacy-bot'");
+    expect(lists[0].allowed_recipients).toEqual([checksummed, 'So11111111111111111111111111111111111111112']);
     expect((await migrate(database, undefined, [again])).repaired).toEqual([]);
   });
 

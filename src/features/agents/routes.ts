@@ -27,7 +27,6 @@ import {
   UpdateAuthorizationBody,
 } from './schema.js';
 import type { AgentsService, AuthorizationPatch } from './service.js';
-import { recipientKey } from './spend-gates.js';
 import type { AuthorizationRow } from './store.js';
 
 export interface AgentRouteDeps {
@@ -336,7 +335,7 @@ export function presentAuthorization(row: AuthorizationRow) {
     per_tx_cap_usd: formatUsd(row.perTxCap),
     per_day_cap_usd: formatUsd(row.perDayCap),
     velocity_per_minute: row.velocityPerMinute,
-    allowed_recipients: row.allowedRecipients?.map(recipientKey) ?? null,
+    allowed_recipients: row.allowedRecipients,
     elevated_per_tx_cap_usd: money(row.elevatedPerTxCap),
     elevated_per_day_cap_usd: money(row.elevatedPerDayCap),
     paused_at: time(row.pausedAt),

@@ -76,7 +76,7 @@ export function evaluateGates(
       details: { velocity_per_minute: authorization.velocityPerMinute, retry_after_seconds: 60 },
     };
   }
-  if (authorization.allowedRecipients !== null && !onAllowlist(authorization.allowedRecipients, payment.recipient)) {
+  if (authorization.allowedRecipients !== null && !authorization.allowedRecipients.includes(recipientKey(payment.recipient))) {
     return {
       gate: 5,
       code: 'RECIPIENT_NOT_ALLOWED',
@@ -89,11 +89,9 @@ export function evaluateGates(
 
 /**
  * How a recipient is kept in an allowlist and compared with one: an EVM address in its EIP-55
- * spelling (`canonicalEvmAddress`), a Solana address exactly as written (base58 is case-sensitive).
+ * spelling (`canonicalEvmAddress`; lists kept lower-cased before #33 were rewritten by
+ * src/db/repairs.ts), a Solana address exactly as written (base58 is case-sensitive).
  */
 export function recipientKey(address: string): string {
   return canonicalEvmAddress(address) ?? address;
 }
-
-// Both sides through `recipientKey`: allowlists stored before #33 hold lower-cased EVM addresses.
-const onAllowlist = (allowlist: string[], recipient: string) => allowlist.some((entry) => recipientKey(entry) === recipientKey(recipient));
