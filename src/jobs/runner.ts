@@ -126,13 +126,11 @@ export class JobRunner {
           }
         },
       );
-      if (definition.schedule) {
-        await boss.schedule(definition.name, definition.schedule, {}, { tz: 'UTC' });
-        // And once now: what a dead process left half done (a payout, a write) resumes at start-up,
-        // not at the next tick. Every scheduled job is idempotent, so an extra run is harmless.
-        await boss.send(definition.name, {});
-      }
+      if (definition.schedule) await boss.schedule(definition.name, definition.schedule, {}, { tz: 'UTC' });
     }
+    // And once now: what a dead process left half done (a payout, a write) resumes at start-up,
+    // not at the next tick. Every scheduled job is idempotent, so an extra run is harmless.
+    await this.runScheduledNow();
   }
 
   async send<T extends object>(name: string, data: T, options: SendOptions = {}): Promise<string | null> {
@@ -146,7 +144,7 @@ export class JobRunner {
     });
   }
 
-  /** Runs every scheduled job once now, besides its schedule (after the dev clock moved: what fell due acts at once). */
+  /** Runs every scheduled job once now, besides its schedule (at start-up, and after the dev clock moved: what fell due acts at once). */
   async runScheduledNow(): Promise<void> {
     const boss = this.boss;
     if (!boss || this.options.work === false) return;

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
+import type { ServiceClock } from '../../clock/clock.js';
 
 /** Spec 5.5: the MCP access token lives one hour and carries scope `mcp:tools`. */
 export const ACCESS_TOKEN_SECONDS = 3600;
@@ -18,9 +19,7 @@ export interface AccessTokenClaims {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The time tokens are issued and checked at: the service's clock (database.clock) in the service. */
-export interface TokenClock {
-  now(): Date;
-}
+type TokenClock = Pick<ServiceClock, 'now'>;
 
 const realTime: TokenClock = { now: () => new Date() };
 

@@ -9,13 +9,14 @@ import { PAID, type PaidRoute } from '../../payments/prices.js';
 import { paidRoute } from '../../payments/routes.js';
 import { CreateStreamBody, StreamHandle } from './schema.js';
 import { openStubStream } from './service.js';
+import type { ServiceClock } from '../../clock/clock.js';
 
 export interface StreamRouteDeps {
   gate: (route: PaidRoute) => MiddlewareHandler<AppEnv>;
   /** The Solana wallet streams are sent from; null when the server has none configured (503). */
   solanaAgentWallet: string | null;
   /** The service's clock (database.clock), which a stream's start and end are counted on. */
-  clock: { now(): Date };
+  clock: Pick<ServiceClock, 'now'>;
 }
 
 /** POST /api/x402/streams (PAID.streamOpen), less its gate: `paidRoute` adds that when the routes are built. */
