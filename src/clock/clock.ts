@@ -9,7 +9,7 @@ export const MAX_ADVANCE_SECONDS = 366 * 24 * 3600;
 const FOLLOW_INTERVAL_MS = 1_000;
 
 /** Serialises advances across instances (pg_advisory_xact_lock). */
-const ADVANCE_LOCK_ID = 4_217_845_302;
+const ADVANCE_LOCK_ID = 4_217_845_303; // 301: migrations, 302: the chain journal (src/chains/embedded/ownership.ts)
 
 /** The offset, as SQL's clock reads it: the one place it is kept. */
 async function storedOffsetSeconds(db: Db): Promise<number> {
